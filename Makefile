@@ -1,0 +1,70 @@
+# opscope: the two commands a user needs.
+#   make demo   set up (apt packages), build, and run the RMSNorm case study
+#   make test   set up, build, and run every test: unit + end-to-end, the same under ASan+UBSan,
+#               the importer fuzzer for a bounded time, and the Explorer's browser tests
+# Other targets: build, bench, asan, fuzz, browser-test, format, clean.
+
+SHELL := /bin/bash
+JOBS ?= 2
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libsimdjson-dev libcpp-httplib-dev \
+  libcli11-dev zlib1g-dev libzstd-dev python3 nodejs npm chromium
+
+.PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format clean
+
+deps:
+	@tools/install_deps.sh $(APT_PACKAGES)
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/opscope demo rmsnorm --out profiles
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
+	  -DOPSCOPE_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DOPSCOPE_FUZZ=ON $(CMAKE_FLAGS)
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+unit-test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan-test: asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+fuzz-test: fuzz
+	tools/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+browser-test: build
+	tools/run_browser_tests.sh $(BUILD)
+
+test: unit-test asan-test fuzz-test browser-test
+	@echo "make test: all suites passed"
+
+bench: build
+	tools/run_benchmarks.sh $(BUILD)
+
+format:
+	git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,76 @@
+// key_averages(): per-op aggregates of a trace, printed exactly as torch.profiler prints them.
+//
+// The same code serves the live profiler (Profiler::key_averages()) and imported traces
+// (opscope report): both build a Trace and aggregate it here.
+//
+//   opscope::KeyAverages avg = opscope::KeyAverages::FromTrace(trace, {.group_by_input_shape = true});
+//   std::cout << avg.Table("self_privateuse1_time_total", /*row_limit=*/10);
+//   std::string json = avg.ToJson();
+//
+// Device time is attributed as PyTorch does: each device activity linked to a host op (through
+// External id / correlation) adds to that op's self device time; an op's device total is its own
+// plus its children's.
+#ifndef OPSCOPE_KEY_AVERAGES_H_
+#define OPSCOPE_KEY_AVERAGES_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+
+struct KeyAveragesOptions {
+  bool group_by_input_shape = false;
+};
+
+// One row of the table. Times in nanoseconds.
+struct KeyAverage {
+  std::string key;           // op name
+  std::string input_shapes;  // only when grouped by input shape
+  bool is_user_annotation = false;
+  int64_t count = 0;
+  int64_t self_cpu_time_total_ns = 0;
+  int64_t cpu_time_total_ns = 0;
+  int64_t self_device_time_total_ns = 0;
+  int64_t device_time_total_ns = 0;
+};
+
+// Thrown by Table() for a sort key PyTorch would reject; what() lists the accepted keys.
+class BadSortKey : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class KeyAverages {
+ public:
+  static KeyAverages FromTrace(const Trace& trace, const KeyAveragesOptions& options = {});
+
+  // PyTorch's EventList.table(): `sort_by` is any attribute PyTorch accepts (self_cpu_time_total,
+  // cpu_time_total, self_cuda_time_total, self_privateuse1_time_total, device_time_total, count,
+  // ...; empty = insertion order); `row_limit` < 0 = all rows.
+  std::string Table(std::string_view sort_by = "", int row_limit = 100) const;
+  // The same rows (sorted the same way) as a JSON document.
+  std::string ToJson(std::string_view sort_by = "", int row_limit = -1) const;
+
+  const std::vector<KeyAverage>& rows() const { return rows_; }
+  // Upper-cased device name for column headers ("NEURON", "CUDA"); empty = no device.
+  const std::string& device_name() const { return device_name_; }
+  bool has_device_time() const;
+  bool grouped_by_input_shape() const { return options_.group_by_input_shape; }
+  // Events dropped while recording (shown under the table).
+  uint64_t dropped_events() const { return dropped_events_; }
+
+ private:
+  std::vector<KeyAverage> rows_;
+  std::string device_name_;
+  KeyAveragesOptions options_;
+  uint64_t dropped_events_ = 0;
+};
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_KEY_AVERAGES_H_
