@@ -67,8 +67,8 @@ class StringTable {
     bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
   };
   std::vector<std::unique_ptr<char[]>> blocks_;  // text storage; never moves once written
-  size_t block_used_ = 0;
-  size_t block_size_ = 0;
+  char* cursor_ = nullptr;  // free space in the current shared block
+  size_t remaining_ = 0;
   size_t text_bytes_ = 0;
   std::vector<std::string_view> views_;
   std::unordered_map<std::string_view, StringId, Hash, Eq> index_;
@@ -96,8 +96,9 @@ enum class ActivityKind : uint8_t {
 // True for activity that runs on the device (kernel, memcpy, memset, device annotation,
 // instruction): the activity whose time fills the device columns.
 bool IsDeviceActivity(ActivityKind kind);
-// The Kineto category string for a kind ("cpu_op", "kernel", ...). `device_runtime_category`
-// picks the runtime spelling ("privateuse1_runtime", "cuda_runtime").
+// The Kineto category string opscope writes for a kind ("cpu_op", "kernel", ...); runtime and
+// driver calls use the PrivateUse1 spelling ("privateuse1_runtime"). Importers keep the original
+// spelling in Slice::category.
 std::string_view KinetoCategory(ActivityKind kind);
 
 // A complete event ("X" phase). 64 bytes; times are nanoseconds relative to Trace::base_time_ns,
@@ -272,7 +273,7 @@ class Trace {
   std::unordered_map<uint32_t, std::vector<uint32_t>> device_activity_of_;
   StringTable args_;  // arg objects as interned JSON text; handle = StringId
   std::unordered_map<int64_t, uint32_t> pid_index_;
-  std::unordered_map<uint64_t, uint32_t> track_index_;  // (process, tid) hashed
+  std::unordered_multimap<uint64_t, uint32_t> track_index_;  // hash of (process, tid)
   TraceMetadata metadata_;
   bool finalized_ = false;
 };

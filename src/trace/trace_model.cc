@@ -1,0 +1,469 @@
+// The trace model: building, Finalize (sort, nesting, flows, device links) and queries.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+
+// ---------------------------------------------------------------------------------------------
+// StringTable
+
+namespace {
+constexpr size_t kBlockSize = 64 * 1024;
+}  // namespace
+
+size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
+  // FNV-1a: short keys dominate (op and kernel names), so a simple byte hash is fast enough.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+StringTable::StringTable() { Intern(""); }
+StringTable::StringTable(StringTable&&) noexcept = default;
+StringTable& StringTable::operator=(StringTable&&) noexcept = default;
+StringTable::~StringTable() = default;
+
+StringId StringTable::Intern(std::string_view s) {
+  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  char* dst;
+  if (s.size() + 1 > kBlockSize / 4) {
+    // Large strings get a block of their own so they do not waste the shared block's tail.
+    blocks_.push_back(std::make_unique<char[]>(s.size() + 1));
+    dst = blocks_.back().get();
+  } else {
+    if (remaining_ < s.size() + 1) {
+      blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+      cursor_ = blocks_.back().get();
+      remaining_ = kBlockSize;
+    }
+    dst = cursor_;
+    cursor_ += s.size() + 1;
+    remaining_ -= s.size() + 1;
+  }
+  if (!s.empty()) std::memcpy(dst, s.data(), s.size());
+  dst[s.size()] = '\0';
+  text_bytes_ += s.size() + 1;
+  std::string_view stored(dst, s.size());
+  auto id = static_cast<StringId>(views_.size());
+  views_.push_back(stored);
+  index_.emplace(stored, id);
+  return id;
+}
+
+StringId StringTable::Find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? kNone : it->second;
+}
+
+size_t StringTable::MemoryBytes() const {
+  return blocks_.size() * sizeof(void*) + text_bytes_ + views_.capacity() * sizeof(std::string_view) +
+         index_.size() * (sizeof(std::string_view) + sizeof(StringId) + 2 * sizeof(void*)) +
+         index_.bucket_count() * sizeof(void*);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds
+
+bool IsDeviceActivity(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kKernel:
+    case ActivityKind::kMemcpy:
+    case ActivityKind::kMemset:
+    case ActivityKind::kDeviceAnnotation:
+    case ActivityKind::kInstruction:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view KinetoCategory(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kCpuOp: return "cpu_op";
+    case ActivityKind::kUserAnnotation: return "user_annotation";
+    case ActivityKind::kPythonFunction: return "python_function";
+    case ActivityKind::kRuntime: return "privateuse1_runtime";
+    case ActivityKind::kDriver: return "privateuse1_driver";
+    case ActivityKind::kKernel: return "kernel";
+    case ActivityKind::kMemcpy: return "gpu_memcpy";
+    case ActivityKind::kMemset: return "gpu_memset";
+    case ActivityKind::kDeviceAnnotation: return "gpu_user_annotation";
+    case ActivityKind::kInstruction: return "device_instruction";
+    case ActivityKind::kCollective: return "collective_comm";
+    case ActivityKind::kSync: return "cuda_sync";
+    case ActivityKind::kOverhead: return "overhead";
+    case ActivityKind::kOther: return "other";
+  }
+  return "other";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trace building
+
+Trace::Trace() = default;
+Trace::Trace(Trace&&) noexcept = default;
+Trace& Trace::operator=(Trace&&) noexcept = default;
+Trace::~Trace() = default;
+
+uint32_t Trace::AddProcess(int64_t pid, std::string_view name, bool is_device) {
+  Process p;
+  p.pid = pid;
+  p.name = Intern(name);
+  p.is_device = is_device;
+  auto index = static_cast<uint32_t>(processes_.size());
+  processes_.push_back(std::move(p));
+  pid_index_.emplace(pid, index);
+  return index;
+}
+
+uint32_t Trace::FindOrAddProcess(int64_t pid, std::string_view pid_text) {
+  if (auto it = pid_index_.find(pid); it != pid_index_.end()) return it->second;
+  uint32_t index = AddProcess(pid, "");
+  processes_[index].pid_text = std::string(pid_text);
+  return index;
+}
+
+namespace {
+uint64_t TrackKey(uint32_t process, int64_t tid) {
+  // Mix the process index into the tid; collisions are resolved by the caller re-checking.
+  return (static_cast<uint64_t>(process) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(tid);
+}
+}  // namespace
+
+uint32_t Trace::AddThreadTrack(uint32_t process, int64_t tid, std::string_view name,
+                               TrackKind kind) {
+  Track t;
+  t.process = process;
+  t.tid = tid;
+  t.name = Intern(name);
+  t.kind = kind;
+  auto index = static_cast<uint32_t>(tracks_.size());
+  tracks_.push_back(std::move(t));
+  track_index_.emplace(TrackKey(process, tid), index);
+  return index;
+}
+
+uint32_t Trace::FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text,
+                               TrackKind kind) {
+  auto range = track_index_.equal_range(TrackKey(process, tid));
+  for (auto it = range.first; it != range.second; ++it) {
+    const Track& t = tracks_[it->second];
+    if (t.process == process && t.tid == tid) return it->second;
+  }
+  uint32_t index = AddThreadTrack(process, tid, "", kind);
+  tracks_[index].tid_text = std::string(tid_text);
+  return index;
+}
+
+uint32_t Trace::AddSlice(const Slice& s) {
+  auto index = static_cast<uint32_t>(slices_.size());
+  slices_.push_back(s);
+  finalized_ = false;
+  return index;
+}
+
+void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
+                            int64_t ts_ns, bool is_start, bool binds_enclosing) {
+  pending_flows_.push_back({id, category, name, track, ts_ns, is_start, binds_enclosing});
+}
+
+uint32_t Trace::AddArgs(std::string_view json_object_text) {
+  if (json_object_text.empty() || json_object_text == "{}") return kNone;
+  return args_.Intern(json_object_text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finalize
+
+void Trace::Finalize() {
+  if (finalized_) return;
+
+  // 1. Sort slices by (track, ts, longer first, insertion order) and remap known flow endpoints.
+  const auto n = static_cast<uint32_t>(slices_.size());
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
+    const Slice& x = slices_[a];
+    const Slice& y = slices_[b];
+    if (x.track != y.track) return x.track < y.track;
+    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+    return x.dur_ns > y.dur_ns;
+  });
+  std::vector<uint32_t> new_index(n);
+  {
+    std::vector<Slice> sorted(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      sorted[i] = slices_[order[i]];
+      new_index[order[i]] = i;
+    }
+    slices_.swap(sorted);
+  }
+  for (Flow& f : flows_) {
+    if (f.from != kNone && f.from < n) f.from = new_index[f.from];
+    if (f.to != kNone && f.to < n) f.to = new_index[f.to];
+  }
+
+  // 2. Per-track ranges.
+  track_begin_.assign(tracks_.size() + 1, 0);
+  for (const Slice& s : slices_) {
+    if (s.track < tracks_.size()) ++track_begin_[s.track + 1];
+  }
+  for (size_t t = 0; t < tracks_.size(); ++t) track_begin_[t + 1] += track_begin_[t];
+
+  // 3. Nesting: each lane keeps a stack of open slices; a slice goes to the first lane where it
+  // nests inside the innermost open slice (or the lane is empty). Overlaps that do not nest open a
+  // new lane, so nothing is dropped.
+  struct Open {
+    int64_t end;
+    uint32_t index;
+  };
+  std::vector<std::vector<Open>> lanes;
+  for (uint32_t t = 0; t < tracks_.size(); ++t) {
+    lanes.clear();
+    for (uint32_t i = track_begin_[t]; i < track_begin_[t + 1]; ++i) {
+      Slice& s = slices_[i];
+      const int64_t end = s.ts_ns + std::max<int64_t>(s.dur_ns, 0);
+      size_t lane = 0;
+      for (; lane < lanes.size(); ++lane) {
+        auto& stack = lanes[lane];
+        while (!stack.empty() && stack.back().end <= s.ts_ns &&
+               !(stack.back().end == s.ts_ns && s.dur_ns == 0 &&
+                 slices_[stack.back().index].ts_ns == s.ts_ns)) {
+          stack.pop_back();
+        }
+        if (stack.empty() || stack.back().end >= end) break;
+      }
+      if (lane == lanes.size()) lanes.emplace_back();
+      auto& stack = lanes[lane];
+      s.parent = stack.empty() ? kNone : stack.back().index;
+      s.depth = static_cast<uint8_t>(std::min<size_t>(stack.size(), 255));
+      s.lane = static_cast<uint16_t>(std::min<size_t>(lane, 65535));
+      stack.push_back({end, i});
+    }
+    tracks_[t].lanes = static_cast<uint16_t>(std::max<size_t>(1, std::min<size_t>(lanes.size(), 65535)));
+  }
+
+  // 4. Bind flow endpoints to slices: the innermost slice on the endpoint's track starting at the
+  // endpoint's ts; else the innermost slice enclosing it; for non-enclosing finish events, the next
+  // slice starting at or after it.
+  auto bind = [this](uint32_t track, int64_t ts, bool enclosing) -> uint32_t {
+    if (track >= tracks_.size()) return kNone;
+    auto first = slices_.begin() + track_begin_[track];
+    auto last = slices_.begin() + track_begin_[track + 1];
+    auto it = std::upper_bound(first, last, ts,
+                               [](int64_t v, const Slice& s) { return v < s.ts_ns; });
+    // it: first slice starting after ts. Slices just before it start at or before ts.
+    if (it != first) {
+      auto prev = it - 1;
+      if (prev->ts_ns == ts) return static_cast<uint32_t>(prev - slices_.begin());
+      // Walk up from the latest-starting slice to one that encloses ts.
+      uint32_t cand = static_cast<uint32_t>(prev - slices_.begin());
+      while (cand != kNone) {
+        const Slice& c = slices_[cand];
+        if (c.ts_ns <= ts && ts <= c.ts_ns + c.dur_ns) return cand;
+        cand = c.parent;
+      }
+    }
+    if (!enclosing && it != last) return static_cast<uint32_t>(it - slices_.begin());
+    return kNone;
+  };
+  if (!pending_flows_.empty()) {
+    std::map<std::pair<StringId, uint64_t>, std::pair<uint32_t, uint32_t>> ends;
+    for (const auto& e : pending_flows_) {
+      uint32_t slice = bind(e.track, e.ts_ns, e.binds_enclosing || e.is_start);
+      auto& pair = ends.try_emplace({e.category, e.id}, kNone, kNone).first->second;
+      (e.is_start ? pair.first : pair.second) = slice;
+    }
+    for (const auto& e : pending_flows_) {
+      auto it = ends.find({e.category, e.id});
+      if (it == ends.end() || !e.is_start) continue;
+      auto [from, to] = it->second;
+      if (from != kNone && to != kNone) flows_.push_back({e.id, e.category, e.name, from, to});
+      ends.erase(it);
+    }
+    pending_flows_.clear();
+    pending_flows_.shrink_to_fit();
+  }
+
+  // 5. Device links. A device activity belongs to the host op whose External id it carries; its
+  // runtime call is the host-side runtime/driver slice with the same correlation. When the
+  // activity has no usable External id, the op is the innermost cpu_op enclosing its runtime call.
+  links_.assign(n, DeviceLink{});
+  device_activity_of_.clear();
+  std::unordered_map<int64_t, uint32_t> op_by_external_id;
+  std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Slice& s = slices_[i];
+    if (s.kind == ActivityKind::kCpuOp && s.external_id != 0) {
+      op_by_external_id.emplace(s.external_id, i);
+    } else if ((s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) &&
+               s.correlation != 0) {
+      runtime_by_correlation.emplace(s.correlation, i);
+    }
+  }
+  // User annotations share Kineto's External id space; use them only when no cpu_op matches.
+  for (uint32_t i = 0; i < n; ++i) {
+    const Slice& s = slices_[i];
+    if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) {
+      op_by_external_id.emplace(s.external_id, i);
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const Slice& s = slices_[i];
+    if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
+    DeviceLink link;
+    if (s.correlation != 0) {
+      if (auto it = runtime_by_correlation.find(s.correlation); it != runtime_by_correlation.end()) {
+        link.runtime = it->second;
+      }
+    }
+    if (s.external_id != 0) {
+      if (auto it = op_by_external_id.find(s.external_id); it != op_by_external_id.end()) {
+        link.op = it->second;
+      }
+    }
+    if (link.op == kNone && link.runtime != kNone) {
+      const Slice& rt = slices_[link.runtime];
+      if (rt.external_id != 0) {
+        if (auto it = op_by_external_id.find(rt.external_id); it != op_by_external_id.end()) {
+          link.op = it->second;
+        }
+      }
+      for (uint32_t p = rt.parent; link.op == kNone && p != kNone; p = slices_[p].parent) {
+        if (slices_[p].kind == ActivityKind::kCpuOp) link.op = p;
+      }
+    }
+    links_[i] = link;
+    if (link.op != kNone) device_activity_of_[link.op].push_back(i);
+  }
+
+  // 6. Instants and counters in time order.
+  std::stable_sort(instants_.begin(), instants_.end(),
+                   [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(counters_.begin(), counters_.end(), [](const CounterSample& a, const CounterSample& b) {
+    if (a.track != b.track) return a.track < b.track;
+    return a.ts_ns < b.ts_ns;
+  });
+  finalized_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+std::pair<uint32_t, uint32_t> Trace::TrackSlices(uint32_t track) const {
+  if (track + 1 >= track_begin_.size()) return {0, 0};
+  return {track_begin_[track], track_begin_[track + 1]};
+}
+
+const DeviceLink& Trace::Link(uint32_t slice) const {
+  static const DeviceLink kEmpty;
+  return slice < links_.size() ? links_[slice] : kEmpty;
+}
+
+const std::vector<uint32_t>& Trace::DeviceActivityOf(uint32_t op_slice) const {
+  static const std::vector<uint32_t> kEmpty;
+  auto it = device_activity_of_.find(op_slice);
+  return it == device_activity_of_.end() ? kEmpty : it->second;
+}
+
+std::string Trace::ArgsJson(uint32_t args) const {
+  if (args == kNone || args >= args_.size()) return "{}";
+  return std::string(args_.Get(args));
+}
+
+namespace {
+
+// Skips whitespace; returns the new position.
+size_t SkipWs(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+  return i;
+}
+
+// Returns the end (one past) of the JSON string starting at s[i] == '"', or npos.
+size_t StringEnd(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Returns the end (one past) of the JSON value starting at s[i], or npos.
+size_t ValueEnd(std::string_view s, size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return StringEnd(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (; i < s.size(); ++i) {
+      char c = s[i];
+      if (c == '"') {
+        i = StringEnd(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
+         s[i] != '\n' && s[i] != '\t' && s[i] != '\r') {
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+std::optional<std::string> Trace::FindArg(uint32_t args, std::string_view key) const {
+  if (args == kNone || args >= args_.size()) return std::nullopt;
+  std::string_view s = args_.Get(args);
+  size_t i = SkipWs(s, 0);
+  if (i >= s.size() || s[i] != '{') return std::nullopt;
+  i = SkipWs(s, i + 1);
+  while (i < s.size() && s[i] == '"') {
+    size_t key_end = StringEnd(s, i);
+    if (key_end == std::string_view::npos) return std::nullopt;
+    std::string_view k = s.substr(i + 1, key_end - i - 2);
+    i = SkipWs(s, key_end);
+    if (i >= s.size() || s[i] != ':') return std::nullopt;
+    i = SkipWs(s, i + 1);
+    size_t value_end = ValueEnd(s, i);
+    if (value_end == std::string_view::npos) return std::nullopt;
+    if (k == key) return std::string(s.substr(i, value_end - i));
+    i = SkipWs(s, value_end);
+    if (i < s.size() && s[i] == ',') i = SkipWs(s, i + 1);
+  }
+  return std::nullopt;
+}
+
+bool Trace::HasDeviceActivity() const {
+  for (const Slice& s : slices_) {
+    if (IsDeviceActivity(s.kind)) return true;
+  }
+  return false;
+}
+
+size_t Trace::MemoryBytes() const {
+  size_t bytes = strings_.MemoryBytes() + args_.MemoryBytes();
+  bytes += slices_.capacity() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink);
+  bytes += instants_.capacity() * sizeof(Instant) + counters_.capacity() * sizeof(CounterSample);
+  bytes += flows_.capacity() * sizeof(Flow) + tracks_.capacity() * sizeof(Track);
+  bytes += processes_.capacity() * sizeof(Process) + track_begin_.capacity() * sizeof(uint32_t);
+  for (const auto& [op, v] : device_activity_of_) bytes += v.capacity() * sizeof(uint32_t) + 48;
+  return bytes;
+}
+
+}  // namespace opscope
