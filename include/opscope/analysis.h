@@ -1,0 +1,225 @@
+// Trace analysis: import torch.profiler / Kineto traces and compute what a peer tool reports.
+//
+//   opscope::Trace trace;
+//   opscope::ImportStats stats;
+//   opscope::ImportStatus st = opscope::ImportTrace("rank-0.pt.trace.json.gz", &trace, &stats);
+//   if (!st.ok()) { std::cerr << st.message() << "\n"; return 1; }
+//   opscope::DeviceTimeline tl = opscope::ComputeDeviceTimeline(trace);
+//   opscope::OpSummary ops = opscope::ComputeOpSummary(trace);
+//   std::cout << opscope::FormatReport(trace, {.sort_by = "device_time_total", .rows = 20});
+//
+// Every figure is in nanoseconds of the trace's host clock. The definitions follow TraceLens
+// (gpu_timeline, ops_summary, kernel_summary) so the numbers can be held against it:
+//   - device activity = kernel, memcpy and memset slices (device annotations are excluded);
+//   - communication = device kernels/memsets whose name contains "nccl" (also RCCL);
+//   - an activity's launcher = the innermost cpu_op enclosing the runtime call that launched it
+//     (bound through `correlation`); activity with no runtime call has no launcher.
+//
+// Thread safety: all functions are pure over a finalized const Trace and may run concurrently.
+#ifndef OPSCOPE_ANALYSIS_H_
+#define OPSCOPE_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+
+// ---------------------------------------------------------------------------------------------
+// Import
+
+struct ImportOptions {
+  // Maximum JSON nesting depth inside one event (args objects nest); deeper input is an error.
+  int max_depth = 64;
+  // How many warning messages are kept in TraceMetadata::warnings / ImportStats::warnings (all
+  // skipped events are counted regardless).
+  size_t max_warning_messages = 20;
+  // Keep each event's args object (needed for args display and shapes; costs memory).
+  bool keep_args = true;
+};
+
+struct ImportStats {
+  uint64_t input_bytes = 0;   // bytes of the file as stored (compressed size for .gz)
+  uint64_t json_bytes = 0;    // bytes of JSON text parsed (uncompressed)
+  uint64_t events = 0;        // entries of traceEvents seen
+  uint64_t slices = 0;        // "X" events kept
+  uint64_t instants = 0;      // "i"/"I" events kept
+  uint64_t counters = 0;      // counter samples kept (one per series value)
+  uint64_t flow_endpoints = 0;  // "s"/"f"/"t" events kept
+  uint64_t metadata = 0;      // "M" events applied
+  uint64_t skipped = 0;       // events skipped with a warning
+  std::vector<std::string> warnings;  // the first few warning messages
+};
+
+// The outcome of an import. On error, message() says what was expected and where:
+// "byte 1234 (event 17): expected ',' or ']' after an event".
+class ImportStatus {
+ public:
+  ImportStatus() = default;
+  static ImportStatus Ok() { return ImportStatus(); }
+  static ImportStatus Error(std::string message, uint64_t offset = 0) {
+    ImportStatus s;
+    s.ok_ = false;
+    s.message_ = std::move(message);
+    s.offset_ = offset;
+    return s;
+  }
+  bool ok() const { return ok_; }
+  const std::string& message() const { return message_; }
+  // Byte offset of the error in the uncompressed JSON stream.
+  uint64_t offset() const { return offset_; }
+
+ private:
+  bool ok_ = true;
+  std::string message_;
+  uint64_t offset_ = 0;
+};
+
+// Reads a Kineto / Chrome trace JSON file, plain or gzip (detected by magic bytes), streaming:
+// memory grows with the number of events, not with the text size. On success `out` is a
+// finalized Trace. On failure `out` holds nothing useful and the status says why.
+ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats = nullptr,
+                         const ImportOptions& options = {});
+// The same from bytes in memory (plain JSON or a gzip stream); for tests and fuzzing.
+ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out,
+                                   ImportStats* stats = nullptr,
+                                   const ImportOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Device timeline (TraceLens gpu_timeline)
+
+struct DeviceTimeline {
+  int64_t start_ns = 0;            // first device activity start
+  int64_t end_ns = 0;              // last device activity end
+  int64_t total_ns = 0;            // end - start
+  int64_t busy_ns = 0;             // union of all device activity
+  int64_t idle_ns = 0;             // total - busy
+  int64_t computation_ns = 0;      // union of compute kernels and memsets
+  int64_t total_comm_ns = 0;       // union of communication kernels
+  int64_t exposed_comm_ns = 0;     // communication not overlapped by computation
+  int64_t total_memcpy_ns = 0;     // union of memcpy
+  int64_t exposed_memcpy_ns = 0;   // memcpy not overlapped by computation or communication
+  uint64_t activities = 0;         // device activity slices counted
+  std::string ToJson() const;
+};
+
+// Over every device process of the trace together (as TraceLens does); `process` (an index into
+// trace.processes()) restricts it to one device.
+DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process = kNone);
+
+// ---------------------------------------------------------------------------------------------
+// Per-op device time (TraceLens ops_summary)
+
+struct OpDeviceTime {
+  std::string name;
+  int64_t count = 0;              // op instances that launched device activity directly
+  int64_t calls = 0;              // all instances of the op (cpu_op slices with this name)
+  int64_t direct_device_ns = 0;   // sum over instances of the union of their direct activity
+  int64_t subtree_device_ns = 0;  // the same for activity launched anywhere under the op
+  int64_t direct_activities = 0;  // device activity slices launched directly
+};
+
+struct OpSummary {
+  std::vector<OpDeviceTime> rows;  // sorted by direct_device_ns descending, then name
+  int64_t total_direct_device_ns = 0;
+  uint64_t unattributed_activities = 0;  // device activity with no launcher op
+  std::string ToJson() const;
+};
+
+OpSummary ComputeOpSummary(const Trace& trace);
+
+// ---------------------------------------------------------------------------------------------
+// Kernel summary (TraceLens kernel_summary): per (parent op, kernel, stream)
+
+struct KernelStats {
+  std::string parent_op;  // launcher op name; empty when the activity has no launcher
+  std::string kernel;
+  int64_t stream = 0;     // the device track's tid
+  int64_t count = 0;
+  int64_t sum_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double mean_ns() const { return count ? static_cast<double>(sum_ns) / count : 0.0; }
+};
+
+struct KernelSummary {
+  std::vector<KernelStats> rows;  // sorted by sum_ns descending
+  int64_t total_ns = 0;           // sum over all rows
+  std::string ToJson() const;
+};
+
+KernelSummary ComputeKernelSummary(const Trace& trace);
+
+// ---------------------------------------------------------------------------------------------
+// Launch statistics: runtime call duration and launch delay (device start - runtime call start)
+
+struct DurationStats {
+  int64_t count = 0;
+  int64_t sum_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  int64_t p50_ns = 0;
+  int64_t p99_ns = 0;
+  double mean_ns() const { return count ? static_cast<double>(sum_ns) / count : 0.0; }
+};
+
+struct RuntimeCallStats {
+  std::string name;            // runtime API ("cudaLaunchKernel", "hipModuleLaunchKernel", ...)
+  DurationStats duration;      // of the runtime call itself
+  DurationStats launch_delay;  // device activity start - runtime call start, per linked activity
+};
+
+struct LaunchStatistics {
+  DurationStats duration;       // all runtime calls that launched device activity
+  DurationStats launch_delay;   // all linked device activity
+  std::vector<RuntimeCallStats> by_name;  // sorted by duration sum descending
+  uint64_t unlinked_activities = 0;       // device activity without a runtime call
+  std::string ToJson() const;
+};
+
+LaunchStatistics ComputeLaunchStatistics(const Trace& trace);
+
+// ---------------------------------------------------------------------------------------------
+// Trace diff
+
+struct OpDiff {
+  enum class Change : uint8_t { kAdded, kRemoved, kChanged, kUnchanged };
+  std::string name;
+  Change change = Change::kUnchanged;
+  int64_t calls_a = 0, calls_b = 0;          // cpu_op instances
+  int64_t cpu_ns_a = 0, cpu_ns_b = 0;        // total host time (sum of durations)
+  int64_t device_ns_a = 0, device_ns_b = 0;  // direct device time (OpDeviceTime)
+  // |device delta| when either side has device time, else |cpu delta|; rows sort by this.
+  int64_t impact_ns() const;
+};
+
+struct TraceDiff {
+  std::vector<OpDiff> rows;  // added/removed/changed first by impact; unchanged omitted
+  DeviceTimeline timeline_a, timeline_b;
+  std::string ToJson() const;
+  std::string ToText(int row_limit = 30) const;
+};
+
+TraceDiff DiffTraces(const Trace& a, const Trace& b);
+std::string_view ToString(OpDiff::Change change);
+
+// ---------------------------------------------------------------------------------------------
+// The `opscope report` output
+
+struct ReportOptions {
+  std::string sort_by;  // key_averages sort key; empty = device total if any, else cpu total
+  int rows = 20;        // row limit for each table
+};
+
+// key_averages table, device timeline, top kernels and launch statistics as text.
+std::string FormatReport(const Trace& trace, const ReportOptions& options = {});
+// The same content as one JSON document.
+std::string ReportJson(const Trace& trace, const ReportOptions& options = {});
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_ANALYSIS_H_
