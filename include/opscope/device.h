@@ -1,0 +1,185 @@
+// Device backends: the one small interface every device implements (ggml-style), and the
+// registry the dispatcher finds them in.
+//
+//   class NeuronBackend : public opscope::DeviceBackend { ... };   // implements the pure virtuals
+//   opscope::RegisterBackend(std::make_unique<NeuronBackend>());    // once, from RegisterNeuronBackend()
+//
+//   // For `y = x * w` with x [4, 8] and w [8] on neuron:0 the dispatcher then calls
+//   //   void* p = backend.Allocate(0, 4 * 8 * 4);                      // y's storage
+//   //   backend.Execute(call);  // call.kind == OpKind::kMul, call.name == "aten::mul",
+//   //                           // call.inputs = {x, w expanded to [4, 8] (stride 0 on dim 0)},
+//   //                           // call.outputs = {y}, call.correlation_id = the host op's id
+//   // and later backend.Free(0, p, 128) when y's last tensor goes.
+//
+// Each backend library exposes one init function the program calls once before using that
+// device: RegisterCpuBackend() (opscope_device_cpu) and RegisterNeuronBackend()
+// (opscope_device_neuron). No static-initialisation tricks: link the library, call its function.
+//
+// Thread safety: registry functions may be called from any thread. A backend's methods may be
+// called from any host thread; calls from one thread arrive in program order.
+#ifndef OPSCOPE_DEVICE_H_
+#define OPSCOPE_DEVICE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opscope/tensor.h"
+
+namespace opscope {
+
+inline constexpr int kMaxDims = 8;
+
+// A tensor as a kernel sees it: POD, no ownership. The storage stays alive for the duration of
+// Execute; an asynchronous backend must keep work and frees in order (see Free).
+struct TensorRef {
+  void* data = nullptr;  // storage base (nullptr for meta); element 0 is at data + offset elements
+  DType dtype = DType::kFloat32;
+  Device device;
+  int32_t ndim = -1;  // -1: an absent optional input (e.g. rms_norm without weight)
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};  // in elements; 0 on broadcast dims
+  int64_t offset = 0;              // in elements
+
+  bool defined() const { return ndim >= 0; }
+  int64_t numel() const;
+  bool is_contiguous() const;  // row-major dense (size-1 dims ignored)
+  float* f32() const { return static_cast<float*>(data) + offset; }  // element 0 (f32 only)
+};
+// Throws TensorError when t has more than kMaxDims dims. An undefined tensor gives ndim == -1.
+TensorRef MakeTensorRef(const Tensor& t);
+
+// The kernels a backend implements. Shape rules the dispatcher guarantees (backends need not
+// recheck): all tensors on the backend's device, f32 unless said otherwise, outputs freshly
+// allocated and contiguous.
+enum class OpKind : uint16_t {
+  // Elementwise: inputs already broadcast (expanded) to outputs[0]'s shape, any strides.
+  // Binary: 2 inputs, or 1 input when attrs->has_scalar (the other operand is attrs->scalar).
+  // add/sub compute a +/- alpha * b; pow: a ^ b (b = attrs->scalar when has_scalar).
+  kAdd, kSub, kMul, kDiv, kPow,
+  // Unary: 1 input. gelu reads attrs->gelu_tanh.
+  kRsqrt, kSqrt, kExp, kNeg, kSilu, kGelu,
+  // Reductions: 1 input (any strides); outputs[0] has the input's rank with reduced dims of size
+  // 1 (keepdim form); OpCall::reduce_mask has bit d set for each reduced dim d.
+  kSum, kMean, kAmax,
+  // mm: [n,k] x [k,m] -> [n,m]; bmm: [b,n,k] x [b,k,m] -> [b,n,m]. Inputs any strides.
+  kMm, kBmm,
+  // aten::_softmax over attrs->dim (non-negative); input any strides, output same shape.
+  kSoftmax,
+  // aten::native_layer_norm / aten::_fused_rms_norm: inputs {x (contiguous), weight?, bias?}
+  // (weight/bias contiguous with numel == normalized size, or absent); normalized over the
+  // trailing dims of total size attrs->shape's product; attrs->eps. One output, x's shape.
+  kLayerNorm, kRmsNorm,
+  // aten::copy_: inputs {src} broadcast to outputs[0] (which is `self`: NOT freshly allocated,
+  // any strides); dtypes may differ (f32 <-> bf16). Same device.
+  kCopy,
+  // aten::fill_: outputs[0] (any strides, not fresh) = attrs->scalar; no inputs.
+  kFill,
+  kNumKinds,
+};
+// The ATen name of the kernel op ("aten::_fused_rms_norm" for kRmsNorm).
+const char* OpKindName(OpKind kind);
+
+// One kernel call. Everything it points to outlives Execute().
+struct OpCall {
+  OpKind kind = OpKind::kAdd;
+  const char* name = "";  // ATen name (static storage)
+  std::span<const TensorRef> inputs;
+  std::span<const TensorRef> outputs;
+  const OpAttrs* attrs = nullptr;  // never null; dims/dim already non-negative
+  uint32_t reduce_mask = 0;        // reductions only
+  uint64_t correlation_id = 0;     // CurrentOpCorrelation() of the host op (0 when not profiling)
+};
+
+// A multi-op device program (compile() lowers a fused graph into one). Its content is defined by
+// the backend that runs it and the compiler that builds it; the runtime only carries it.
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+};
+
+struct MemoryStats {
+  size_t capacity_bytes = 0;
+  size_t allocated_bytes = 0;
+  size_t peak_bytes = 0;
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  virtual DeviceType type() const = 0;
+  virtual std::string_view name() const = 0;  // "cpu", "neuron"
+  virtual int device_count() const { return 1; }
+
+  // Memory. Allocate throws OutOfMemoryError (see CapacityAllocator); returns nullptr only for
+  // nbytes == 0. Free may be called while queued work still uses the block: an asynchronous
+  // backend must release it only after that work (stream-ordered, like CUDA's allocator).
+  virtual void* Allocate(int device, size_t nbytes) = 0;
+  virtual void Free(int device, void* ptr, size_t nbytes) = 0;
+  virtual MemoryStats memory_stats(int device) const { return {}; }
+
+  // Host <-> device copies of whole contiguous tensors (the dispatcher makes both sides
+  // contiguous and of equal dtype and numel). CopyFromHost may return before the modelled
+  // transfer ends but must have read `src` by then. CopyToHost waits for queued work that writes
+  // `src`, then fills `dst`.
+  virtual void CopyFromHost(const TensorRef& dst, const void* src, uint64_t correlation_id) = 0;
+  virtual void CopyToHost(void* dst, const TensorRef& src, uint64_t correlation_id) = 0;
+
+  // Runs (or enqueues) one kernel. Asynchronous backends return after enqueueing.
+  virtual void Execute(const OpCall& call) = 0;
+  // Waits until all work queued on `device` has finished.
+  virtual void Synchronize(int device) {}
+
+  // Optional: multi-op programs (see DeviceProgram). The default refuses.
+  virtual bool SupportsPrograms() const { return false; }
+  virtual void ExecuteProgram(const DeviceProgram& program, std::span<const TensorRef> inputs,
+                              std::span<const TensorRef> outputs, uint64_t correlation_id);
+};
+
+// Registers `backend` for its type(). A second registration of a type replaces the first for new
+// work (the old backend is kept alive for the storages it still owns). Idempotent init functions
+// should check FindBackend first.
+void RegisterBackend(std::unique_ptr<DeviceBackend> backend);
+// nullptr when no backend of that type is registered. kMeta is built in.
+DeviceBackend* FindBackend(DeviceType type);
+// Throws TensorError naming the init function to call when none is registered.
+DeviceBackend& GetBackend(DeviceType type);
+// Every device of every registered backend (cpu first, then neuron:0..N-1); meta excluded.
+std::vector<Device> RegisteredDevices();
+
+// Init functions, each defined by its backend library (see the top of this file).
+void RegisterCpuBackend();
+void RegisterNeuronBackend();
+
+// A capacity-checked allocator of aligned host memory for backends whose memory is host memory
+// (cpu, and the simulated device's HBM). Thread-safe.
+class CapacityAllocator {
+ public:
+  CapacityAllocator(Device device, size_t capacity_bytes, size_t alignment = 64);
+  // Throws OutOfMemoryError: "neuron:0 out of memory: tried to allocate 64.00 MiB (capacity
+  // 16.00 GiB, 15.98 GiB already allocated, 20.00 MiB free)".
+  void* Allocate(size_t nbytes);
+  void Free(void* ptr, size_t nbytes);
+  void set_capacity(size_t capacity_bytes) { capacity_.store(capacity_bytes); }
+  MemoryStats stats() const;
+
+ private:
+  Device device_;
+  size_t alignment_;
+  std::atomic<size_t> capacity_;
+  std::atomic<size_t> allocated_{0};
+  std::atomic<size_t> peak_{0};
+};
+
+// "64.00 MiB", "512 bytes": the byte counts in error messages.
+std::string FormatBytes(size_t bytes);
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_DEVICE_H_
