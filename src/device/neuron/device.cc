@@ -1,0 +1,307 @@
+// The simulated device: one in-order execution queue and worker thread per NeuronCore.
+//
+// Execute() stamps the work with the host op's correlation, reports the host-side runtime call
+// (nrta_execute_schedule) and enqueues. The core's worker computes the real result, lowers and
+// schedules the program on the cost model, and then waits until the host clock reaches the
+// execution's modeled end (mapped from the device clock): only then is the execution finished,
+// its device events (nc_exec_running, engine instructions) written to the core's ring buffer, and
+// Synchronize() released. The host therefore sees the device take its modeled time.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+
+#include "device/neuron/capture.h"
+#include "device/neuron/device_clock.h"
+#include "device/neuron/event_ring.h"
+#include "device/neuron/instruction_graph.h"
+#include "opscope/activity.h"
+#include "opscope/neuron.h"
+
+namespace opscope::neuron {
+namespace {
+
+struct Job {
+  Program program;
+  uint64_t external_id = 0;
+  uint64_t correlation = 0;
+  int64_t submit_host_ns = 0;
+  CaptureOptions capture;
+  bool record = false;
+};
+
+}  // namespace
+
+struct Device::Impl {
+  struct Core {
+    int index = 0;
+    std::mutex mu;
+    std::condition_variable work_cv;
+    std::deque<Job> queue;
+    int pending = 0;             // enqueued and not finished
+    int64_t free_at_ticks = 0;   // device time at which the core is idle
+    std::unordered_set<std::string> loaded;  // programs already executed once
+    EventRing ring;
+    InstructionGraph graph;      // worker-only
+    std::thread worker;
+  };
+
+  explicit Impl(Params p)
+      : params(std::move(p)), clock(NowNs(), params.clock_offset_ns, params.clock_drift_ppm) {}
+
+  void Run(Core* core);
+  void Finish(Core* core, Job& job, int64_t start_ticks, int64_t end_ticks, int64_t fixed_ns);
+
+  Params params;
+  DeviceClock clock;
+  std::vector<std::unique_ptr<Core>> cores;
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  std::atomic<bool> stopping{false};
+  std::atomic<int64_t> executions{0};
+  std::atomic<int64_t> instructions{0};
+  std::atomic<const CaptureOptions*> capture_override{nullptr};
+  CaptureOptions override_storage;
+};
+
+namespace {
+
+// The lane (stream) of an instruction within its NeuronCore: 0 is the execution queue, then the
+// four compute engines, then the DMA queues.
+int32_t Lane(const Instruction& ins) {
+  return ins.engine == Engine::kDma ? 5 + ins.queue : 1 + int32_t(ins.engine);
+}
+
+}  // namespace
+
+void Device::Impl::Run(Core* core) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(core->mu);
+      core->work_cv.wait(lock, [&] { return stopping || !core->queue.empty(); });
+      if (core->queue.empty()) return;
+      job = std::move(core->queue.front());
+      core->queue.pop_front();
+    }
+    if (job.program.compute) {
+      try {
+        job.program.compute();
+      } catch (...) {
+        // A kernel that throws leaves its outputs unwritten; the op already validated its inputs
+        // on the host, so this is a bug in the kernel. Keep the device usable.
+      }
+    }
+    core->graph.Lower(job.program, params);
+    const int64_t makespan = core->graph.Schedule(params);
+    int64_t fixed = std::llround(params.exec_fixed_us * 1e3);
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(core->mu);
+      first = core->loaded.insert(job.program.name).second;
+    }
+    if (first) fixed += std::llround(params.first_exec_load_us * 1e3);
+    const int64_t start = std::max(core->free_at_ticks, clock.ToDevice(job.submit_host_ns));
+    const int64_t end = start + fixed + makespan;
+    core->free_at_ticks = end;
+    executions.fetch_add(1, std::memory_order_relaxed);
+    instructions.fetch_add(int64_t(core->graph.instructions().size()), std::memory_order_relaxed);
+    // The device is busy until the modeled end: wait for it in host time.
+    const int64_t done_host = clock.ToHost(end);
+    for (int64_t now = NowNs(); now < done_host && !stopping; now = NowNs()) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(done_host - now));
+    }
+    Finish(core, job, start, end, fixed);
+  }
+}
+
+void Device::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end, int64_t fixed_ns) {
+  // Events of an execution that finishes after its session stopped are lost, as on the device.
+  const bool record = job.record && DeviceActivityEnabled();
+  std::lock_guard<std::mutex> lock(core->mu);
+  if (record) {
+    if (core->ring.capacity() != size_t(job.capture.max_events_per_nc)) {
+      core->ring.Reset(size_t(std::max<int64_t>(0, job.capture.max_events_per_nc)));
+    }
+    static const char* kExec = InternName("nc_exec_running");
+    DeviceActivity exec;
+    exec.kind = ActivityKind::kKernel;
+    exec.clock = ActivityClock::kDevice;
+    exec.name = kExec;
+    exec.device = core->index;
+    exec.stream = 0;
+    exec.start = start;
+    exec.end = end;
+    exec.external_id = job.external_id;
+    exec.correlation = job.correlation;
+    exec.args = "{\"program\": \"" + job.program.name + "\", \"instructions\": " +
+                std::to_string(core->graph.instructions().size()) +
+                ", \"dma_bytes\": " + std::to_string(core->graph.dma_bytes()) + "}";
+    core->ring.Push(std::move(exec));
+    if (job.capture.device) {
+      const int64_t base = start + std::llround(double(fixed_ns) * params.exec_launch_fraction);
+      for (const Instruction& ins : core->graph.instructions()) {
+        DeviceActivity a;
+        a.kind = ActivityKind::kInstruction;
+        a.clock = ActivityClock::kDevice;
+        a.name = ins.name;
+        a.device = core->index;
+        a.stream = Lane(ins);
+        a.start = base + ins.start_ns;
+        a.end = base + ins.end_ns;
+        a.external_id = job.external_id;
+        a.correlation = job.correlation;
+        if (ins.bytes > 0) a.args = "{\"bytes\": " + std::to_string(ins.bytes) + "}";
+        core->ring.Push(std::move(a));
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> done_lock(done_mu);
+    --core->pending;
+  }
+  done_cv.notify_all();
+}
+
+Device::Device(Params params) : impl_(std::make_unique<Impl>(std::move(params))) {
+  const int n = std::max(1, int(impl_->params.num_cores));
+  DeviceDescription desc;
+  desc.name = "neuron";
+  desc.process_name = "NeuronCore";
+  desc.lane_names = {"nc_exec (execution queue)", "TensorE", "VectorE", "ScalarE", "GpSimdE"};
+  for (int q = 0; q < int(impl_->params.dma_queues); ++q) {
+    desc.lane_names.push_back("DMA queue " + std::to_string(q));
+  }
+  RegisterDevice(desc);
+  for (int i = 0; i < n; ++i) {
+    auto core = std::make_unique<Impl::Core>();
+    core->index = i;
+    impl_->cores.push_back(std::move(core));
+  }
+  for (auto& core : impl_->cores) {
+    core->worker = std::thread([this, c = core.get()] { impl_->Run(c); });
+  }
+}
+
+Device::~Device() {
+  Synchronize();
+  impl_->stopping = true;
+  for (auto& core : impl_->cores) {
+    { std::lock_guard<std::mutex> lock(core->mu); }
+    core->work_cv.notify_all();
+    core->worker.join();
+  }
+}
+
+const Params& Device::params() const { return impl_->params; }
+int Device::num_cores() const { return int(impl_->cores.size()); }
+
+void Device::Execute(int core_index, Program program, uint64_t external_id) {
+  if (core_index < 0 || core_index >= num_cores()) {
+    throw std::out_of_range("neuron:" + std::to_string(core_index) + " does not exist: the " +
+                            impl_->params.preset + " model has " + std::to_string(num_cores()) +
+                            " NeuronCores (neuron:0 .. neuron:" + std::to_string(num_cores() - 1) +
+                            ")");
+  }
+  Impl::Core* core = impl_->cores[core_index].get();
+  const int64_t t0 = NowNs();
+  Job job;
+  job.program = std::move(program);
+  job.external_id = external_id;
+  job.submit_host_ns = t0;
+  if (const CaptureOptions* o = impl_->capture_override.load()) {
+    job.capture = *o;
+    job.record = DeviceActivityEnabled();
+  } else {
+    job.record = CurrentCaptureOptions(&job.capture);
+  }
+  job.record = job.record && (job.capture.runtime || job.capture.device) &&
+               core_index < 64 && ((job.capture.core_mask >> core_index) & 1);
+  if (job.record) {
+    job.correlation = NewCorrelationId();
+    ReportClockSync({core_index, t0, impl_->clock.ToDevice(t0)});
+  }
+  const uint64_t correlation = job.correlation;
+  const bool record = job.record;
+  {
+    std::lock_guard<std::mutex> done_lock(impl_->done_mu);
+    ++core->pending;
+  }
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    core->queue.push_back(std::move(job));
+  }
+  core->work_cv.notify_one();
+  if (record) {
+    static const char* kRuntime = InternName("nrta_execute_schedule");
+    DeviceActivity a;
+    a.kind = ActivityKind::kRuntime;
+    a.clock = ActivityClock::kHost;
+    a.name = kRuntime;
+    a.device = core_index;
+    a.start = t0;
+    a.end = std::max(NowNs(), t0 + 1);
+    a.external_id = external_id;
+    a.correlation = correlation;
+    a.host_tid = CurrentThreadId();
+    ReportDeviceActivity(a);
+  }
+}
+
+void Device::Synchronize() {
+  std::unique_lock<std::mutex> lock(impl_->done_mu);
+  impl_->done_cv.wait(lock, [&] {
+    for (auto& core : impl_->cores) {
+      if (core->pending > 0) return false;
+    }
+    return true;
+  });
+}
+
+int Device::InFlight() const {
+  std::lock_guard<std::mutex> lock(impl_->done_mu);
+  int n = 0;
+  for (auto& core : impl_->cores) n += core->pending;
+  return n;
+}
+
+uint64_t Device::FlushActivity() {
+  uint64_t dropped_total = 0;
+  std::vector<DeviceActivity> events;
+  for (auto& core : impl_->cores) {
+    events.clear();
+    uint64_t dropped;
+    {
+      std::lock_guard<std::mutex> lock(core->mu);
+      dropped = core->ring.Drain(&events);
+    }
+    if (events.empty() && dropped == 0) continue;
+    const int64_t now = NowNs();
+    ReportClockSync({core->index, now, impl_->clock.ToDevice(now)});
+    for (const auto& e : events) ReportDeviceActivity(e);
+    if (dropped > 0) ReportDroppedDeviceEvents(core->index, dropped);
+    dropped_total += dropped;
+  }
+  return dropped_total;
+}
+
+void Device::SetCaptureOverride(const CaptureOptions* options) {
+  if (options != nullptr) {
+    impl_->override_storage = *options;
+    impl_->capture_override = &impl_->override_storage;
+  } else {
+    impl_->capture_override = nullptr;
+  }
+}
+
+int64_t Device::executions() const { return impl_->executions.load(); }
+int64_t Device::instructions() const { return impl_->instructions.load(); }
+
+}  // namespace opscope::neuron
