@@ -50,6 +50,9 @@ class StringTable {
   ~StringTable();
 
   StringId Intern(std::string_view s);
+  // Stores `s` under a new id without indexing it (Find() will not see it): for unique texts
+  // such as args objects, where hashing would cost more than sharing saves.
+  StringId Append(std::string_view s);
   // Returns kNone when `s` was never interned.
   StringId Find(std::string_view s) const;
   std::string_view Get(StringId id) const { return views_[id]; }
@@ -208,7 +211,14 @@ class Trace {
                           TrackKind kind = TrackKind::kThread);
   uint32_t FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text = {},
                           TrackKind kind = TrackKind::kThread);
+  // Importers set names, labels, sort order and kind from metadata events, which may arrive
+  // after the events that created the process or track.
+  Process& mutable_process(uint32_t index) { return processes_[index]; }
+  Track& mutable_track(uint32_t index) { return tracks_[index]; }
   uint32_t AddSlice(const Slice& s);
+  // Labels, sort indices and names of processes and tracks added above (before Finalize).
+  Process& MutableProcess(uint32_t index) { return processes_[index]; }
+  Track& MutableTrack(uint32_t index) { return tracks_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.
@@ -271,7 +281,7 @@ class Trace {
   std::vector<PendingFlowEndpoint> pending_flows_;
   std::vector<DeviceLink> links_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> device_activity_of_;
-  StringTable args_;  // arg objects as interned JSON text; handle = StringId
+  StringTable args_;  // arg objects as JSON text (appended, not indexed); handle = StringId
   std::unordered_map<int64_t, uint32_t> pid_index_;
   std::unordered_multimap<uint64_t, uint32_t> track_index_;  // hash of (process, tid)
   TraceMetadata metadata_;
