@@ -85,6 +85,9 @@ bool DeviceActivityEnabled();
 // is full; never blocks for long).
 void ReportDeviceActivity(const DeviceActivity& activity);
 void ReportClockSync(const ClockSyncPoint& point);
+// A backend whose own per-core event buffer overwrote `count` events (Neuron's max_events_per_nc
+// ring) reports the loss here; it is added to the session's per-core drop count.
+void ReportDeviceEventsDropped(int32_t device, uint64_t count);
 // A backend registers itself once (at startup or first use).
 void RegisterDevice(const DeviceDescription& description);
 

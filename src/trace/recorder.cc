@@ -218,6 +218,14 @@ void ReportDeviceActivity(const DeviceActivity& activity) {
   s.device.activities.push_back(activity);
 }
 
+void ReportDeviceEventsDropped(int32_t device, uint64_t count) {
+  using namespace internal;
+  RecorderState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.running || !s.config.device || !DeviceCaptured(s, device)) return;
+  s.device.dropped_per_core += count;
+}
+
 void ReportClockSync(const ClockSyncPoint& point) {
   using namespace internal;
   RecorderState& s = State();
