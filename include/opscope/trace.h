@@ -216,9 +216,6 @@ class Trace {
   Process& mutable_process(uint32_t index) { return processes_[index]; }
   Track& mutable_track(uint32_t index) { return tracks_[index]; }
   uint32_t AddSlice(const Slice& s);
-  // Labels, sort indices and names of processes and tracks added above (before Finalize).
-  Process& MutableProcess(uint32_t index) { return processes_[index]; }
-  Track& MutableTrack(uint32_t index) { return tracks_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.
@@ -227,7 +224,7 @@ class Trace {
   // A flow whose endpoints are already known slice indices.
   void AddFlow(const Flow& f) { flows_.push_back(f); }
   // Stores an args object as JSON text (e.g. {"device": 0, "stream": 7}); returns the handle for
-  // Slice::args / Instant::args. Identical texts share storage.
+  // Slice::args / Instant::args. Each call stores its own copy (args carry unique ids).
   uint32_t AddArgs(std::string_view json_object_text);
 
   // Sorts slices by (track, ts, -dur), assigns parent/depth/lane, binds flow endpoints, and builds

@@ -16,13 +16,8 @@ constexpr size_t kBlockSize = 64 * 1024;
 }  // namespace
 
 size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
-  // FNV-1a: short keys dominate (op and kernel names), so a simple byte hash is fast enough.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return static_cast<size_t>(h ^ (h >> 32));
+  // The standard library's hash reads 8 bytes at a time; kernel names run to hundreds of bytes.
+  return std::hash<std::string_view>{}(s);
 }
 
 StringTable::StringTable() { Intern(""); }
@@ -32,6 +27,12 @@ StringTable::~StringTable() = default;
 
 StringId StringTable::Intern(std::string_view s) {
   if (auto it = index_.find(s); it != index_.end()) return it->second;
+  StringId id = Append(s);
+  index_.emplace(views_[id], id);
+  return id;
+}
+
+StringId StringTable::Append(std::string_view s) {
   char* dst;
   if (s.size() + 1 > kBlockSize / 4) {
     // Large strings get a block of their own so they do not waste the shared block's tail.
@@ -53,7 +54,6 @@ StringId StringTable::Intern(std::string_view s) {
   std::string_view stored(dst, s.size());
   auto id = static_cast<StringId>(views_.size());
   views_.push_back(stored);
-  index_.emplace(stored, id);
   return id;
 }
 
@@ -176,7 +176,7 @@ void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint3
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
   if (json_object_text.empty() || json_object_text == "{}") return kNone;
-  return args_.Intern(json_object_text);
+  return args_.Append(json_object_text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,17 +197,19 @@ void Trace::Finalize() {
     return x.dur_ns > y.dur_ns;
   });
   std::vector<uint32_t> new_index(n);
-  {
-    std::vector<Slice> sorted(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      sorted[i] = slices_[order[i]];
-      new_index[order[i]] = i;
-    }
-    slices_.swap(sorted);
-  }
+  for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
+  std::vector<uint32_t>().swap(order);
   for (Flow& f : flows_) {
     if (f.from != kNone && f.from < n) f.from = new_index[f.from];
     if (f.to != kNone && f.to < n) f.to = new_index[f.to];
+  }
+  // Permute in place, cycle by cycle, so a large trace never holds two copies of its slices.
+  for (uint32_t i = 0; i < n; ++i) {
+    while (new_index[i] != i) {
+      const uint32_t j = new_index[i];
+      std::swap(slices_[i], slices_[j]);
+      std::swap(new_index[i], new_index[j]);
+    }
   }
 
   // 2. Per-track ranges.

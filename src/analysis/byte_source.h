@@ -1,0 +1,35 @@
+// Byte sources for the importer: a plain file, bytes in memory, or either one gzip-compressed.
+//
+// A source hands out the uncompressed stream in pieces; Read() fills up to `capacity` bytes and
+// reports 0 at the end. Errors (unreadable file, corrupt or cut gzip stream) come back as an
+// ImportStatus naming the compressed and uncompressed offsets. Not thread-safe.
+#ifndef OPSCOPE_ANALYSIS_BYTE_SOURCE_H_
+#define OPSCOPE_ANALYSIS_BYTE_SOURCE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "opscope/analysis.h"
+
+namespace opscope::analysis {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Copies up to `capacity` bytes into `dst`; *n = 0 means end of stream.
+  virtual ImportStatus Read(char* dst, size_t capacity, size_t* n) = 0;
+  // Bytes consumed from the underlying storage so far (compressed bytes for gzip).
+  virtual uint64_t input_bytes() const = 0;
+};
+
+// Opens `path`; gzip is detected from the magic bytes, not the name.
+ImportStatus OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
+// `data` must outlive the source. gzip is detected from the magic bytes.
+std::unique_ptr<ByteSource> OpenMemorySource(std::string_view data);
+
+}  // namespace opscope::analysis
+
+#endif  // OPSCOPE_ANALYSIS_BYTE_SOURCE_H_

@@ -1,0 +1,720 @@
+// Streaming importer for Kineto / Chrome trace JSON (plain or gzip) into an opscope::Trace.
+//
+// The outer structure is walked by JsonStream; each event object is parsed in place with
+// simdjson On Demand and turned into a Slice / Instant / CounterSample / flow endpoint /
+// metadata update. Memory holds the model, never the text.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/byte_source.h"
+#include "analysis/json_stream.h"
+#include "analysis/number_text.h"
+#include "opscope/analysis.h"
+
+namespace opscope {
+namespace {
+
+namespace od = simdjson::ondemand;
+using analysis::ByteSource;
+using analysis::JsonStream;
+
+constexpr int64_t kSyntheticIdBase = int64_t{1} << 48;  // ids for string pids/tids
+constexpr size_t kMaxTopLevelValueBytes = 16u << 20;    // keep top-level extras up to 16 MiB
+
+// What a category string says about an event.
+ActivityKind KindFromCategory(std::string_view cat) {
+  if (cat == "cpu_op" || cat == "Operator") return ActivityKind::kCpuOp;
+  if (cat == "user_annotation") return ActivityKind::kUserAnnotation;
+  if (cat == "python_function") return ActivityKind::kPythonFunction;
+  if (cat == "kernel" || cat == "Kernel" || cat == "mtia_ccp_events") return ActivityKind::kKernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return ActivityKind::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return ActivityKind::kMemset;
+  if (cat == "gpu_user_annotation") return ActivityKind::kDeviceAnnotation;
+  if (cat == "device_instruction") return ActivityKind::kInstruction;
+  if (cat == "collective_comm") return ActivityKind::kCollective;
+  if (cat == "cuda_sync") return ActivityKind::kSync;
+  if (cat == "overhead") return ActivityKind::kOverhead;
+  if (cat == "Runtime" || (cat.size() > 8 && cat.substr(cat.size() - 8) == "_runtime")) {
+    return ActivityKind::kRuntime;
+  }
+  if (cat == "Driver" || (cat.size() > 7 && cat.substr(cat.size() - 7) == "_driver")) {
+    return ActivityKind::kDriver;
+  }
+  return ActivityKind::kOther;
+}
+
+// The fields of one event, as views into the parser's buffers (valid for this event only).
+struct EventFields {
+  std::string_view ph, name, cat, bp, scope;
+  std::string_view ts_text, dur_text;
+  std::string_view args;  // raw object text
+  bool has_pid = false, has_tid = false, has_id = false;
+  int64_t pid = 0, tid = 0;
+  std::string_view pid_text, tid_text;  // when given as strings
+  uint64_t id = 0;
+};
+
+class Importer {
+ public:
+  Importer(Trace* trace, ImportStats* stats, const ImportOptions& options)
+      : trace_(trace), stats_(stats), options_(options) {}
+
+  ImportStatus Run(ByteSource* source) {
+    JsonStream stream(source, options_.max_depth);
+    stream_ = &stream;
+    ImportStatus st = ReadDocument();
+    stats_->json_bytes = stream.bytes_read();
+    stats_->input_bytes = source->input_bytes();
+    Finish();
+    return st;
+  }
+
+ private:
+  ImportStatus Expected(const std::string& what, int found) {
+    std::string f = found < 0 ? "end of input" : std::string("'") + static_cast<char>(found) + "'";
+    if (found >= 0 && (found < 0x20 || found >= 0x7f)) {
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "0x%02x", found);
+      f = std::string("byte ") + hex;
+    }
+    return ImportStatus::Error("byte " + std::to_string(stream_->offset()) + ": expected " + what +
+                                   ", found " + f,
+                               stream_->offset());
+  }
+
+  ImportStatus ReadDocument() {
+    int c = 0;
+    ImportStatus st = stream_->Peek(&c);
+    if (!st.ok()) return st;
+    if (c < 0) {
+      return ImportStatus::Error("byte 0: empty input; expected a JSON object with traceEvents",
+                                 0);
+    }
+    if (c == '[') {  // Chrome's bare array form
+      st = ReadEvents();
+      if (!st.ok()) return st;
+    } else if (c == '{') {
+      stream_->Skip();
+      st = ReadTopLevelObject();
+      if (!st.ok()) return st;
+    } else {
+      return Expected("'{' (a trace object) or '[' (an event array)", c);
+    }
+    st = stream_->Peek(&c);
+    if (!st.ok()) return st;
+    if (c >= 0) return Expected("end of input after the trace", c);
+    if (!saw_events_) {
+      return ImportStatus::Error("byte " + std::to_string(stream_->offset()) +
+                                     ": no \"traceEvents\" array in the trace object",
+                                 stream_->offset());
+    }
+    return ImportStatus::Ok();
+  }
+
+  ImportStatus ReadTopLevelObject() {
+    int c = 0;
+    ImportStatus st = stream_->Peek(&c);
+    if (!st.ok()) return st;
+    if (c == '}') {
+      stream_->Skip();
+      return ImportStatus::Ok();
+    }
+    std::string key;
+    for (;;) {
+      st = stream_->ReadRawString(&key);
+      if (!st.ok()) return st;
+      st = stream_->Peek(&c);
+      if (!st.ok()) return st;
+      if (c != ':') return Expected("':' after key \"" + key + "\"", c);
+      stream_->Skip();
+      if (key == "traceEvents") {
+        st = stream_->Peek(&c);
+        if (!st.ok()) return st;
+        if (c != '[') return Expected("'[' to open traceEvents", c);
+        st = ReadEvents();
+      } else {
+        st = ReadTopLevelValue(key);
+      }
+      if (!st.ok()) return st;
+      st = stream_->Peek(&c);
+      if (!st.ok()) return st;
+      if (c == '}') {
+        stream_->Skip();
+        return ImportStatus::Ok();
+      }
+      if (c != ',') return Expected("',' or '}' after the value of \"" + key + "\"", c);
+      stream_->Skip();
+    }
+  }
+
+  ImportStatus ReadTopLevelValue(const std::string& key) {
+    std::string_view span;
+    ImportStatus st = stream_->ReadValue(&span);
+    if (!st.ok()) return st;
+    const uint64_t at = stream_->value_offset();
+    if (!simdjson::validate_utf8(span.data(), span.size())) {
+      Warn("top-level key \"" + key + "\" at byte " + std::to_string(at) +
+               " is not valid UTF-8; ignored",
+           false);
+      return ImportStatus::Ok();
+    }
+    TraceMetadata& md = trace_->metadata();
+    if (key == "schemaVersion") {
+      int64_t v = 0;
+      if (analysis::ParseInt64(span, &v)) md.schema_version = v;
+    } else if (key == "baseTimeNanoseconds") {
+      int64_t v = 0;
+      std::string_view text = span;
+      if (!text.empty() && text.front() == '"') text = text.substr(1, text.size() - 2);
+      if (analysis::ParseInt64(text, &v)) {
+        md.base_time_ns = v;
+      } else {
+        Warn("baseTimeNanoseconds at byte " + std::to_string(at) +
+                 " is not an integer; expected epoch nanoseconds",
+             false);
+      }
+    } else if (key == "traceName") {
+      if (span.size() >= 2 && span.front() == '"') md.trace_name = std::string(span.substr(1, span.size() - 2));
+    } else if (key == "deviceType" || key == "device_type") {
+      if (span.size() >= 2 && span.front() == '"') device_type_hint_ = std::string(span.substr(1, span.size() - 2));
+    } else {
+      if (span.size() > kMaxTopLevelValueBytes) {
+        Warn("top-level key \"" + key + "\" at byte " + std::to_string(at) + " holds " +
+                 std::to_string(span.size()) + " bytes; not kept",
+             false);
+        return ImportStatus::Ok();
+      }
+      if (key == "deviceProperties") has_device_properties_ = span.find('{') != std::string_view::npos;
+      md.extra.emplace_back(key, std::string(span));
+    }
+    return ImportStatus::Ok();
+  }
+
+  ImportStatus ReadEvents() {
+    saw_events_ = true;
+    int c = 0;
+    stream_->Skip();  // '['
+    ImportStatus st = stream_->Peek(&c);
+    if (!st.ok()) return st;
+    if (c == ']') {
+      stream_->Skip();
+      return ImportStatus::Ok();
+    }
+    for (;;) {
+      std::string_view span;
+      st = stream_->ReadValue(&span);
+      if (!st.ok()) {
+        return ImportStatus::Error(st.message() + " (in traceEvents entry " +
+                                       std::to_string(stats_->events) + ")",
+                                   st.offset());
+      }
+      ++stats_->events;
+      HandleEvent(span);
+      st = stream_->Peek(&c);
+      if (!st.ok()) return st;
+      if (c == ']') {
+        stream_->Skip();
+        return ImportStatus::Ok();
+      }
+      if (c != ',') {
+        return Expected("',' or ']' after traceEvents entry " + std::to_string(stats_->events - 1),
+                        c);
+      }
+      stream_->Skip();
+    }
+  }
+
+  // Records a warning; `skipped` counts the event as skipped.
+  void Warn(std::string message, bool skipped) {
+    if (skipped) ++stats_->skipped;
+    ++warning_count_;
+    if (stats_->warnings.size() < options_.max_warning_messages) {
+      stats_->warnings.push_back(std::move(message));
+    }
+  }
+
+  void SkipEvent(const std::string& why) {
+    Warn("traceEvents entry " + std::to_string(stats_->events - 1) + " at byte " +
+             std::to_string(stream_->value_offset()) + ": " + why + "; event skipped",
+         true);
+  }
+
+  static std::string_view ErrorText(simdjson::error_code e) { return simdjson::error_message(e); }
+
+  // Reads pid or tid: an integer, or a string (kept as text, given a synthetic id).
+  bool ReadId(od::value v, int64_t* id, std::string_view* text) {
+    od::json_type type;
+    if (v.type().get(type)) return false;
+    if (type == od::json_type::number) {
+      return analysis::ParseInt64(v.raw_json_token(), id);
+    }
+    if (type == od::json_type::string) {
+      if (v.get_string().get(*text)) return false;
+      return true;
+    }
+    return false;
+  }
+
+  void HandleEvent(std::string_view span) {
+    if (span.empty() || span.front() != '{') {
+      SkipEvent("expected an event object");
+      return;
+    }
+    const char* buffer_end = span.data() + span.size() + JsonStream::kPadding;
+    od::document doc;
+    auto err = parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
+    (void)buffer_end;
+    if (err) {
+      SkipEvent(std::string(ErrorText(err)));
+      return;
+    }
+    od::object obj;
+    if ((err = doc.get_object().get(obj))) {
+      SkipEvent(std::string(ErrorText(err)));
+      return;
+    }
+    EventFields f;
+    for (auto field_result : obj) {
+      od::field field;
+      if ((err = std::move(field_result).get(field))) break;
+      od::raw_json_string key = field.key();
+      od::value v = field.value();
+      if (key == "ph") {
+        err = v.get_string().get(f.ph);
+      } else if (key == "name") {
+        err = v.get_string().get(f.name);
+      } else if (key == "cat") {
+        err = v.get_string().get(f.cat);
+      } else if (key == "ts") {
+        f.ts_text = v.raw_json_token();
+      } else if (key == "dur") {
+        f.dur_text = v.raw_json_token();
+      } else if (key == "pid") {
+        f.has_pid = ReadId(v, &f.pid, &f.pid_text);
+        if (!f.has_pid) err = simdjson::INCORRECT_TYPE;
+      } else if (key == "tid") {
+        f.has_tid = ReadId(v, &f.tid, &f.tid_text);
+        if (!f.has_tid) err = simdjson::INCORRECT_TYPE;
+      } else if (key == "args") {
+        od::object args;
+        err = v.get_object().get(args);
+        if (!err) err = args.raw_json().get(f.args);
+      } else if (key == "id") {
+        int64_t id_int = 0;
+        std::string_view id_text;
+        if (ReadId(v, &id_int, &id_text)) {
+          f.has_id = true;
+          f.id = id_text.empty() ? static_cast<uint64_t>(id_int)
+                                 : std::hash<std::string_view>{}(id_text);
+        }
+      } else if (key == "bp") {
+        err = v.get_string().get(f.bp);
+      } else if (key == "s") {
+        err = v.get_string().get(f.scope);
+      }
+      if (err) {
+        std::string k;
+        std::string_view uk;
+        SkipEvent("field value has the wrong type or is malformed (" +
+                  std::string(ErrorText(err)) + ")");
+        return;
+      }
+    }
+    if (err) {
+      SkipEvent(std::string(ErrorText(err)));
+      return;
+    }
+    if (f.ph.empty()) {
+      SkipEvent("missing \"ph\"");
+      return;
+    }
+    switch (f.ph[0]) {
+      case 'X': return HandleComplete(f);
+      case 'i':
+      case 'I': return HandleInstant(f);
+      case 'C': return HandleCounter(f);
+      case 'M': return HandleMetadata(f);
+      case 's':
+      case 'f':
+      case 't': return HandleFlow(f);
+      case 'B':
+      case 'E': return HandleBeginEnd(f);
+      default:
+        SkipEvent("unsupported phase \"" + std::string(f.ph) + "\"");
+    }
+  }
+
+  // Resolves (pid, tid) to a track, creating process and track on first sight.
+  uint32_t TrackFor(const EventFields& f, TrackKind kind) {
+    int64_t pid = f.pid, tid = f.tid;
+    if (!f.pid_text.empty()) pid = SyntheticId(f.pid_text);
+    if (!f.tid_text.empty()) tid = SyntheticId(f.tid_text);
+    if (pid == last_pid_ && tid == last_tid_ && last_track_ != kNone) return last_track_;
+    uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
+    uint32_t track = trace_->FindOrAddTrack(process, tid, f.tid_text, kind);
+    last_pid_ = pid;
+    last_tid_ = tid;
+    last_track_ = track;
+    return track;
+  }
+
+  int64_t SyntheticId(std::string_view text) {
+    int64_t v = 0;
+    if (analysis::ParseInt64(text, &v)) return v;
+    auto it = synthetic_ids_.find(std::string(text));
+    if (it != synthetic_ids_.end()) return it->second;
+    int64_t id = kSyntheticIdBase + static_cast<int64_t>(synthetic_ids_.size());
+    synthetic_ids_.emplace(std::string(text), id);
+    return id;
+  }
+
+  bool ReadTimes(const EventFields& f, int64_t* ts, int64_t* dur, bool need_dur) {
+    if (f.ts_text.empty()) {
+      SkipEvent("missing \"ts\"");
+      return false;
+    }
+    if (!analysis::ParseMicrosToNanos(f.ts_text, ts)) {
+      SkipEvent("\"ts\" is not a number of microseconds in range (found " +
+                std::string(f.ts_text.substr(0, 40)) + ")");
+      return false;
+    }
+    if (!need_dur) return true;
+    if (f.dur_text.empty()) {
+      SkipEvent("missing \"dur\" on a complete event");
+      return false;
+    }
+    if (!analysis::ParseMicrosToNanos(f.dur_text, dur)) {
+      SkipEvent("\"dur\" is not a number of microseconds in range (found " +
+                std::string(f.dur_text.substr(0, 40)) + ")");
+      return false;
+    }
+    if (*dur < 0) {
+      Warn("traceEvents entry " + std::to_string(stats_->events - 1) + ": negative dur clamped to 0",
+           false);
+      *dur = 0;
+    }
+    if (*ts > INT64_MAX - *dur) {
+      SkipEvent("ts + dur overflows");
+      return false;
+    }
+    return true;
+  }
+
+  // Parses the args object for the few fields the model keeps outside the arg store.
+  struct ArgFields {
+    int64_t external_id = 0;
+    int64_t correlation = 0;
+    std::string_view input_dims;
+  };
+  void ReadArgs(std::string_view args, ArgFields* out) {
+    if (args.size() <= 2) return;
+    od::document doc;
+    if (args_parser_.iterate(args.data(), args.size(), args.size() + JsonStream::kPadding).get(doc)) {
+      return;
+    }
+    od::object obj;
+    if (doc.get_object().get(obj)) return;
+    for (auto field_result : obj) {
+      od::field field;
+      if (std::move(field_result).get(field)) return;
+      od::raw_json_string key = field.key();
+      od::value v = field.value();
+      if (key == "External id" || key == "external id") {
+        analysis::ParseInt64(v.raw_json_token(), &out->external_id);
+      } else if (key == "correlation") {
+        analysis::ParseInt64(v.raw_json_token(), &out->correlation);
+      } else if (key == "Input Dims") {
+        od::array arr;
+        if (!v.get_array().get(arr)) {
+          std::string_view raw;
+          if (!arr.raw_json().get(raw)) out->input_dims = raw;
+        }
+      }
+    }
+  }
+
+  StringId InternCached(std::string_view s) { return trace_->Intern(s); }
+
+  ActivityKind KindOf(StringId cat, std::string_view text) {
+    auto it = kind_by_cat_.find(cat);
+    if (it != kind_by_cat_.end()) return it->second;
+    ActivityKind k = KindFromCategory(text);
+    kind_by_cat_.emplace(cat, k);
+    NoteCategory(text);
+    return k;
+  }
+
+  void NoteCategory(std::string_view cat) {
+    if (cat.substr(0, 5) == "cuda_" || cat == "kernel" || cat == "gpu_memcpy") saw_cuda_ = true;
+    if (cat.substr(0, 5) == "mtia_") saw_mtia_ = true;
+    if (cat.substr(0, 4) == "xpu_") saw_xpu_ = true;
+    if (cat.substr(0, 12) == "privateuse1_") saw_privateuse1_ = true;
+    if (cat == "Kernel" || cat == "Runtime") saw_cuda_ = true;
+  }
+
+  void HandleComplete(const EventFields& f) {
+    Slice s;
+    int64_t dur = 0;
+    if (!ReadTimes(f, &s.ts_ns, &dur, true)) return;
+    s.dur_ns = dur;
+    s.category = InternCached(f.cat);
+    s.kind = KindOf(s.category, f.cat);
+    s.name = InternCached(f.name);
+    const bool device = IsDeviceActivity(s.kind);
+    s.track = TrackFor(f, device ? TrackKind::kDeviceStream : TrackKind::kThread);
+    if (device) MarkDevice(s.track);
+    ArgFields a;
+    ReadArgs(f.args, &a);
+    s.external_id = a.external_id;
+    s.correlation = a.correlation;
+    if (!a.input_dims.empty()) s.input_shapes = trace_->Intern(a.input_dims);
+    if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);
+    trace_->AddSlice(s);
+    ++stats_->slices;
+  }
+
+  void MarkDevice(uint32_t track) {
+    if (track < device_marked_.size() && device_marked_[track]) return;
+    if (device_marked_.size() <= track) device_marked_.resize(track + 1, false);
+    device_marked_[track] = true;
+    Track& t = trace_->mutable_track(track);
+    if (t.kind == TrackKind::kThread) t.kind = TrackKind::kDeviceStream;
+    trace_->mutable_process(t.process).is_device = true;
+  }
+
+  void HandleInstant(const EventFields& f) {
+    Instant i;
+    int64_t unused = 0;
+    if (!ReadTimes(f, &i.ts_ns, &unused, false)) return;
+    i.name = InternCached(f.name);
+    i.category = InternCached(f.cat);
+    i.track = TrackFor(f, TrackKind::kThread);
+    i.scope = f.scope.empty() ? 't' : f.scope[0];
+    if (options_.keep_args && f.args.size() > 2) i.args = trace_->AddArgs(f.args);
+    trace_->AddInstant(i);
+    ++stats_->instants;
+  }
+
+  void HandleCounter(const EventFields& f) {
+    int64_t ts = 0, unused = 0;
+    if (!ReadTimes(f, &ts, &unused, false)) return;
+    if (f.args.size() <= 2) {
+      SkipEvent("counter event without args");
+      return;
+    }
+    od::document doc;
+    od::object obj;
+    if (args_parser_.iterate(f.args.data(), f.args.size(), f.args.size() + JsonStream::kPadding)
+            .get(doc) ||
+        doc.get_object().get(obj)) {
+      SkipEvent("counter args are not an object");
+      return;
+    }
+    const int64_t pid = f.pid_text.empty() ? f.pid : SyntheticId(f.pid_text);
+    const uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
+    size_t kept = 0;
+    for (auto field_result : obj) {
+      od::field field;
+      if (std::move(field_result).get(field)) break;
+      std::string_view key;
+      if (field.unescaped_key().get(key)) break;
+      std::string series = std::string(f.name);
+      if (key != f.name) series += "." + std::string(key);
+      double value = 0;
+      if (field.value().get_double().get(value)) continue;  // non-numeric series are ignored
+      const StringId series_id = trace_->Intern(series);
+      auto [it, inserted] = counter_tracks_.try_emplace((uint64_t{process} << 32) | series_id, 0);
+      if (inserted) {
+        const int64_t tid = kSyntheticIdBase * 2 + static_cast<int64_t>(counter_tracks_.size());
+        it->second = trace_->AddThreadTrack(process, tid, series, TrackKind::kCounter);
+      }
+      trace_->AddCounter({ts, value, it->second});
+      ++stats_->counters;
+      ++kept;
+    }
+    if (kept == 0) SkipEvent("counter event with no numeric series");
+  }
+
+  void HandleMetadata(const EventFields& f) {
+    std::string_view value_text;
+    int64_t sort_index = 0;
+    bool has_sort = false;
+    if (f.args.size() > 2) {
+      od::document doc;
+      od::object obj;
+      if (!args_parser_.iterate(f.args.data(), f.args.size(), f.args.size() + JsonStream::kPadding)
+               .get(doc) &&
+          !doc.get_object().get(obj)) {
+        for (auto field_result : obj) {
+          od::field field;
+          if (std::move(field_result).get(field)) break;
+          od::raw_json_string key = field.key();
+          od::value v = field.value();
+          if (key == "name" || key == "labels") {
+            if (v.get_string().get(value_text)) value_text = {};
+          } else if (key == "sort_index") {
+            has_sort = analysis::ParseInt64(v.raw_json_token(), &sort_index);
+          }
+        }
+      }
+    }
+    const int64_t pid = f.pid_text.empty() ? f.pid : SyntheticId(f.pid_text);
+    const uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
+    Process& p = trace_->mutable_process(process);
+    if (f.name == "process_name") {
+      p.name = trace_->Intern(value_text);
+    } else if (f.name == "process_labels") {
+      p.labels = trace_->Intern(value_text);
+    } else if (f.name == "process_sort_index") {
+      if (has_sort) p.sort_index = sort_index;
+    } else if (f.name == "thread_name" || f.name == "thread_sort_index") {
+      const uint32_t track = TrackFor(f, TrackKind::kThread);
+      Track& t = trace_->mutable_track(track);
+      if (f.name == "thread_name") {
+        t.name = trace_->Intern(value_text);
+      } else if (has_sort) {
+        t.sort_index = sort_index;
+      }
+    } else {
+      // Other metadata (e.g. "trace_name"-style producers' extras) carries nothing the model keeps.
+    }
+    ++stats_->metadata;
+  }
+
+  void HandleFlow(const EventFields& f) {
+    int64_t ts = 0, unused = 0;
+    if (!ReadTimes(f, &ts, &unused, false)) return;
+    if (!f.has_id) {
+      SkipEvent("flow event without \"id\"");
+      return;
+    }
+    if (f.ph[0] == 't') {  // flow steps carry no binding opscope uses
+      ++stats_->flow_endpoints;
+      return;
+    }
+    const uint32_t track = TrackFor(f, TrackKind::kThread);
+    trace_->AddFlowEndpoint(f.id, InternCached(f.cat), InternCached(f.name), track, ts,
+                            f.ph[0] == 's', f.bp == "e");
+    ++stats_->flow_endpoints;
+  }
+
+  // Duration begin/end pairs become complete slices, matched per track in stack order.
+  void HandleBeginEnd(const EventFields& f) {
+    int64_t ts = 0, unused = 0;
+    if (!ReadTimes(f, &ts, &unused, false)) return;
+    const uint32_t track = TrackFor(f, TrackKind::kThread);
+    auto& stack = open_begins_[track];
+    if (f.ph[0] == 'B') {
+      Slice s;
+      s.ts_ns = ts;
+      s.track = track;
+      s.category = InternCached(f.cat);
+      s.kind = KindOf(s.category, f.cat);
+      s.name = InternCached(f.name);
+      ArgFields a;
+      ReadArgs(f.args, &a);
+      s.external_id = a.external_id;
+      s.correlation = a.correlation;
+      if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);
+      stack.push_back(s);
+      return;
+    }
+    if (stack.empty()) {
+      SkipEvent("\"E\" event without a matching \"B\" on its thread");
+      return;
+    }
+    Slice s = stack.back();
+    stack.pop_back();
+    s.dur_ns = std::max<int64_t>(0, ts - s.ts_ns);
+    trace_->AddSlice(s);
+    ++stats_->slices;
+  }
+
+  void Finish() {
+    for (auto& [track, stack] : open_begins_) {
+      for (const Slice& s : stack) {
+        Warn("\"B\" event at ts " + std::to_string(s.ts_ns) + " ns never ended; kept with dur 0",
+             false);
+        trace_->AddSlice(s);
+        ++stats_->slices;
+      }
+    }
+    TraceMetadata& md = trace_->metadata();
+    if (!device_type_hint_.empty()) {
+      md.device_type = device_type_hint_;
+    } else if (saw_mtia_) {
+      md.device_type = "MTIA";
+    } else if (saw_xpu_) {
+      md.device_type = "XPU";
+    } else if (saw_privateuse1_) {
+      md.device_type = "PRIVATEUSE1";
+      for (const Process& p : trace_->processes()) {
+        std::string n(trace_->Str(p.name));
+        std::string l(trace_->Str(p.labels));
+        std::string both = n + " " + l;
+        std::transform(both.begin(), both.end(), both.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (both.find("neuron") != std::string::npos) md.device_type = "NEURON";
+      }
+    } else if (saw_cuda_ || has_device_properties_) {
+      md.device_type = "CUDA";
+    }
+    md.skipped_events = stats_->skipped;
+    md.warnings = stats_->warnings;
+    trace_->Finalize();
+  }
+
+  Trace* trace_;
+  ImportStats* stats_;
+  const ImportOptions& options_;
+  JsonStream* stream_ = nullptr;
+  od::parser parser_;
+  od::parser args_parser_;
+  bool saw_events_ = false;
+  bool has_device_properties_ = false;
+  bool saw_cuda_ = false, saw_mtia_ = false, saw_xpu_ = false, saw_privateuse1_ = false;
+  std::string device_type_hint_;
+  uint64_t warning_count_ = 0;
+  int64_t last_pid_ = INT64_MIN, last_tid_ = INT64_MIN;
+  uint32_t last_track_ = kNone;
+  std::unordered_map<std::string, int64_t> synthetic_ids_;
+  std::unordered_map<StringId, ActivityKind> kind_by_cat_;
+  std::unordered_map<uint64_t, uint32_t> counter_tracks_;
+  std::unordered_map<uint32_t, std::vector<Slice>> open_begins_;
+  std::vector<bool> device_marked_;
+};
+
+ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
+                    const ImportOptions& options) {
+  ImportStats local;
+  ImportStats* s = stats ? stats : &local;
+  *s = ImportStats{};
+  *out = Trace();
+  Importer importer(out, s, options);
+  return importer.Run(source);
+}
+
+}  // namespace
+
+ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
+                         const ImportOptions& options) {
+  std::unique_ptr<ByteSource> source;
+  ImportStatus st = analysis::OpenFileSource(path, &source);
+  if (!st.ok()) return st;
+  st = Import(source.get(), out, stats, options);
+  if (!st.ok()) return ImportStatus::Error(path + ": " + st.message(), st.offset());
+  return st;
+}
+
+ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats,
+                                   const ImportOptions& options) {
+  auto source = analysis::OpenMemorySource(data);
+  return Import(source.get(), out, stats, options);
+}
+
+}  // namespace opscope
