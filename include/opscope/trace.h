@@ -211,11 +211,10 @@ class Trace {
                           TrackKind kind = TrackKind::kThread);
   uint32_t FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text = {},
                           TrackKind kind = TrackKind::kThread);
-  // Importers set names, labels, sort order and kind from metadata events, which may arrive
-  // after the events that created the process or track.
-  Process& mutable_process(uint32_t index) { return processes_[index]; }
-  Track& mutable_track(uint32_t index) { return tracks_[index]; }
   uint32_t AddSlice(const Slice& s);
+  // Labels, sort indices and names of processes and tracks added above (before Finalize).
+  Process& MutableProcess(uint32_t index) { return processes_[index]; }
+  Track& MutableTrack(uint32_t index) { return tracks_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.

@@ -482,9 +482,9 @@ class Importer {
     if (track < device_marked_.size() && device_marked_[track]) return;
     if (device_marked_.size() <= track) device_marked_.resize(track + 1, false);
     device_marked_[track] = true;
-    Track& t = trace_->mutable_track(track);
+    Track& t = trace_->MutableTrack(track);
     if (t.kind == TrackKind::kThread) t.kind = TrackKind::kDeviceStream;
-    trace_->mutable_process(t.process).is_device = true;
+    trace_->MutableProcess(t.process).is_device = true;
   }
 
   void HandleInstant(const EventFields& f) {
@@ -565,7 +565,7 @@ class Importer {
     }
     const int64_t pid = f.pid_text.empty() ? f.pid : SyntheticId(f.pid_text);
     const uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
-    Process& p = trace_->mutable_process(process);
+    Process& p = trace_->MutableProcess(process);
     if (f.name == "process_name") {
       p.name = trace_->Intern(value_text);
     } else if (f.name == "process_labels") {
@@ -574,7 +574,7 @@ class Importer {
       if (has_sort) p.sort_index = sort_index;
     } else if (f.name == "thread_name" || f.name == "thread_sort_index") {
       const uint32_t track = TrackFor(f, TrackKind::kThread);
-      Track& t = trace_->mutable_track(track);
+      Track& t = trace_->MutableTrack(track);
       if (f.name == "thread_name") {
         t.name = trace_->Intern(value_text);
       } else if (has_sort) {
