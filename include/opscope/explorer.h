@@ -1,0 +1,85 @@
+// The Explorer: a browser trace viewer served by opscope itself.
+//
+// One HTTP port serves the UI (its assets are compiled into the binary) and a JSON API over the
+// traces it holds. The server keeps each trace model in memory with a level-of-detail index, so
+// the browser only ever receives what one viewport shows (about one item per pixel and row).
+//
+//   opscope::ExplorerOptions options;            // 127.0.0.1, any free port, no token
+//   opscope::Explorer explorer(options);
+//   explorer.AddTrace("run.json", std::move(trace));   // a finalized opscope::Trace
+//   std::string error;
+//   if (!explorer.Start(&error)) { ... }          // serves on a background thread
+//   std::cout << explorer.Url() << "\n";
+//   explorer.Wait();                              // until Stop() (e.g. from a signal handler)
+//
+// Security contract: by default the server binds the loopback address only. Binding any other
+// address requires an access token (generated when none is given); every request must then carry
+// it as the `X-Opscope-Token` header, a `token=` query parameter or the `opscope_token` cookie.
+// Traces are addressed by index; no client-supplied path ever reaches the file system. Requests
+// have size, header-count and time limits, and malformed ones get a 4xx answer.
+//
+// Thread safety: AddTrace must be called before Start. Once started, any number of client
+// connections are served concurrently; Stop() may be called from any thread.
+#ifndef OPSCOPE_EXPLORER_H_
+#define OPSCOPE_EXPLORER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+
+struct ExplorerOptions {
+  std::string host = "127.0.0.1";  // bind address
+  int port = 0;                    // 0 = pick a free port
+  // Required for non-loopback hosts; generated (random, 32 hex digits) when left empty there.
+  // When set for a loopback host it is enforced too.
+  std::string token;
+  // Open the comparison view first (the CLI sets it when several paths were given).
+  bool compare = false;
+  int threads = 8;  // worker threads serving connections
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+class Explorer {
+ public:
+  explicit Explorer(ExplorerOptions options);
+  Explorer(const Explorer&) = delete;
+  Explorer& operator=(const Explorer&) = delete;
+  ~Explorer();  // stops the server
+
+  // Takes a trace (finalized here if it is not yet) and indexes it. `name` is what the UI shows;
+  // `source` is the path it came from (shown, never served). Returns the trace's index.
+  size_t AddTrace(std::string name, Trace trace, std::string source = {});
+  size_t num_traces() const;
+
+  // Binds and starts serving on background threads. Returns false with a message on failure
+  // (address in use, bad address, or no token for a non-loopback host).
+  bool Start(std::string* error);
+  // Blocks until the server stops.
+  void Wait();
+  void Stop();
+
+  int port() const;
+  // The access token in force ("" when none is required).
+  const std::string& token() const;
+  // http://HOST:PORT/ (with ?token=... when a token is required).
+  std::string Url() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Finds the trace files a path names: the file itself, or every *.json / *.json.gz trace file
+// under a profile directory (sorted by path). Returns false with a message when there is none.
+bool FindTraceFiles(const std::string& path, std::vector<std::string>* files, std::string* error);
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_EXPLORER_H_

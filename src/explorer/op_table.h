@@ -1,0 +1,26 @@
+// The op table (key_averages rows of a whole trace or of a time range) and the comparison table
+// of two traces, as JSON for the Explorer.
+#ifndef OPSCOPE_EXPLORER_OP_TABLE_H_
+#define OPSCOPE_EXPLORER_OP_TABLE_H_
+
+#include <cstdint>
+
+#include "explorer/json_writer.h"
+#include "opscope/trace.h"
+
+namespace opscope::explorer {
+
+// The part of `trace` that overlaps [t0_ns, t1_ns): its slices (with their ids, links and
+// shapes), processes and tracks; finalized. Used to aggregate a selection.
+Trace SliceTimeRange(const Trace& trace, int64_t t0_ns, int64_t t1_ns);
+
+// {"device":"NEURON","rows":[{"name","input_shapes","count","self_cpu_ns","cpu_total_ns",
+//  "self_device_ns","device_total_ns"}...]}
+void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w);
+
+// {"rows":[{"name","change","calls_a","calls_b","cpu_ns_a",...}],"timeline_a":{...},"timeline_b":{...}}
+void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w);
+
+}  // namespace opscope::explorer
+
+#endif  // OPSCOPE_EXPLORER_OP_TABLE_H_

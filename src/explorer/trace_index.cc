@@ -1,0 +1,601 @@
+#include "explorer/trace_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace opscope::explorer {
+namespace {
+
+constexpr uint32_t kMaxRows = 512;  // deeper nesting is kept in the model but not drawn
+
+bool IsCopyOrSyncName(std::string_view name) {
+  for (std::string_view needle : {"emcpy", "emset", "ynchronize", "tensor_write", "tensor_read",
+                                  "StreamWait", "EventSync", "Sync"}) {
+    if (name.find(needle) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::string ProcessTitle(const Trace& t, uint32_t p) {
+  if (p == kNone) return "?";
+  const Process& proc = t.processes()[p];
+  if (proc.name != 0) return std::string(t.Str(proc.name));
+  if (!proc.pid_text.empty()) return proc.pid_text;
+  return fmt::format("pid {}", proc.pid);
+}
+
+std::string TrackTitle(const Trace& t, uint32_t tr) {
+  const Track& track = t.tracks()[tr];
+  if (track.name != 0) return std::string(t.Str(track.name));
+  if (!track.tid_text.empty()) return track.tid_text;
+  return fmt::format("thread {}", track.tid);
+}
+
+}  // namespace
+
+std::string_view LaneGroupKey(LaneGroup group) {
+  switch (group) {
+    case LaneGroup::kFramework: return "framework";
+    case LaneGroup::kInteraction: return "interaction";
+    case LaneGroup::kRuntime: return "runtime";
+    case LaneGroup::kHardware: return "hardware";
+    case LaneGroup::kEngines: return "engines";
+    case LaneGroup::kCounters: return "counters";
+  }
+  return "other";
+}
+
+std::string_view ActivityKindName(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kCpuOp: return "cpu_op";
+    case ActivityKind::kUserAnnotation: return "user_annotation";
+    case ActivityKind::kPythonFunction: return "python_function";
+    case ActivityKind::kRuntime: return "runtime";
+    case ActivityKind::kDriver: return "driver";
+    case ActivityKind::kKernel: return "kernel";
+    case ActivityKind::kMemcpy: return "memcpy";
+    case ActivityKind::kMemset: return "memset";
+    case ActivityKind::kDeviceAnnotation: return "device_annotation";
+    case ActivityKind::kInstruction: return "instruction";
+    case ActivityKind::kCollective: return "collective";
+    case ActivityKind::kSync: return "sync";
+    case ActivityKind::kOverhead: return "overhead";
+    case ActivityKind::kOther: return "other";
+  }
+  return "other";
+}
+
+TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
+  const auto& slices = trace_.slices();
+  neuron_style_ = trace_.metadata().device_type == "NEURON" ||
+                  trace_.strings().Find("nc_exec_running") != kNone;
+  start_ns_ = INT64_MAX;
+  end_ns_ = INT64_MIN;
+  for (const Slice& s : slices) {
+    start_ns_ = std::min(start_ns_, s.ts_ns);
+    end_ns_ = std::max(end_ns_, s.ts_ns + std::max<int64_t>(s.dur_ns, 0));
+    if (s.kind == ActivityKind::kInstruction) neuron_style_ = true;
+  }
+  for (const CounterSample& c : trace_.counters()) {
+    start_ns_ = std::min(start_ns_, c.ts_ns);
+    end_ns_ = std::max(end_ns_, c.ts_ns);
+  }
+  if (start_ns_ > end_ns_) start_ns_ = end_ns_ = 0;
+  if (end_ns_ == start_ns_) end_ns_ = start_ns_ + 1000;
+
+  by_external_id_.reserve(slices.size() / 2);
+  for (uint32_t i = 0; i < slices.size(); ++i) {
+    if (slices[i].external_id != 0) by_external_id_.emplace_back(slices[i].external_id, i);
+    if (slices[i].correlation != 0) by_correlation_.emplace_back(slices[i].correlation, i);
+  }
+  std::sort(by_external_id_.begin(), by_external_id_.end());
+  std::sort(by_correlation_.begin(), by_correlation_.end());
+  BuildLanes();
+  BuildCounterLanes();
+}
+
+bool TraceIndex::OnDevice(uint32_t slice) const {
+  const Slice& s = trace_.slices()[slice];
+  const Track& track = trace_.tracks()[s.track];
+  if (track.kind == TrackKind::kDeviceStream || track.kind == TrackKind::kDeviceEngine) return true;
+  return track.process != kNone && trace_.processes()[track.process].is_device;
+}
+
+bool TraceIndex::IsHostOp(uint32_t slice) const {
+  const ActivityKind k = trace_.slices()[slice].kind;
+  return (k == ActivityKind::kCpuOp || k == ActivityKind::kUserAnnotation ||
+          k == ActivityKind::kPythonFunction) &&
+         !OnDevice(slice);
+}
+
+void TraceIndex::BuildLanes() {
+  const auto& slices = trace_.slices();
+  const auto& tracks = trace_.tracks();
+  const auto& procs = trace_.processes();
+  const uint32_t n = static_cast<uint32_t>(slices.size());
+  slice_lane_.assign(n, kNone);
+  slice_depth_.assign(n, 0);
+
+  // Which device each runtime call drives, from the device activity linked to it.
+  std::unordered_map<uint32_t, uint32_t> runtime_device;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!IsDeviceActivity(slices[i].kind) && !OnDevice(i)) continue;
+    const DeviceLink& link = trace_.Link(i);
+    if (link.runtime != kNone) runtime_device[link.runtime] = tracks[slices[i].track].process;
+  }
+  std::vector<int8_t> copy_name(trace_.strings().size(), -1);
+
+  // Lanes keyed by (track, group, device process).
+  std::map<std::tuple<uint32_t, int, uint32_t>, uint32_t> lane_of;
+  std::vector<Lane> lanes;
+  std::vector<std::vector<uint32_t>> members;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Slice& s = slices[i];
+    if (s.track >= tracks.size()) continue;
+    const Track& track = tracks[s.track];
+    LaneGroup group = LaneGroup::kFramework;
+    uint32_t device = kNone;
+    if (OnDevice(i)) {
+      group = (track.kind == TrackKind::kDeviceEngine || s.kind == ActivityKind::kInstruction)
+                  ? LaneGroup::kEngines
+                  : LaneGroup::kHardware;
+    } else if (s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) {
+      int8_t& is_copy = copy_name[s.name];
+      if (is_copy < 0) is_copy = IsCopyOrSyncName(trace_.Str(s.name)) ? 1 : 0;
+      if (is_copy) {
+        group = LaneGroup::kInteraction;
+      } else {
+        group = LaneGroup::kRuntime;
+        auto it = runtime_device.find(i);
+        if (it != runtime_device.end()) device = it->second;
+      }
+    } else if (s.kind == ActivityKind::kSync || s.kind == ActivityKind::kMemcpy ||
+               s.kind == ActivityKind::kMemset) {
+      group = LaneGroup::kInteraction;
+    }
+    auto key = std::make_tuple(s.track, static_cast<int>(group), device);
+    auto [it, inserted] = lane_of.emplace(key, static_cast<uint32_t>(lanes.size()));
+    if (inserted) {
+      Lane lane;
+      lane.group = group;
+      lane.process = track.process;
+      lane.track = s.track;
+      lane.device_process = device;
+      const std::string proc = ProcessTitle(trace_, track.process);
+      const std::string thread = TrackTitle(trace_, s.track);
+      if (group == LaneGroup::kRuntime && device != kNone) {
+        lane.title = fmt::format("{} · {}", ProcessTitle(trace_, device), thread);
+      } else {
+        lane.title = fmt::format("{} · {}", proc, thread);
+      }
+      const Process* sort_proc = nullptr;
+      if (device != kNone) sort_proc = &procs[device];
+      else if (track.process != kNone) sort_proc = &procs[track.process];
+      lane.sort_key[0] = static_cast<int64_t>(group);
+      lane.sort_key[1] = sort_proc ? sort_proc->sort_index : 0;
+      lane.sort_key[2] = sort_proc ? sort_proc->pid : 0;
+      lane.sort_key[3] = track.sort_index * 1000003 + track.tid;
+      lanes.push_back(std::move(lane));
+      members.emplace_back();
+    }
+    members[it->second].push_back(i);
+  }
+
+  std::vector<uint32_t> order(lanes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 4,
+                                        lanes[b].sort_key, lanes[b].sort_key + 4);
+  });
+  std::vector<int64_t> stack_end;
+  for (uint32_t pos = 0; pos < order.size(); ++pos) {
+    Lane lane = std::move(lanes[order[pos]]);
+    const auto& ids = members[order[pos]];
+    lane.num_events = ids.size();
+    stack_end.clear();
+    for (uint32_t id : ids) {
+      const Slice& s = slices[id];
+      const int64_t st = s.ts_ns;
+      const int64_t en = st + std::max<int64_t>(s.dur_ns, 0);
+      while (!stack_end.empty() && stack_end.back() <= st) stack_end.pop_back();
+      const uint32_t depth = static_cast<uint32_t>(stack_end.size());
+      stack_end.push_back(en);
+      slice_lane_[id] = pos;
+      slice_depth_[id] = static_cast<uint16_t>(std::min(depth, kMaxRows));
+      if (depth >= kMaxRows) continue;
+      if (lane.rows.size() <= depth) lane.rows.resize(depth + 1);
+      LaneRow& row = lane.rows[depth];
+      if (row.busy.empty()) row.busy.push_back(0);
+      row.ids.push_back(id);
+      row.start.push_back(st);
+      row.end.push_back(en);
+      row.busy.push_back(row.busy.back() + (en - st));
+    }
+    lanes_.push_back(std::move(lane));
+  }
+}
+
+void TraceIndex::BuildCounterLanes() {
+  const auto& counters = trace_.counters();
+  if (counters.empty()) return;
+  std::map<uint32_t, std::vector<uint32_t>> by_track;
+  for (uint32_t i = 0; i < counters.size(); ++i) by_track[counters[i].track].push_back(i);
+  for (auto& [track, ids] : by_track) {
+    std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
+      return counters[a].ts_ns < counters[b].ts_ns;
+    });
+    Lane lane;
+    lane.group = LaneGroup::kCounters;
+    lane.track = track;
+    if (track < trace_.tracks().size()) {
+      lane.process = trace_.tracks()[track].process;
+      lane.title = fmt::format("{} · {}", ProcessTitle(trace_, lane.process),
+                               TrackTitle(trace_, track));
+    } else {
+      lane.title = "counter";
+    }
+    lane.num_events = ids.size();
+    for (uint32_t id : ids) {
+      lane.counter_ts.push_back(counters[id].ts_ns);
+      lane.counter_value.push_back(counters[id].value);
+    }
+    lanes_.push_back(std::move(lane));
+  }
+}
+
+std::vector<uint32_t> TraceIndex::Lookup(const std::vector<std::pair<int64_t, uint32_t>>& map,
+                                         int64_t key) {
+  std::vector<uint32_t> out;
+  auto it = std::lower_bound(map.begin(), map.end(), std::make_pair(key, uint32_t{0}));
+  for (; it != map.end() && it->first == key; ++it) out.push_back(it->second);
+  return out;
+}
+
+std::vector<uint32_t> TraceIndex::WithExternalId(int64_t ext) const {
+  return Lookup(by_external_id_, ext);
+}
+
+std::vector<uint32_t> TraceIndex::WithCorrelation(int64_t corr) const {
+  return Lookup(by_correlation_, corr);
+}
+
+std::vector<uint32_t> TraceIndex::Descendants(uint32_t slice, size_t limit) const {
+  std::vector<uint32_t> out;
+  const auto& slices = trace_.slices();
+  const Slice& s = slices[slice];
+  const int64_t end = s.ts_ns + std::max<int64_t>(s.dur_ns, 0);
+  const auto range = trace_.TrackSlices(s.track);
+  for (uint32_t i = slice + 1; i < range.second && out.size() < limit; ++i) {
+    if (slices[i].ts_ns >= end && !(slices[i].ts_ns == end && slices[i].dur_ns == 0)) break;
+    if (slices[i].ts_ns + slices[i].dur_ns <= end) out.push_back(i);
+  }
+  return out;
+}
+
+void TraceIndex::WriteLanes(JsonWriter* w) const {
+  const TraceMetadata& md = trace_.metadata();
+  w->BeginObject();
+  w->Key("trace");
+  w->BeginObject();
+  w->Field("start_ns", start_ns_);
+  w->Field("end_ns", end_ns_);
+  w->Field("base_time_ns", md.base_time_ns);
+  w->Field("device_type", md.device_type);
+  w->Field("neuron", neuron_style_);
+  w->Field("slices", static_cast<uint64_t>(trace_.slices().size()));
+  w->Field("counters", static_cast<uint64_t>(trace_.counters().size()));
+  w->Field("skipped_events", md.skipped_events);
+  uint64_t dropped = 0;
+  for (const auto& d : md.dropped) dropped += d.second;
+  w->Field("dropped_events", dropped);
+  w->EndObject();
+  static constexpr std::string_view kNeuronTitles[kNumLaneGroups] = {
+      "framework", "framework-device interaction", "runtime", "hardware", "device engines",
+      "counters"};
+  static constexpr std::string_view kOtherTitles[kNumLaneGroups] = {
+      "host threads", "framework-device interaction", "runtime", "device streams",
+      "device engines", "counters"};
+  w->Key("groups");
+  w->BeginArray();
+  for (int g = 0; g < kNumLaneGroups; ++g) {
+    bool any = false;
+    for (const Lane& lane : lanes_) any |= static_cast<int>(lane.group) == g;
+    if (!any) continue;
+    w->BeginObject();
+    w->Field("key", LaneGroupKey(static_cast<LaneGroup>(g)));
+    w->Field("title", neuron_style_ ? kNeuronTitles[g] : kOtherTitles[g]);
+    w->Key("lanes");
+    w->BeginArray();
+    for (uint32_t i = 0; i < lanes_.size(); ++i) {
+      const Lane& lane = lanes_[i];
+      if (static_cast<int>(lane.group) != g) continue;
+      w->BeginObject();
+      w->Field("id", i);
+      w->Field("title", lane.title);
+      w->Field("rows", static_cast<uint32_t>(lane.rows.size()));
+      w->Field("counter", lane.group == LaneGroup::kCounters);
+      w->Field("events", static_cast<uint64_t>(lane.num_events));
+      w->Field("process", lane.process == kNone ? int64_t{-1} : int64_t{lane.process});
+      w->Field("device_process",
+               lane.device_process == kNone ? int64_t{-1} : int64_t{lane.device_process});
+      if (lane.group == LaneGroup::kCounters && !lane.counter_value.empty()) {
+        auto [lo, hi] = std::minmax_element(lane.counter_value.begin(), lane.counter_value.end());
+        w->Field("min", *lo);
+        w->Field("max", *hi);
+      }
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
+  const auto& slices = trace_.slices();
+  const double ns_per_px =
+      std::max(1e-3, static_cast<double>(q.t1 - q.t0) / std::max(1, q.width_px));
+  const double min_dur = std::max(0.0, q.min_px) * ns_per_px;
+  const int64_t px_ns = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)));
+  std::unordered_map<StringId, uint32_t> local;
+  std::vector<StringId> names;
+  auto name_index = [&](StringId id) {
+    auto [it, inserted] = local.emplace(id, static_cast<uint32_t>(names.size()));
+    if (inserted) names.push_back(id);
+    return it->second;
+  };
+  std::vector<uint32_t> all;
+  const std::vector<uint32_t>* which = &q.lanes;
+  if (q.lanes.empty()) {
+    all.resize(lanes_.size());
+    std::iota(all.begin(), all.end(), 0);
+    which = &all;
+  }
+  w->BeginObject();
+  w->Field("t0", q.t0);
+  w->Field("t1", q.t1);
+  w->Field("ns_per_px", ns_per_px);
+  w->Key("lanes");
+  w->BeginArray();
+  for (uint32_t lane_id : *which) {
+    if (lane_id >= lanes_.size() || lanes_[lane_id].group == LaneGroup::kCounters) continue;
+    const Lane& lane = lanes_[lane_id];
+    w->BeginObject();
+    w->Field("lane", lane_id);
+    w->Key("items");
+    w->BeginArray();
+    auto emit = [&](size_t row_index, int64_t ts, int64_t dur, uint32_t id, size_t count,
+                    int64_t busy) {
+      const Slice& s = slices[id];
+      w->BeginArray();
+      w->Int(ts);
+      w->Int(dur);
+      w->Int(static_cast<int64_t>(row_index));
+      w->Int(name_index(s.name));
+      w->Int(id);
+      w->Int(static_cast<int64_t>(count));
+      w->Int(s.external_id);
+      w->Int(busy);
+      w->EndArray();
+    };
+    for (size_t r = 0; r < lane.rows.size(); ++r) {
+      const LaneRow& row = lane.rows[r];
+      const size_t n = row.ids.size();
+      size_t i = std::upper_bound(row.end.begin(), row.end.end(), q.t0) - row.end.begin();
+      // Zero-length slices exactly at t0 are still shown.
+      while (i > 0 && row.end[i - 1] == q.t0 && row.start[i - 1] == q.t0) --i;
+      while (i < n && row.start[i] < q.t1) {
+        const int64_t dur = row.end[i] - row.start[i];
+        if (static_cast<double>(dur) >= min_dur) {
+          emit(r, row.start[i], dur, row.ids[i], 1, dur);
+          ++i;
+          continue;
+        }
+        const int64_t limit = row.start[i] + px_ns;
+        size_t j = std::lower_bound(row.start.begin() + i + 1, row.start.begin() + n, limit) -
+                   row.start.begin();
+        // Only the block's last slice can be wide (the others end before the next one starts,
+        // inside the same pixel); keep it as itself.
+        if (j - 1 > i && static_cast<double>(row.end[j - 1] - row.start[j - 1]) >= min_dur) --j;
+        if (j == i + 1) {
+          emit(r, row.start[i], dur, row.ids[i], 1, dur);
+        } else {
+          emit(r, row.start[i], row.end[j - 1] - row.start[i], row.ids[i], j - i,
+               row.busy[j] - row.busy[i]);
+        }
+        i = j;
+      }
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("counters");
+  w->BeginArray();
+  for (uint32_t lane_id : *which) {
+    if (lane_id >= lanes_.size() || lanes_[lane_id].group != LaneGroup::kCounters) continue;
+    const Lane& lane = lanes_[lane_id];
+    const auto& ts = lane.counter_ts;
+    const auto& v = lane.counter_value;
+    w->BeginObject();
+    w->Field("lane", lane_id);
+    w->Key("points");
+    w->BeginArray();
+    size_t i = std::upper_bound(ts.begin(), ts.end(), q.t0) - ts.begin();
+    if (i > 0) --i;  // the sample in force at t0
+    while (i < ts.size()) {
+      const int64_t bucket_end = std::max(ts[i] + 1, ts[i] + px_ns);
+      double lo = v[i], hi = v[i];
+      const int64_t bucket_ts = ts[i];
+      size_t j = i + 1;
+      for (; j < ts.size() && ts[j] < bucket_end; ++j) {
+        lo = std::min(lo, v[j]);
+        hi = std::max(hi, v[j]);
+      }
+      w->BeginArray();
+      w->Int(bucket_ts);
+      w->Double(lo);
+      w->Double(hi);
+      w->Double(v[j - 1]);
+      w->EndArray();
+      if (bucket_ts >= q.t1) break;
+      i = j;
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("strings");
+  w->BeginArray();
+  for (StringId id : names) w->String(trace_.Str(id));
+  w->EndArray();
+  w->EndObject();
+}
+
+void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes,
+                                int limit, JsonWriter* w) const {
+  const auto& slices = trace_.slices();
+  struct Agg {
+    int64_t count = 0;
+    int64_t time_ns = 0;
+  };
+  std::unordered_map<StringId, Agg> by_name;
+  int64_t total_events = 0;
+  int64_t total_time = 0;
+  std::vector<uint32_t> all;
+  const std::vector<uint32_t>* which = &lanes;
+  if (lanes.empty()) {
+    all.resize(lanes_.size());
+    std::iota(all.begin(), all.end(), 0);
+    which = &all;
+  }
+  for (uint32_t lane_id : *which) {
+    if (lane_id >= lanes_.size()) continue;
+    for (const LaneRow& row : lanes_[lane_id].rows) {
+      size_t i = std::upper_bound(row.end.begin(), row.end.end(), t0) - row.end.begin();
+      for (; i < row.ids.size() && row.start[i] < t1; ++i) {
+        const int64_t clipped = std::min(row.end[i], t1) - std::max(row.start[i], t0);
+        Agg& a = by_name[slices[row.ids[i]].name];
+        ++a.count;
+        a.time_ns += clipped;
+        ++total_events;
+        total_time += clipped;
+      }
+    }
+  }
+  std::vector<std::pair<StringId, Agg>> rows(by_name.begin(), by_name.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second.time_ns != b.second.time_ns ? a.second.time_ns > b.second.time_ns
+                                                : a.first < b.first;
+  });
+  w->BeginObject();
+  w->Field("t0", t0);
+  w->Field("t1", t1);
+  w->Field("events", total_events);
+  w->Field("time_ns", total_time);
+  w->Field("names", static_cast<uint64_t>(rows.size()));
+  w->Key("rows");
+  w->BeginArray();
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < limit; ++i) {
+    w->BeginObject();
+    w->Field("name", trace_.Str(rows[i].first));
+    w->Field("count", rows[i].second.count);
+    w->Field("time_ns", rows[i].second.time_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void TraceIndex::WriteSearch(const std::vector<bool>& names, int limit, JsonWriter* w) const {
+  const auto& slices = trace_.slices();
+  std::vector<uint32_t> hits;
+  for (uint32_t i = 0; i < slices.size(); ++i) {
+    if (slices[i].name < names.size() && names[slices[i].name]) hits.push_back(i);
+  }
+  const size_t keep = std::min<size_t>(hits.size(), std::max(0, limit));
+  auto by_time = [&](uint32_t a, uint32_t b) {
+    return slices[a].ts_ns != slices[b].ts_ns ? slices[a].ts_ns < slices[b].ts_ns : a < b;
+  };
+  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), by_time);
+  w->BeginObject();
+  w->Field("total", static_cast<uint64_t>(hits.size()));
+  w->Key("events");
+  w->BeginArray();
+  for (size_t i = 0; i < keep; ++i) WriteSliceRef(hits[i], w);
+  w->EndArray();
+  w->EndObject();
+}
+
+void TraceIndex::WriteSliceRef(uint32_t slice, JsonWriter* w) const {
+  const Slice& s = trace_.slices()[slice];
+  w->BeginObject();
+  w->Field("id", slice);
+  w->Field("name", trace_.Str(s.name));
+  w->Field("ts", s.ts_ns);
+  w->Field("dur", s.dur_ns);
+  w->Field("lane", slice_lane_[slice] == kNone ? int64_t{-1} : int64_t{slice_lane_[slice]});
+  w->Field("row", static_cast<uint32_t>(slice_depth_[slice]));
+  w->Field("kind", ActivityKindName(s.kind));
+  w->Field("ext", s.external_id);
+  w->EndObject();
+}
+
+void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
+  const Slice& s = trace_.slices()[slice];
+  const Track& track = trace_.tracks()[s.track];
+  w->BeginObject();
+  w->Field("id", slice);
+  w->Field("name", trace_.Str(s.name));
+  w->Field("category", trace_.Str(s.category));
+  w->Field("kind", ActivityKindName(s.kind));
+  w->Field("ts", s.ts_ns);
+  w->Field("dur", s.dur_ns);
+  w->Field("external_id", s.external_id);
+  w->Field("correlation", s.correlation);
+  w->Field("input_shapes", trace_.Str(s.input_shapes));
+  w->Field("process", ProcessTitle(trace_, track.process));
+  w->Field("thread", TrackTitle(trace_, s.track));
+  w->Field("lane", slice_lane_[slice] == kNone ? int64_t{-1} : int64_t{slice_lane_[slice]});
+  w->Field("row", static_cast<uint32_t>(slice_depth_[slice]));
+  w->Field("depth", static_cast<uint32_t>(s.depth));
+  // Args as JSON text: the UI parses it, so a malformed arg store cannot break this answer.
+  w->Field("args_json", s.args == kNone ? std::string("{}") : trace_.ArgsJson(s.args));
+  w->Key("parent");
+  if (s.parent != kNone && s.parent < trace_.slices().size()) {
+    WriteSliceRef(s.parent, w);
+  } else {
+    w->Null();
+  }
+  const DeviceLink& link = trace_.Link(slice);
+  w->Key("launched_by");
+  if (link.op != kNone) WriteSliceRef(link.op, w); else w->Null();
+  w->Key("runtime_call");
+  if (link.runtime != kNone) WriteSliceRef(link.runtime, w); else w->Null();
+  w->Field("device_activity",
+           static_cast<uint64_t>(IsHostOp(slice) ? trace_.DeviceActivityOf(slice).size() : 0));
+  w->Key("flows");
+  w->BeginArray();
+  for (const Flow& f : trace_.flows()) {
+    if (f.from != slice && f.to != slice) continue;
+    const uint32_t other = f.from == slice ? f.to : f.from;
+    if (other == kNone || other >= trace_.slices().size()) continue;
+    w->BeginObject();
+    w->Field("direction", f.from == slice ? "out" : "in");
+    w->Field("category", trace_.Str(f.category));
+    w->Key("event");
+    WriteSliceRef(other, w);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace opscope::explorer

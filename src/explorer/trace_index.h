@@ -1,0 +1,128 @@
+// TraceIndex: the Explorer's read-only view of one finalized trace, laid out in lanes, with the
+// level-of-detail queries the UI asks for.
+//
+// Lanes are what the system trace draws, grouped (framework, framework-device interaction,
+// runtime, hardware, device engines, counters). A host thread's slices are split by kind into a
+// framework lane, an interaction lane (copies, synchronize) and runtime lanes (one per device the
+// calls drive), so each layer of the stack gets its own group. Within a lane, each nesting depth
+// is a row of non-overlapping slices sorted by time; a row keeps start/end arrays and a prefix sum
+// of busy time, so a viewport query merges everything narrower than a pixel into summary blocks
+// with a few binary searches per pixel: its cost depends on the viewport's width in pixels, not
+// on how many events the range holds.
+//
+// Thread safety: built once by the constructor; every const method may run concurrently.
+// The Trace must outlive the index.
+#ifndef OPSCOPE_EXPLORER_TRACE_INDEX_H_
+#define OPSCOPE_EXPLORER_TRACE_INDEX_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explorer/json_writer.h"
+#include "opscope/trace.h"
+
+namespace opscope::explorer {
+
+enum class LaneGroup : uint8_t {
+  kFramework,    // host threads: cpu_op, user_annotation, python_function
+  kInteraction,  // framework <-> device: copies, synchronize
+  kRuntime,      // host runtime API calls (nrta_*, cuda*), one lane per (thread, device)
+  kHardware,     // device executions: nc_exec_running, CUDA streams
+  kEngines,      // engine instruction lanes and DMA queues
+  kCounters,     // counter series
+};
+inline constexpr int kNumLaneGroups = 6;
+std::string_view LaneGroupKey(LaneGroup group);  // "framework", "interaction", ...
+
+// One row of non-overlapping slices, sorted by start. Times in ns.
+struct LaneRow {
+  std::vector<uint32_t> ids;       // slice indices
+  std::vector<int64_t> start;      // ts_ns per slice
+  std::vector<int64_t> end;        // ts_ns + dur_ns; non-decreasing
+  std::vector<int64_t> busy;       // busy[i] = sum of durations of slices [0, i)
+};
+
+struct Lane {
+  LaneGroup group = LaneGroup::kFramework;
+  std::string title;
+  uint32_t process = kNone;
+  uint32_t track = kNone;
+  uint32_t device_process = kNone;  // runtime lanes: the device process the calls drive
+  std::vector<LaneRow> rows;        // slice lanes: one per depth
+  std::vector<int64_t> counter_ts;  // counter lanes: samples sorted by time
+  std::vector<double> counter_value;
+  size_t num_events = 0;
+  int64_t sort_key[4] = {0, 0, 0, 0};
+};
+
+struct ViewportQuery {
+  int64_t t0 = 0;
+  int64_t t1 = 0;
+  int width_px = 1000;
+  std::vector<uint32_t> lanes;  // empty = every lane
+  // Slices narrower than this many pixels are merged into blocks.
+  double min_px = 1.0;
+};
+
+class TraceIndex {
+ public:
+  explicit TraceIndex(const Trace& trace);
+
+  const Trace& trace() const { return trace_; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  int64_t start_ns() const { return start_ns_; }
+  int64_t end_ns() const { return end_ns_; }
+  bool neuron_style() const { return neuron_style_; }
+  uint32_t LaneOf(uint32_t slice) const { return slice_lane_[slice]; }
+  uint32_t DepthOf(uint32_t slice) const { return slice_depth_[slice]; }
+
+  // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}.
+  void WriteLanes(JsonWriter* w) const;
+  // {"t0","t1","ns_per_px","strings":[...],"lanes":[{"lane","items":[[ts,dur,row,name,id,count,ext],...]}],
+  //  "counters":[{"lane","points":[[ts,min,max],...]}]}. A merged block has count > 1 and the id
+  // and name of its first slice.
+  void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
+  // Box selection: per name count and time (clipped to the range) of slices in `lanes` that
+  // overlap [t0, t1); at most `limit` names, most time first.
+  void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
+                      JsonWriter* w) const;
+  // Slices whose name matches `names` (a bitmap over string ids), in time order, at most `limit`.
+  void WriteSearch(const std::vector<bool>& names, int limit, JsonWriter* w) const;
+  // All details of one slice.
+  void WriteSlice(uint32_t slice, JsonWriter* w) const;
+  // Compact description of one slice, used in lists: {"id","name","ts","dur","lane","row","kind"}.
+  void WriteSliceRef(uint32_t slice, JsonWriter* w) const;
+
+  // Host ops: cpu_op / user_annotation / python_function on a host (non-device) process.
+  bool IsHostOp(uint32_t slice) const;
+  bool OnDevice(uint32_t slice) const;
+  // The slices carrying this External id / correlation id (sorted by slice index).
+  std::vector<uint32_t> WithExternalId(int64_t ext) const;
+  std::vector<uint32_t> WithCorrelation(int64_t corr) const;
+  // Slices nested inside `slice` on its track, at most `limit`.
+  std::vector<uint32_t> Descendants(uint32_t slice, size_t limit) const;
+
+ private:
+  void BuildLanes();
+  void BuildCounterLanes();
+  static std::vector<uint32_t> Lookup(const std::vector<std::pair<int64_t, uint32_t>>& map,
+                                      int64_t key);
+
+  const Trace& trace_;
+  std::vector<Lane> lanes_;
+  std::vector<uint32_t> slice_lane_;
+  std::vector<uint16_t> slice_depth_;
+  std::vector<std::pair<int64_t, uint32_t>> by_external_id_;  // sorted
+  std::vector<std::pair<int64_t, uint32_t>> by_correlation_;  // sorted
+  int64_t start_ns_ = 0;
+  int64_t end_ns_ = 0;
+  bool neuron_style_ = false;
+};
+
+std::string_view ActivityKindName(ActivityKind kind);
+
+}  // namespace opscope::explorer
+
+#endif  // OPSCOPE_EXPLORER_TRACE_INDEX_H_
