@@ -122,7 +122,7 @@ class DeviceBackend {
   // backend must release it only after that work (stream-ordered, like CUDA's allocator).
   virtual void* Allocate(int device, size_t nbytes) = 0;
   virtual void Free(int device, void* ptr, size_t nbytes) = 0;
-  virtual MemoryStats memory_stats(int device) const { return {}; }
+  virtual MemoryStats memory_stats(int /*device*/) const { return {}; }
 
   // Host <-> device copies of whole contiguous tensors (the dispatcher makes both sides
   // contiguous and of equal dtype and numel). CopyFromHost may return before the modelled
@@ -134,7 +134,7 @@ class DeviceBackend {
   // Runs (or enqueues) one kernel. Asynchronous backends return after enqueueing.
   virtual void Execute(const OpCall& call) = 0;
   // Waits until all work queued on `device` has finished.
-  virtual void Synchronize(int device) {}
+  virtual void Synchronize(int /*device*/) {}
 
   // Optional: multi-op programs (see DeviceProgram). The default refuses.
   virtual bool SupportsPrograms() const { return false; }

@@ -38,6 +38,8 @@
 
 namespace opscope {
 
+class DeviceBackend;  // device.h
+
 // ---- Devices and dtypes ----
 
 enum class DeviceType : int8_t {
@@ -103,6 +105,7 @@ class Storage {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
+  DeviceBackend* backend_ = nullptr;  // the backend that allocated data_ (registry keeps it alive)
 };
 
 class Tensor {
@@ -199,6 +202,7 @@ Tensor sum(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false
 Tensor mean(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor mm(const Tensor& a, const Tensor& b);      // [n,k] x [k,m]
+Tensor bmm(const Tensor& a, const Tensor& b);     // [b,n,k] x [b,k,m]
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul: 1-D, 2-D, batched, broadcast
 Tensor softmax(const Tensor& a, int64_t dim);
 // Normalizes over the trailing dims given by normalized_shape; weight/bias may be undefined.

@@ -1,0 +1,316 @@
+// The dispatcher: op table, host-op recording, interception, kernel launch and unrecorded
+// copies between devices.
+#include "tensor/dispatch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "opscope/activity.h"
+#include "opscope/profiler.h"
+#include "tensor/ops_impl.h"
+
+namespace opscope {
+namespace {
+
+constexpr size_t kNumOps = static_cast<size_t>(OpId::kNumOps);
+
+// Indexed by OpId. scalar_args follow ATen's schemas closely enough for Input Dims.
+constexpr std::array<OpDef, kNumOps> kOps = {{
+    {"aten::add", impl::Add, 1, true},
+    {"aten::sub", impl::Sub, 1, true},
+    {"aten::mul", impl::Mul, 0, true},
+    {"aten::div", impl::Div, 0, true},
+    {"aten::pow", impl::Pow, 0, true},
+    {"aten::rsqrt", impl::Rsqrt, 0, true},
+    {"aten::sqrt", impl::Sqrt, 0, true},
+    {"aten::exp", impl::Exp, 0, true},
+    {"aten::neg", impl::Neg, 0, true},
+    {"aten::silu", impl::Silu, 0, true},
+    {"aten::gelu", impl::Gelu, 1, true},
+    {"aten::sum", impl::Sum, 3, true},
+    {"aten::mean", impl::Mean, 3, true},
+    {"aten::amax", impl::Amax, 2, true},
+    {"aten::mm", impl::Mm, 0, true},
+    {"aten::bmm", impl::Bmm, 0, true},
+    {"aten::matmul", impl::Matmul, 0, true},
+    {"aten::softmax", impl::Softmax, 2, true},
+    {"aten::_softmax", impl::SoftmaxKernel, 2, true},
+    {"aten::layer_norm", impl::LayerNorm, 3, true},
+    {"aten::native_layer_norm", impl::NativeLayerNorm, 2, true},
+    {"aten::rms_norm", impl::RmsNorm, 2, true},
+    {"aten::_fused_rms_norm", impl::FusedRmsNorm, 2, true},
+    {"aten::to", impl::To, 4, true},
+    {"aten::_to_copy", impl::ToCopy, 6, true},
+    {"aten::copy_", impl::Copy, 1, true},
+    {"aten::empty", impl::Empty, 6, true},
+    {"aten::empty_strided", impl::EmptyStrided, 6, true},
+    {"aten::empty_like", impl::EmptyLike, 5, true},
+    {"aten::zeros", impl::Zeros, 5, true},
+    {"aten::ones", impl::Ones, 5, true},
+    {"aten::full", impl::Full, 6, true},
+    {"aten::fill_", impl::Fill, 1, true},
+    {"aten::zero_", impl::Zero, 0, true},
+    {"aten::arange", impl::Arange, 7, true},
+    {"aten::randn", impl::Randn, 5, true},
+    {"aten::normal_", impl::Normal, 3, true},
+    {"aten::view", impl::View, 1, true},
+    {"aten::reshape", impl::Reshape, 1, true},
+    {"aten::_unsafe_view", impl::UnsafeView, 1, true},
+    {"aten::transpose", impl::Transpose, 2, true},
+    {"aten::permute", impl::Permute, 1, true},
+    {"aten::slice", impl::Slice, 4, true},
+    {"aten::narrow", impl::Narrow, 3, true},
+    {"aten::expand", impl::Expand, 2, true},
+    {"aten::unsqueeze", impl::Unsqueeze, 1, true},
+    {"aten::contiguous", impl::Contiguous, 1, true},
+    {"aten::clone", impl::Clone, 1, true},
+    {"aten::item", impl::Item, 0, false},
+    {"aten::_local_scalar_dense", impl::LocalScalarDense, 0, false},
+}};
+
+const std::array<uint32_t, kNumOps>& NameIds() {
+  static const std::array<uint32_t, kNumOps> ids = [] {
+    std::array<uint32_t, kNumOps> out{};
+    for (size_t i = 0; i < kNumOps; ++i) out[i] = InternName(kOps[i].name);
+    return out;
+  }();
+  return ids;
+}
+
+// Per-thread interception state. `active` entries of `stack` (from the bottom) may intercept;
+// an op is top-level when it is entered at dispatch depth `top_depth`.
+struct InterceptState {
+  std::vector<DispatchInterceptor*> stack;
+  size_t active = 0;
+  int depth = 0;
+  int top_depth = 0;
+};
+thread_local InterceptState t_intercept;
+
+class DepthGuard {
+ public:
+  DepthGuard() : entry_(t_intercept.depth++) {}
+  ~DepthGuard() { t_intercept.depth = entry_; }
+  int entry() const { return entry_; }
+
+ private:
+  int entry_;
+};
+
+// Suspends the interceptor being called and makes ops it calls top-level for outer ones.
+class SuspendGuard {
+ public:
+  SuspendGuard() : active_(t_intercept.active), top_(t_intercept.top_depth) {
+    t_intercept.active -= 1;
+    t_intercept.top_depth = t_intercept.depth;
+  }
+  ~SuspendGuard() {
+    t_intercept.active = active_;
+    t_intercept.top_depth = top_;
+  }
+
+ private:
+  size_t active_;
+  int top_;
+};
+
+}  // namespace
+
+const OpDef& GetOpDef(OpId id) { return kOps.at(static_cast<size_t>(id)); }
+
+std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAttrs& attrs) {
+  const size_t index = static_cast<size_t>(id);
+  const OpDef& def = kOps[index];
+  constexpr size_t kMaxRecorded = 16;
+  std::array<InputShape, kMaxRecorded> shapes;
+  size_t num_shapes = 0;
+  if (RecordShapesEnabled()) {
+    for (const Tensor& t : inputs) {
+      if (num_shapes == kMaxRecorded) break;
+      InputShape& s = shapes[num_shapes++];
+      if (t.defined()) {
+        s.dims = t.sizes().data();
+        s.ndim = static_cast<uint32_t>(t.dim());
+      } else {
+        s.is_tensor = false;
+      }
+    }
+    const size_t scalars = def.scalar_args + (attrs.has_scalar ? 1 : 0);
+    for (size_t i = 0; i < scalars && num_shapes < kMaxRecorded; ++i) {
+      shapes[num_shapes++].is_tensor = false;
+    }
+  }
+  RecordScope scope(NameIds()[index], std::span<const InputShape>(shapes.data(), num_shapes));
+  DepthGuard depth;
+  InterceptState& st = t_intercept;
+  if (def.interceptable && st.active > 0 && depth.entry() == st.top_depth) {
+    DispatchInterceptor* interceptor = st.stack[st.active - 1];
+    std::optional<std::vector<Tensor>> replaced;
+    {
+      SuspendGuard suspend;
+      replaced = interceptor->Intercept(OpRequest{def.name, inputs, attrs});
+    }
+    if (replaced) return std::move(*replaced);
+  }
+  return def.impl(inputs, attrs);
+}
+
+InterceptGuard::InterceptGuard(DispatchInterceptor* interceptor) {
+  if (interceptor == nullptr) throw TensorError("InterceptGuard: null interceptor");
+  t_intercept.stack.push_back(interceptor);
+  t_intercept.active = t_intercept.stack.size();
+}
+
+InterceptGuard::~InterceptGuard() {
+  t_intercept.stack.pop_back();
+  t_intercept.active = std::min(t_intercept.active, t_intercept.stack.size());
+}
+
+std::vector<Tensor> RunOp(std::string_view name, std::span<const Tensor> inputs,
+                          const OpAttrs& attrs) {
+  for (size_t i = 0; i < kNumOps; ++i) {
+    if (kOps[i].name == name) return Dispatch(static_cast<OpId>(i), inputs, attrs);
+  }
+  throw TensorError(fmt::format("RunOp: unknown op '{}' (SupportedOps() lists the known ones)",
+                                name));
+}
+
+std::vector<std::string_view> SupportedOps() {
+  std::vector<std::string_view> names;
+  for (const OpDef& d : kOps) names.emplace_back(d.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void LaunchKernel(OpKind kind, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                  const OpAttrs& attrs, uint32_t reduce_mask) {
+  const Device device = outputs.empty() ? inputs[0].device() : outputs[0].device();
+  if (device.type == DeviceType::kMeta) return;
+  constexpr size_t kMaxOperands = 8;
+  if (inputs.size() > kMaxOperands || outputs.size() > kMaxOperands) {
+    throw TensorError("LaunchKernel: too many operands");
+  }
+  std::array<TensorRef, kMaxOperands> in_refs;
+  std::array<TensorRef, kMaxOperands> out_refs;
+  for (size_t i = 0; i < inputs.size(); ++i) in_refs[i] = MakeTensorRef(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) out_refs[i] = MakeTensorRef(outputs[i]);
+  OpCall call;
+  call.kind = kind;
+  call.name = OpKindName(kind);
+  call.inputs = std::span<const TensorRef>(in_refs.data(), inputs.size());
+  call.outputs = std::span<const TensorRef>(out_refs.data(), outputs.size());
+  call.attrs = &attrs;
+  call.reduce_mask = reduce_mask;
+  call.correlation_id = CurrentOpCorrelation();
+  GetBackend(device.type).Execute(call);
+}
+
+Tensor AllocateTensor(std::span<const int64_t> shape, Device device, DType dtype) {
+  for (int64_t s : shape) {
+    if (s < 0) {
+      throw TensorError(fmt::format("Trying to create tensor with negative dimension {}: {}", s,
+                                    ShapeToString(shape)));
+    }
+  }
+  const int64_t numel = ShapeNumel(shape);
+  auto storage = std::make_shared<Storage>(device, static_cast<size_t>(numel) * ElementSize(dtype));
+  return Tensor(std::move(storage), Shape(shape.begin(), shape.end()), ContiguousStrides(shape), 0,
+                dtype);
+}
+
+Device CommonDevice(std::span<const Tensor> tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    if (first == nullptr) {
+      first = &t;
+    } else if (!(t.device() == first->device())) {
+      throw TensorError(fmt::format(
+          "Expected all tensors to be on the same device, but found at least two devices, {} and "
+          "{}!",
+          first->device().str(), t.device().str()));
+    }
+  }
+  if (first == nullptr) throw TensorError("expected at least one defined tensor");
+  return first->device();
+}
+
+void CheckFloat(const char* op, const Tensor& t) {
+  if (!t.defined()) throw TensorError(fmt::format("{}: expected a defined tensor", op));
+  if (t.dtype() != DType::kFloat32) {
+    throw TensorError(fmt::format("{}: expected scalar type Float but found {}", op,
+                                  t.dtype() == DType::kBFloat16 ? "BFloat16" : "unknown"));
+  }
+}
+
+Tensor AsStrided(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
+  return Tensor(t.storage(), std::move(sizes), std::move(strides), offset, t.dtype());
+}
+
+Tensor ExpandView(const Tensor& t, std::span<const int64_t> shape) {
+  if (std::equal(t.sizes().begin(), t.sizes().end(), shape.begin(), shape.end())) return t;
+  return AsStrided(t, Shape(shape.begin(), shape.end()),
+                   ExpandStrides(t.sizes(), t.strides(), shape), t.storage_offset());
+}
+
+namespace {
+
+const void* HostElementPointer(const Tensor& t) {
+  return static_cast<const char*>(t.storage()->data()) +
+         t.storage_offset() * static_cast<int64_t>(ElementSize(t.dtype()));
+}
+
+// `src` (same shape as dst) as a contiguous tensor of `dtype` on its own device.
+Tensor ContiguousAs(const Tensor& src, DType dtype) {
+  if (src.is_contiguous() && src.dtype() == dtype) return src;
+  Tensor out = AllocateTensor(src.sizes(), src.device(), dtype);
+  const Tensor in[] = {src};
+  const Tensor outs[] = {out};
+  LaunchKernel(OpKind::kCopy, in, outs, OpAttrs{});
+  return out;
+}
+
+}  // namespace
+
+void CopyInto(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  const Tensor s = ExpandView(src, dst.sizes());
+  const Device dd = dst.device();
+  const Device sd = src.device();
+  if (dd.type == DeviceType::kMeta || sd.type == DeviceType::kMeta) return;
+  const Tensor dst_arr[] = {dst};
+  if (dd == sd) {
+    const Tensor in[] = {s};
+    LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+    return;
+  }
+  const uint64_t correlation = CurrentOpCorrelation();
+  if (sd.type == DeviceType::kCPU) {
+    const Tensor host = ContiguousAs(s, dst.dtype());
+    const Tensor target = dst.is_contiguous() ? dst : AllocateTensor(dst.sizes(), dd, dst.dtype());
+    GetBackend(dd.type).CopyFromHost(MakeTensorRef(target), HostElementPointer(host), correlation);
+    if (!(target.storage() == dst.storage())) {
+      const Tensor in[] = {target};
+      LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+    }
+  } else if (dd.type == DeviceType::kCPU) {
+    const Tensor dev = ContiguousAs(s, dst.dtype());
+    const Tensor target =
+        dst.is_contiguous() ? dst : AllocateTensor(dst.sizes(), Device(), dst.dtype());
+    GetBackend(sd.type).CopyToHost(const_cast<void*>(HostElementPointer(target)),
+                                   MakeTensorRef(dev), correlation);
+    if (!(target.storage() == dst.storage())) {
+      const Tensor in[] = {target};
+      LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+    }
+  } else {  // device to device, through the host
+    const Tensor host = AllocateTensor(dst.sizes(), Device(), dst.dtype());
+    CopyInto(host, s);
+    CopyInto(dst, host);
+  }
+}
+
+}  // namespace opscope
