@@ -1,0 +1,62 @@
+// Invoking the system C++ compiler on generated code and loading the result (cpu backend).
+//
+// The compiler is $OPSCOPE_CXX when set, else the compiler opscope was built with
+// (OPSCOPE_SYSTEM_CXX, defined by CMake). Flags: -O3 -fPIC -shared -fopenmp-simd
+// -fno-math-errno, and on x86-64 -march=x86-64-v2 (SSE4.2): a target every x86-64 machine of
+// the last decade runs, so a cache directory shared between machines never holds an object
+// that crashes with an illegal instruction (-march=native would be faster on AVX-512 hosts but
+// unsafe to share). The flags and the compiler's version string are part of the cache key.
+//
+// Thread safety: all functions may be called from any thread.
+#ifndef OPSCOPE_SRC_COMPILE_CXX_TOOLCHAIN_H_
+#define OPSCOPE_SRC_COMPILE_CXX_TOOLCHAIN_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opscope::compiler {
+
+struct CxxToolchain {
+  std::string compiler;             // path or name looked up in PATH
+  std::vector<std::string> flags;   // without -o and the source
+  std::string version;              // first line of `compiler --version`; "unavailable" if none
+
+  // The toolchain compile() uses now (reads $OPSCOPE_CXX on every call; the version is
+  // memoized per compiler path).
+  static CxxToolchain Current();
+  // Text identifying compiler + flags, for the cache key.
+  std::string Identity() const;
+};
+
+// Compiles `source_path` into the shared object `so_path` (written atomically: a temporary file
+// renamed into place). Compiler diagnostics go to `log_path`. On failure returns false and sets
+// `*error` to a message naming the compiler, the generated file and the first diagnostic lines.
+bool CompileSharedObject(const CxxToolchain& toolchain, const std::string& source_path,
+                         const std::string& so_path, const std::string& log_path,
+                         std::string* error);
+
+// A dlopen()ed shared object; closed on destruction. Symbols must not be used after that.
+class SharedObject {
+ public:
+  // Returns nullptr and sets `*error` (dlerror text) when loading fails.
+  static std::unique_ptr<SharedObject> Open(const std::string& path, std::string* error);
+  SharedObject(const SharedObject&) = delete;
+  SharedObject& operator=(const SharedObject&) = delete;
+  ~SharedObject();
+
+  void* Symbol(const std::string& name) const;  // nullptr when absent
+  const std::string& path() const { return path_; }
+
+ private:
+  SharedObject(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  void* handle_;
+  std::string path_;
+};
+
+// Writes `text` to `path` atomically (temporary file + rename). False + `*error` on failure.
+bool WriteFileAtomically(const std::string& path, const std::string& text, std::string* error);
+
+}  // namespace opscope::compiler
+
+#endif  // OPSCOPE_SRC_COMPILE_CXX_TOOLCHAIN_H_

@@ -1,0 +1,38 @@
+// A Program: a captured graph after the passes, with its fusion plan, memory plan, generated
+// source and cache key — everything a backend needs to execute it.
+#ifndef OPSCOPE_SRC_COMPILE_PROGRAM_H_
+#define OPSCOPE_SRC_COMPILE_PROGRAM_H_
+
+#include <functional>
+#include <string>
+
+#include "compile/fusion.h"
+#include "compile/graph.h"
+#include "compile/kernel_cache.h"
+#include "compile/memory_plan.h"
+#include "compile/passes.h"
+
+namespace opscope::compiler {
+
+struct Program {
+  Graph graph;  // after the passes
+  PassStats pass_stats;
+  FusionPlan fusion;
+  MemoryPlan memory;
+  std::string source;  // generated C++ (cpu backend)
+  std::string key;     // cache key (hex)
+};
+
+// Runs the passes, plans fusion and memory, and (for backend "cpu") generates the source.
+// `toolchain_identity` goes into the key (empty for backends that compile nothing).
+Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity);
+
+// Executes the program's steps in order. `address(value)` gives the memory of each
+// materialized value (inputs, outputs, slots); `run_extern(node)` runs an extern op.
+void RunSteps(const Program& program, const CompiledModule& module,
+              const std::function<float*(int value)>& address,
+              const std::function<void(int node)>& run_extern);
+
+}  // namespace opscope::compiler
+
+#endif  // OPSCOPE_SRC_COMPILE_PROGRAM_H_
