@@ -32,6 +32,7 @@ struct KeyAverage {
   std::string key;           // op name
   std::string input_shapes;  // only when grouped by input shape
   bool is_user_annotation = false;
+  bool is_device = false;    // a device activity row (kernel, memcpy, ...): no CPU time
   int64_t count = 0;
   int64_t self_cpu_time_total_ns = 0;
   int64_t cpu_time_total_ns = 0;
@@ -63,12 +64,15 @@ class KeyAverages {
   bool grouped_by_input_shape() const { return options_.group_by_input_shape; }
   // Events dropped while recording (shown under the table).
   uint64_t dropped_events() const { return dropped_events_; }
+  // Device activity (kernel, memcpy, memset) linked to no host op (shown under the table).
+  uint64_t unmatched_device_activity() const { return unmatched_device_activity_; }
 
  private:
   std::vector<KeyAverage> rows_;
   std::string device_name_;
   KeyAveragesOptions options_;
   uint64_t dropped_events_ = 0;
+  uint64_t unmatched_device_activity_ = 0;
 };
 
 }  // namespace opscope

@@ -1,0 +1,258 @@
+#include "profiler/chrome_trace.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "profiler/json_escape.h"
+
+namespace opscope::internal {
+namespace {
+
+// Relative ns as Kineto's microseconds with exactly three decimals.
+void AppendUs(std::string& out, int64_t ns) {
+  if (ns < 0) ns = 0;
+  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+}
+
+void AppendPid(std::string& out, const Process& p) {
+  if (!p.pid_text.empty()) {
+    AppendJsonString(out, p.pid_text);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", p.pid);
+  }
+}
+
+void AppendTid(std::string& out, const Track& t) {
+  if (!t.tid_text.empty()) {
+    AppendJsonString(out, t.tid_text);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", t.tid);
+  }
+}
+
+void AppendNumber(std::string& out, double v) {
+  if (!std::isfinite(v)) v = 0;
+  fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+class Writer {
+ public:
+  Writer(const Trace& trace, std::string& out) : trace_(trace), out_(out) {}
+
+  void PidTid(uint32_t track) {
+    const Track& t = trace_.tracks()[track];
+    out_ += "\"pid\": ";
+    AppendPid(out_, trace_.processes()[t.process]);
+    out_ += ", \"tid\": ";
+    AppendTid(out_, t);
+  }
+
+  void BeginEvent() {
+    if (!first_) out_ += ",";
+    first_ = false;
+    out_ += "\n  {";
+  }
+
+  void Metadata(std::string_view name, const Process& p, const Track* t, std::string_view key,
+                const std::string& value_json) {
+    BeginEvent();
+    out_ += "\"name\": \"";
+    out_ += name;
+    out_ += "\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ";
+    AppendPid(out_, p);
+    out_ += ", \"tid\": ";
+    if (t != nullptr) {
+      AppendTid(out_, *t);
+    } else {
+      out_ += "0";
+    }
+    out_ += ", \"args\": {\"";
+    out_ += key;
+    out_ += "\": ";
+    out_ += value_json;
+    out_ += "}}";
+  }
+
+  void Slice(const opscope::Slice& s) {
+    BeginEvent();
+    out_ += "\"ph\": \"X\", \"cat\": ";
+    AppendJsonString(out_, s.category != 0 ? trace_.Str(s.category) : KinetoCategory(s.kind));
+    out_ += ", \"name\": ";
+    AppendJsonString(out_, trace_.Str(s.name));
+    out_ += ", ";
+    PidTid(s.track);
+    out_ += ", \"ts\": ";
+    AppendUs(out_, s.ts_ns);
+    out_ += ", \"dur\": ";
+    AppendUs(out_, s.dur_ns);
+    if (s.args != kNone) {
+      out_ += ", \"args\": ";
+      out_ += trace_.ArgsJson(s.args);
+    }
+    out_ += "}";
+  }
+
+  void Instant(const opscope::Instant& i) {
+    BeginEvent();
+    out_ += "\"ph\": \"i\", \"s\": \"";
+    out_ += (i.scope == 'g' || i.scope == 'p') ? i.scope : 't';
+    out_ += "\", \"cat\": ";
+    AppendJsonString(out_, i.category != 0 ? trace_.Str(i.category) : "cpu_instant_event");
+    out_ += ", \"name\": ";
+    AppendJsonString(out_, trace_.Str(i.name));
+    out_ += ", ";
+    PidTid(i.track);
+    out_ += ", \"ts\": ";
+    AppendUs(out_, i.ts_ns);
+    if (i.args != kNone) {
+      out_ += ", \"args\": ";
+      out_ += trace_.ArgsJson(i.args);
+    }
+    out_ += "}";
+  }
+
+  void Counter(const CounterSample& c) {
+    const Track& t = trace_.tracks()[c.track];
+    BeginEvent();
+    out_ += "\"ph\": \"C\", \"name\": ";
+    AppendJsonString(out_, trace_.Str(t.name));
+    out_ += ", \"pid\": ";
+    AppendPid(out_, trace_.processes()[t.process]);
+    out_ += ", \"ts\": ";
+    AppendUs(out_, c.ts_ns);
+    out_ += ", \"args\": {";
+    AppendJsonString(out_, trace_.Str(t.name));
+    out_ += ": ";
+    AppendNumber(out_, c.value);
+    out_ += "}}";
+  }
+
+  void FlowEnd(const Flow& f, bool start) {
+    const opscope::Slice& s = trace_.slices()[start ? f.from : f.to];
+    BeginEvent();
+    out_ += start ? "\"ph\": \"s\"" : "\"ph\": \"f\"";
+    fmt::format_to(std::back_inserter(out_), ", \"id\": {}, ", f.id);
+    PidTid(s.track);
+    out_ += ", \"ts\": ";
+    AppendUs(out_, s.ts_ns);
+    out_ += ", \"cat\": ";
+    AppendJsonString(out_, f.category != 0 ? trace_.Str(f.category) : "ac2g");
+    out_ += ", \"name\": ";
+    AppendJsonString(out_, f.name != 0 ? trace_.Str(f.name) : "ac2g");
+    if (!start) out_ += ", \"bp\": \"e\"";
+    out_ += "}";
+  }
+
+ private:
+  const Trace& trace_;
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
+  const TraceMetadata& meta = trace.metadata();
+  std::string out;
+  out.reserve(256 + trace.slices().size() * 200);
+  fmt::format_to(std::back_inserter(out), "{{\n  \"schemaVersion\": {},\n", meta.schema_version);
+  bool have_device_properties = false;
+  for (const auto& [key, value] : meta.extra) have_device_properties |= key == "deviceProperties";
+  if (!have_device_properties) out += "  \"deviceProperties\": [],\n";
+  for (const auto& [key, value] : meta.extra) {
+    out += "  ";
+    AppendJsonString(out, key);
+    out += ": ";
+    out += value;
+    out += ",\n";
+  }
+  if (!meta.dropped.empty()) {
+    out += "  \"droppedEvents\": {";
+    for (size_t i = 0; i < meta.dropped.size(); ++i) {
+      if (i > 0) out += ", ";
+      AppendJsonString(out, meta.dropped[i].first);
+      fmt::format_to(std::back_inserter(out), ": {}", meta.dropped[i].second);
+    }
+    out += "},\n";
+  }
+  if (!meta.device_type.empty()) {
+    out += "  \"deviceType\": ";
+    AppendJsonString(out, meta.device_type);
+    out += ",\n";
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
+                 meta.base_time_ns);
+
+  Writer w(trace, out);
+  for (const Process& p : trace.processes()) {
+    w.Metadata("process_name", p, nullptr, "name", JsonString(trace.Str(p.name)));
+    if (p.labels != 0) w.Metadata("process_labels", p, nullptr, "labels", JsonString(trace.Str(p.labels)));
+    w.Metadata("process_sort_index", p, nullptr, "sort_index", std::to_string(p.sort_index));
+  }
+  for (const Track& t : trace.tracks()) {
+    if (t.kind == TrackKind::kCounter) continue;
+    const Process& p = trace.processes()[t.process];
+    w.Metadata("thread_name", p, &t, "name", JsonString(trace.Str(t.name)));
+    w.Metadata("thread_sort_index", p, &t, "sort_index", std::to_string(t.sort_index));
+  }
+  for (const Slice& s : trace.slices()) w.Slice(s);
+  for (const Instant& i : trace.instants()) w.Instant(i);
+  for (const CounterSample& c : trace.counters()) w.Counter(c);
+  for (const Flow& f : trace.flows()) {
+    if (f.from == kNone || f.to == kNone) continue;
+    w.FlowEnd(f, /*start=*/true);
+    w.FlowEnd(f, /*start=*/false);
+  }
+  out += "\n  ],\n  \"traceName\": ";
+  AppendJsonString(out, trace_name);
+  out += "\n}\n";
+  return out;
+}
+
+std::string WriteChromeTrace(const Trace& trace, const std::string& path) {
+  const std::string json = ChromeTraceJson(trace, path);
+  const bool gzip = path.size() > 3 && path.ends_with(".gz");
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  auto fail = [&](const std::string& why) {
+    std::remove(tmp.c_str());
+    return "cannot write chrome trace to '" + path + "': " + why;
+  };
+  if (gzip) {
+    errno = 0;
+    gzFile f = gzopen(tmp.c_str(), "wb6");
+    if (f == nullptr) return fail(errno != 0 ? std::strerror(errno) : "cannot open for writing");
+    size_t done = 0;
+    while (done < json.size()) {
+      unsigned chunk = static_cast<unsigned>(std::min<size_t>(json.size() - done, 1u << 24));
+      if (gzwrite(f, json.data() + done, chunk) != static_cast<int>(chunk)) {
+        int err = 0;
+        std::string why = gzerror(f, &err);
+        gzclose(f);
+        return fail(why);
+      }
+      done += chunk;
+    }
+    if (gzclose(f) != Z_OK) return fail("error closing the compressed file");
+  } else {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) return fail(std::strerror(errno));
+    size_t written = std::fwrite(json.data(), 1, json.size(), f);
+    int write_errno = errno;
+    if (written != json.size()) {
+      std::fclose(f);
+      return fail(std::strerror(write_errno));
+    }
+    if (std::fclose(f) != 0) return fail(std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail(std::strerror(errno));
+  return "";
+}
+
+}  // namespace opscope::internal

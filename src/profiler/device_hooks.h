@@ -1,0 +1,21 @@
+// The profiler's side of the device hooks declared in opscope/profiler.h.
+#ifndef OPSCOPE_SRC_PROFILER_DEVICE_HOOKS_H_
+#define OPSCOPE_SRC_PROFILER_DEVICE_HOOKS_H_
+
+#include <string>
+
+#include "opscope/profiler.h"
+
+namespace opscope::internal {
+
+// Publishes the running session's device config (nullptr when it stops). `config` must stay
+// valid until replaced.
+void SetActiveDeviceConfig(const DeviceConfig* config);
+// Runs every flush hook; returns the failures joined ("" when all succeeded).
+std::string RunDeviceFlushHooks();
+// Sum over the in-flight queries.
+uint64_t QueryDevicesInFlight();
+
+}  // namespace opscope::internal
+
+#endif  // OPSCOPE_SRC_PROFILER_DEVICE_HOOKS_H_

@@ -1,0 +1,255 @@
+// KeyAverages::Table and ToJson: profiler_util._build_table, character for character.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+#include <optional>
+
+#include "opscope/key_averages.h"
+#include "profiler/json_escape.h"
+
+namespace opscope {
+namespace {
+
+using internal::Utf8Length;
+using internal::Utf8Prefix;
+
+std::string Printf(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+// _format_time: microseconds as s / ms / us with three decimals.
+std::string FormatTime(double time_us) {
+  if (time_us >= 1000.0 * 1000.0) return Printf("%.3fs", time_us / (1000.0 * 1000.0));
+  if (time_us >= 1000.0) return Printf("%.3fms", time_us / 1000.0);
+  return Printf("%.3fus", time_us);
+}
+
+// _format_time_share.
+std::string FormatShare(double time_us, double total_us) {
+  if (total_us == 0) return "NaN";
+  return Printf("%.2f%%", time_us * 100.0 / total_us);
+}
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double Avg(int64_t total_ns, int64_t count) {
+  return count == 0 ? 0.0 : Us(total_ns) / static_cast<double>(count);
+}
+
+// A sortable attribute of FunctionEventAvg: numbers, or the key text.
+struct SortKey {
+  std::function<double(const KeyAverage&)> number;
+  bool by_text = false;
+};
+
+std::optional<SortKey> LookupSortKey(std::string attr) {
+  for (std::string_view dev : {"cuda", "xpu", "privateuse1"}) {
+    for (size_t pos; (pos = attr.find(dev)) != std::string::npos;) attr.replace(pos, dev.size(), "device");
+  }
+  const auto zero = [](const KeyAverage&) { return 0.0; };
+  if (attr == "self_cpu_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.self_cpu_time_total_ns); }};
+  if (attr == "cpu_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.cpu_time_total_ns); }};
+  if (attr == "self_device_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.self_device_time_total_ns); }};
+  if (attr == "device_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.device_time_total_ns); }};
+  if (attr == "cpu_time") return SortKey{[](const KeyAverage& r) { return Avg(r.cpu_time_total_ns, r.count); }};
+  if (attr == "device_time") return SortKey{[](const KeyAverage& r) { return Avg(r.device_time_total_ns, r.count); }};
+  if (attr == "count") return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.count); }};
+  // Memory and FLOPs are not profiled: every row has 0 (and node_id -1), so order is unchanged.
+  if (attr == "cpu_memory_usage" || attr == "self_cpu_memory_usage" ||
+      attr == "device_memory_usage" || attr == "self_device_memory_usage" || attr == "flops" ||
+      attr == "node_id") {
+    return SortKey{zero};
+  }
+  if (attr == "key") return SortKey{nullptr, true};
+  return std::nullopt;
+}
+
+constexpr const char* kAcceptedSortKeys =
+    "self_cpu_time_total, cpu_time_total, cpu_time, self_device_time_total, device_time_total, "
+    "device_time (each device key also spelled with cuda, xpu or privateuse1, e.g. "
+    "self_privateuse1_time_total, self_cuda_time_total), count, key, cpu_memory_usage, "
+    "self_cpu_memory_usage, device_memory_usage, self_device_memory_usage, flops, node_id";
+
+// The rows in table order: sorted descending (Python's stable sort with reverse=True keeps the
+// original order among equal keys), then limited.
+std::vector<const KeyAverage*> SortedRows(const std::vector<KeyAverage>& rows,
+                                          std::string_view sort_by) {
+  std::vector<const KeyAverage*> out;
+  for (const KeyAverage& r : rows) out.push_back(&r);
+  if (sort_by.empty()) return out;
+  std::optional<SortKey> key = LookupSortKey(std::string(sort_by));
+  if (!key) {
+    throw BadSortKey("unknown sort key '" + std::string(sort_by) +
+                     "'; accepted keys: " + kAcceptedSortKeys);
+  }
+  if (key->by_text) {
+    std::stable_sort(out.begin(), out.end(),
+                     [](const KeyAverage* a, const KeyAverage* b) { return a->key > b->key; });
+  } else {
+    std::stable_sort(out.begin(), out.end(), [&](const KeyAverage* a, const KeyAverage* b) {
+      return key->number(*a) > key->number(*b);
+    });
+  }
+  return out;
+}
+
+// One row of `values` right-aligned in `widths`, each followed by two spaces (Python's
+// "{: >W}" pads but never truncates).
+std::string FormatRow(const std::vector<std::string>& values, const std::vector<size_t>& widths) {
+  std::string line;
+  for (size_t i = 0; i < values.size(); ++i) {
+    size_t len = Utf8Length(values[i]);
+    if (len < widths[i]) line.append(widths[i] - len, ' ');
+    line += values[i];
+    line += "  ";
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
+  if (rows_.empty()) return "";
+  std::vector<const KeyAverage*> rows = SortedRows(rows_, sort_by);
+  const bool has_device = has_device_time();
+  const std::string device = device_name_.empty() ? "CUDA" : device_name_;
+  bool has_shapes = false;
+  if (options_.group_by_input_shape) {
+    for (const KeyAverage& r : rows_) has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
+  }
+
+  constexpr size_t kMaxName = 55, kMaxShapes = 80, kColumn = 12;
+  size_t name_width = 0, shapes_width = 0;
+  for (const KeyAverage& r : rows_) {
+    name_width = std::max(name_width, Utf8Length(r.key) + 4);
+    shapes_width = std::max(shapes_width, Utf8Length(r.input_shapes.empty() ? "[]" : r.input_shapes) + 4);
+  }
+  name_width = std::min(name_width, kMaxName);
+  shapes_width = std::min(shapes_width, kMaxShapes);
+
+  std::vector<std::string> headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                      "CPU time avg"};
+  if (has_device) {
+    headers.push_back("Self " + device);
+    headers.push_back("Self " + device + " %");
+    headers.push_back(device + " total");
+    headers.push_back(device + " time avg");
+  }
+  headers.push_back("# of Calls");
+  std::vector<size_t> widths(headers.size(), kColumn);
+  widths[0] = name_width;
+  if (has_shapes) {
+    headers.push_back("Input Shapes");
+    widths.push_back(shapes_width);
+  }
+  std::string rule;
+  for (size_t w : widths) rule += std::string(w, '-') + "  ";
+
+  int64_t sum_self_cpu_ns = 0, sum_self_device_ns = 0;
+  for (const KeyAverage& r : rows_) {
+    sum_self_cpu_ns += r.self_cpu_time_total_ns;
+    if (r.is_device && !r.is_user_annotation) sum_self_device_ns += r.self_device_time_total_ns;
+  }
+  const double sum_self_cpu = Us(sum_self_cpu_ns), sum_self_device = Us(sum_self_device_ns);
+
+  std::string out;
+  auto append = [&out](const std::string& s) {
+    out += s;
+    out += '\n';
+  };
+  append(rule);
+  append(FormatRow(headers, widths));
+  append(rule);
+  int shown = 0;
+  for (const KeyAverage* r : rows) {
+    if (shown == row_limit) break;
+    ++shown;
+    std::string name = r->key;
+    if (Utf8Length(name) >= kMaxName - 3) name = std::string(Utf8Prefix(name, kMaxName - 3)) + "...";
+    std::vector<std::string> values = {
+        name,
+        FormatShare(Us(r->self_cpu_time_total_ns), sum_self_cpu),
+        FormatTime(Us(r->self_cpu_time_total_ns)),
+        FormatShare(Us(r->cpu_time_total_ns), sum_self_cpu),
+        FormatTime(Us(r->cpu_time_total_ns)),
+        FormatTime(Avg(r->cpu_time_total_ns, r->count)),
+    };
+    if (has_device) {
+      values.push_back(FormatTime(Us(r->self_device_time_total_ns)));
+      values.push_back(FormatShare(Us(r->self_device_time_total_ns), sum_self_device));
+      values.push_back(FormatTime(Us(r->device_time_total_ns)));
+      values.push_back(FormatTime(Avg(r->device_time_total_ns, r->count)));
+    }
+    values.push_back(std::to_string(r->count));
+    if (has_shapes) {
+      values.push_back(std::string(
+          Utf8Prefix(r->input_shapes.empty() ? "[]" : r->input_shapes, shapes_width)));
+    }
+    append(FormatRow(values, widths));
+  }
+  append(rule);
+  append("Self CPU time total: " + FormatTime(sum_self_cpu));
+  if (has_device) append("Self " + device + " time total: " + FormatTime(sum_self_device));
+  // opscope's additions, only when something was lost or left unlinked.
+  if (dropped_events_ > 0) {
+    append("Events dropped while recording: " + std::to_string(dropped_events_));
+  }
+  if (unmatched_device_activity_ > 0) {
+    append("Device activity not linked to any op: " + std::to_string(unmatched_device_activity_));
+  }
+  return out;
+}
+
+std::string KeyAverages::ToJson(std::string_view sort_by, int row_limit) const {
+  std::vector<const KeyAverage*> rows = SortedRows(rows_, sort_by);
+  int64_t sum_self_cpu_ns = 0, sum_self_device_ns = 0;
+  for (const KeyAverage& r : rows_) {
+    sum_self_cpu_ns += r.self_cpu_time_total_ns;
+    if (r.is_device && !r.is_user_annotation) sum_self_device_ns += r.self_device_time_total_ns;
+  }
+  auto num = [](double v) { return Printf("%.3f", v); };
+  auto pct = [](int64_t part, int64_t total) {
+    return total == 0 ? std::string("null") : Printf("%.4f", part * 100.0 / static_cast<double>(total));
+  };
+  std::string out = "{\"device\": ";
+  internal::AppendJsonString(out, device_name_);
+  out += ", \"group_by_input_shape\": ";
+  out += options_.group_by_input_shape ? "true" : "false";
+  out += ", \"self_cpu_time_total_us\": " + num(Us(sum_self_cpu_ns));
+  out += ", \"self_device_time_total_us\": " + num(Us(sum_self_device_ns));
+  out += ", \"dropped_events\": " + std::to_string(dropped_events_);
+  out += ", \"unmatched_device_activity\": " + std::to_string(unmatched_device_activity_);
+  out += ", \"rows\": [";
+  int shown = 0;
+  for (const KeyAverage* r : rows) {
+    if (shown == row_limit) break;
+    if (shown++ > 0) out += ", ";
+    out += "{\"name\": ";
+    internal::AppendJsonString(out, r->key);
+    if (options_.group_by_input_shape) {
+      out += ", \"input_shapes\": ";
+      internal::AppendJsonString(out, r->input_shapes);
+    }
+    out += ", \"is_user_annotation\": ";
+    out += r->is_user_annotation ? "true" : "false";
+    out += ", \"is_device\": ";
+    out += r->is_device ? "true" : "false";
+    out += ", \"count\": " + std::to_string(r->count);
+    out += ", \"self_cpu_time_total_us\": " + num(Us(r->self_cpu_time_total_ns));
+    out += ", \"self_cpu_percent\": " + pct(r->self_cpu_time_total_ns, sum_self_cpu_ns);
+    out += ", \"cpu_time_total_us\": " + num(Us(r->cpu_time_total_ns));
+    out += ", \"cpu_total_percent\": " + pct(r->cpu_time_total_ns, sum_self_cpu_ns);
+    out += ", \"cpu_time_avg_us\": " + num(Avg(r->cpu_time_total_ns, r->count));
+    out += ", \"self_device_time_total_us\": " + num(Us(r->self_device_time_total_ns));
+    out += ", \"self_device_percent\": " + pct(r->self_device_time_total_ns, sum_self_device_ns);
+    out += ", \"device_time_total_us\": " + num(Us(r->device_time_total_ns));
+    out += ", \"device_time_avg_us\": " + num(Avg(r->device_time_total_ns, r->count));
+    out += "}";
+  }
+  out += "]}";
+  return out;
+}
+
+}  // namespace opscope
