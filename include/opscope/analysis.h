@@ -104,12 +104,16 @@ struct DeviceTimeline {
   int64_t total_memcpy_ns = 0;     // union of memcpy
   int64_t exposed_memcpy_ns = 0;   // memcpy not overlapped by computation or communication
   uint64_t activities = 0;         // device activity slices counted
+  uint64_t unlinked_activities = 0;  // activity with no runtime call or op (left out by default)
   std::string ToJson() const;
 };
 
 // Over every device process of the trace together (as TraceLens does); `process` (an index into
-// trace.processes()) restricts it to one device.
-DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process = kNone);
+// trace.processes()) restricts it to one device. As TraceLens does by default, activity linked to
+// no runtime call or op (e.g. launched before profiling started) is left out unless
+// `include_unlinked`.
+DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process = kNone,
+                                     bool include_unlinked = false);
 
 // ---------------------------------------------------------------------------------------------
 // Per-op device time (TraceLens ops_summary)

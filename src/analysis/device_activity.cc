@@ -1,0 +1,80 @@
+// Interval arithmetic and the launcher rule (see device_activity.h).
+#include "analysis/device_activity.h"
+
+#include <algorithm>
+
+namespace opscope::analysis {
+
+void MergeIntervals(std::vector<Interval>* v) {
+  if (v->empty()) return;
+  std::sort(v->begin(), v->end(), [](const Interval& a, const Interval& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
+  size_t out = 0;
+  for (size_t i = 1; i < v->size(); ++i) {
+    Interval& last = (*v)[out];
+    const Interval& cur = (*v)[i];
+    if (cur.begin <= last.end) {
+      last.end = std::max(last.end, cur.end);
+    } else {
+      (*v)[++out] = cur;
+    }
+  }
+  v->resize(out + 1);
+}
+
+int64_t Length(const std::vector<Interval>& merged) {
+  int64_t total = 0;
+  for (const Interval& i : merged) total += i.end - i.begin;
+  return total;
+}
+
+std::vector<Interval> Subtract(const std::vector<Interval>& from,
+                               const std::vector<Interval>& remove) {
+  std::vector<Interval> out;
+  size_t r = 0;
+  for (const Interval& b : from) {
+    int64_t current = b.begin;
+    while (r < remove.size() && remove[r].end <= b.begin) ++r;
+    for (size_t k = r; k < remove.size() && remove[k].begin < b.end; ++k) {
+      if (remove[k].begin > current) out.push_back({current, std::min(b.end, remove[k].begin)});
+      current = std::max(current, remove[k].end);
+      if (current >= b.end) break;
+    }
+    if (current < b.end) out.push_back({current, b.end});
+  }
+  return out;
+}
+
+int64_t UnionLength(std::vector<Interval> intervals) {
+  MergeIntervals(&intervals);
+  return Length(intervals);
+}
+
+bool IsTimelineActivity(ActivityKind kind) {
+  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
+         kind == ActivityKind::kMemset;
+}
+
+bool IsCommunication(std::string_view name) {
+  return name.find("nccl") != std::string_view::npos ||
+         name.find("rccl") != std::string_view::npos;
+}
+
+uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
+  const DeviceLink& link = trace.Link(activity);
+  if (link.runtime == kNone) return link.op;
+  const auto& slices = trace.slices();
+  for (uint32_t p = slices[link.runtime].parent; p != kNone; p = slices[p].parent) {
+    const Slice& s = slices[p];
+    if (s.kind == ActivityKind::kPythonFunction) continue;
+    if (s.kind == ActivityKind::kCpuOp) {
+      if (trace.Str(s.name) == "execute") continue;
+      return p;
+    }
+    break;
+  }
+  return link.runtime;
+}
+
+}  // namespace opscope::analysis

@@ -1,0 +1,43 @@
+// Shared pieces of the analyses: interval arithmetic over device activity and the launcher rule.
+#ifndef OPSCOPE_ANALYSIS_DEVICE_ACTIVITY_H_
+#define OPSCOPE_ANALYSIS_DEVICE_ACTIVITY_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope::analysis {
+
+// [begin_ns, end_ns)
+struct Interval {
+  int64_t begin;
+  int64_t end;
+};
+
+// Sorts and merges overlapping or touching intervals in place.
+void MergeIntervals(std::vector<Interval>* intervals);
+// Total length of sorted, merged intervals.
+int64_t Length(const std::vector<Interval>& merged);
+// `from` minus `remove`; both sorted and merged. The result is sorted and merged.
+std::vector<Interval> Subtract(const std::vector<Interval>& from,
+                               const std::vector<Interval>& remove);
+// Length of the union of `intervals` (a copy is merged).
+int64_t UnionLength(std::vector<Interval> intervals);
+
+// Activity the device figures count: kernels, memcpy and memset (as TraceLens does; device
+// annotations and engine instructions would double count the executions they describe).
+bool IsTimelineActivity(ActivityKind kind);
+// Collective-communication kernels, by name ("ncclDevKernel_AllReduce...", RCCL's too).
+bool IsCommunication(std::string_view name);
+
+// The op a device activity is attributed to (TraceLens's "kernel launcher"): walk up from the
+// runtime call that launched it (linked by correlation), skipping python functions and the
+// pass-through "execute" op, to the first cpu_op; when none encloses the call, the runtime call
+// itself. Activity without a runtime call falls back to the op its External id names, else kNone.
+uint32_t LauncherOf(const Trace& trace, uint32_t activity);
+
+}  // namespace opscope::analysis
+
+#endif  // OPSCOPE_ANALYSIS_DEVICE_ACTIVITY_H_

@@ -1,0 +1,160 @@
+// `opscope report`: key_averages table, device timeline, top kernels and launch statistics.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "analysis/json_writer.h"
+#include "opscope/analysis.h"
+#if OPSCOPE_HAVE_KEY_AVERAGES
+#include "opscope/key_averages.h"
+#endif
+
+namespace opscope {
+namespace {
+
+std::string FormatNs(double ns) {
+  const double a = ns < 0 ? -ns : ns;
+  if (a >= 1e9) return fmt::format("{:.3f}s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f}ms", ns / 1e6);
+  return fmt::format("{:.3f}us", ns / 1e3);
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return fmt::format("{:.2f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string Cut(std::string_view s, size_t width) {
+  if (s.size() <= width) return std::string(s);
+  return std::string(s.substr(0, width - 3)) + "...";
+}
+
+std::string DefaultSort(const Trace& trace, const ReportOptions& options) {
+  if (!options.sort_by.empty()) return options.sort_by;
+  return trace.HasDeviceActivity() ? "device_time_total" : "cpu_time_total";
+}
+
+void AppendTimeline(const Trace& trace, std::string* out) {
+  const DeviceTimeline tl = ComputeDeviceTimeline(trace);
+  const std::string device = trace.metadata().device_type.empty() ? "device"
+                                                                    : trace.metadata().device_type;
+  *out += fmt::format("{} timeline ({} activities)\n", device, tl.activities);
+  if (tl.activities == 0) {
+    *out += "  no device activity in this trace\n";
+    return;
+  }
+  const std::pair<const char*, int64_t> rows[] = {
+      {"total", tl.total_ns},
+      {"busy", tl.busy_ns},
+      {"idle", tl.idle_ns},
+      {"computation", tl.computation_ns},
+      {"exposed communication", tl.exposed_comm_ns},
+      {"exposed memcpy", tl.exposed_memcpy_ns},
+      {"communication (all)", tl.total_comm_ns},
+      {"memcpy (all)", tl.total_memcpy_ns},
+  };
+  for (const auto& [label, ns] : rows) {
+    *out += fmt::format("  {:<22} {:>12}  {:>8}\n", label, FormatNs(static_cast<double>(ns)),
+                        Percent(ns, tl.total_ns));
+  }
+}
+
+void AppendKernels(const Trace& trace, int limit, std::string* out) {
+  const KernelSummary ks = ComputeKernelSummary(trace);
+  *out += fmt::format("Top kernels by total time ({} groups, {} total)\n", ks.rows.size(),
+                      FormatNs(static_cast<double>(ks.total_ns)));
+  if (ks.rows.empty()) return;
+  *out += fmt::format("  {:>12}  {:>7}  {:>12}  {:>12}  {:>12}  {:>6}  {:<30}  {}\n", "Total",
+                      "Count", "Mean", "Min", "Max", "Stream", "Parent op", "Kernel");
+  int shown = 0;
+  for (const KernelStats& k : ks.rows) {
+    if (limit >= 0 && shown++ >= limit) break;
+    *out += fmt::format("  {:>12}  {:>7}  {:>12}  {:>12}  {:>12}  {:>6}  {:<30}  {}\n",
+                        FormatNs(static_cast<double>(k.sum_ns)), k.count, FormatNs(k.mean_ns()),
+                        FormatNs(static_cast<double>(k.min_ns)),
+                        FormatNs(static_cast<double>(k.max_ns)), k.stream,
+                        Cut(k.parent_op.empty() ? "(no launcher)" : k.parent_op, 30),
+                        Cut(k.kernel, 80));
+  }
+}
+
+void AppendLaunches(const Trace& trace, int limit, std::string* out) {
+  const LaunchStatistics ls = ComputeLaunchStatistics(trace);
+  *out += fmt::format("Launch statistics ({} runtime calls, {} device activities without one)\n",
+                      ls.duration.count, ls.unlinked_activities);
+  if (ls.by_name.empty()) return;
+  *out += fmt::format("  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n",
+                      "Runtime call", "Calls", "Dur mean", "Dur p50", "Dur p99", "Delay mean",
+                      "Delay p50", "Delay p99");
+  auto row = [&](const std::string& name, const DurationStats& d, const DurationStats& l) {
+    *out += fmt::format("  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n",
+                        Cut(name, 32), d.count, FormatNs(d.mean_ns()),
+                        FormatNs(static_cast<double>(d.p50_ns)),
+                        FormatNs(static_cast<double>(d.p99_ns)), FormatNs(l.mean_ns()),
+                        FormatNs(static_cast<double>(l.p50_ns)),
+                        FormatNs(static_cast<double>(l.p99_ns)));
+  };
+  int shown = 0;
+  for (const RuntimeCallStats& r : ls.by_name) {
+    if (limit >= 0 && shown++ >= limit) break;
+    row(r.name, r.duration, r.launch_delay);
+  }
+  row("(all)", ls.duration, ls.launch_delay);
+}
+
+}  // namespace
+
+std::string FormatReport(const Trace& trace, const ReportOptions& options) {
+  std::string out;
+  const TraceMetadata& md = trace.metadata();
+  out += fmt::format("Trace: {}  device: {}  slices: {}  processes: {}  tracks: {}\n",
+                     md.trace_name.empty() ? "(unnamed)" : md.trace_name,
+                     md.device_type.empty() ? "none" : md.device_type, trace.slices().size(),
+                     trace.processes().size(), trace.tracks().size());
+  if (md.skipped_events > 0) {
+    out += fmt::format("Warning: {} events were skipped while importing; first: {}\n",
+                       md.skipped_events, md.warnings.empty() ? "" : md.warnings.front());
+  }
+  out += "\n";
+#if OPSCOPE_HAVE_KEY_AVERAGES
+  out += KeyAverages::FromTrace(trace).Table(DefaultSort(trace, options), options.rows);
+  out += "\n";
+#else
+  (void)DefaultSort;
+  out += "(key_averages table unavailable in this build)\n\n";
+#endif
+  AppendTimeline(trace, &out);
+  out += "\n";
+  AppendKernels(trace, options.rows, &out);
+  out += "\n";
+  AppendLaunches(trace, options.rows, &out);
+  return out;
+}
+
+std::string ReportJson(const Trace& trace, const ReportOptions& options) {
+  analysis::JsonWriter w;
+  w.BeginObject();
+  w.Key("trace_name");
+  w.String(trace.metadata().trace_name);
+  w.Key("device_type");
+  w.String(trace.metadata().device_type);
+  w.Key("skipped_events");
+  w.Int(static_cast<int64_t>(trace.metadata().skipped_events));
+#if OPSCOPE_HAVE_KEY_AVERAGES
+  w.Key("key_averages");
+  w.Raw(KeyAverages::FromTrace(trace).ToJson(DefaultSort(trace, options), options.rows));
+#endif
+  w.Key("device_timeline");
+  w.Raw(ComputeDeviceTimeline(trace).ToJson());
+  w.Key("ops");
+  w.Raw(ComputeOpSummary(trace).ToJson());
+  w.Key("kernels");
+  w.Raw(ComputeKernelSummary(trace).ToJson());
+  w.Key("launches");
+  w.Raw(ComputeLaunchStatistics(trace).ToJson());
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace opscope

@@ -1,0 +1,170 @@
+// Trace diff: per-op calls, host time and direct device time of two traces, sorted by impact.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/json_writer.h"
+#include "opscope/analysis.h"
+
+namespace opscope {
+namespace {
+
+struct Side {
+  int64_t calls = 0;
+  int64_t cpu_ns = 0;
+  int64_t device_ns = 0;
+};
+
+std::map<std::string, Side> Collect(const Trace& trace) {
+  std::map<std::string, Side> out;
+  for (const Slice& s : trace.slices()) {
+    if (s.kind != ActivityKind::kCpuOp) continue;
+    Side& side = out[std::string(trace.Str(s.name))];
+    side.calls += 1;
+    side.cpu_ns += s.dur_ns;
+  }
+  for (const OpDeviceTime& row : ComputeOpSummary(trace).rows) {
+    out[row.name].device_ns = row.direct_device_ns;
+  }
+  return out;
+}
+
+// Relative change above which a figure counts as changed (timing noise stays below it).
+constexpr double kChangeThreshold = 0.05;
+constexpr int64_t kMinChangeNs = 1000;
+
+bool Differs(int64_t a, int64_t b) {
+  const int64_t delta = std::llabs(a - b);
+  if (delta < kMinChangeNs) return false;
+  return static_cast<double>(delta) > kChangeThreshold * static_cast<double>(std::max(a, b));
+}
+
+std::string FormatNs(int64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (std::llabs(ns) >= 1000000000) return fmt::format("{:.3f}s", v / 1e9);
+  if (std::llabs(ns) >= 1000000) return fmt::format("{:.3f}ms", v / 1e6);
+  return fmt::format("{:.3f}us", v / 1e3);
+}
+
+}  // namespace
+
+int64_t OpDiff::impact_ns() const {
+  if (device_ns_a != 0 || device_ns_b != 0) return std::llabs(device_ns_b - device_ns_a);
+  return std::llabs(cpu_ns_b - cpu_ns_a);
+}
+
+std::string_view ToString(OpDiff::Change change) {
+  switch (change) {
+    case OpDiff::Change::kAdded: return "added";
+    case OpDiff::Change::kRemoved: return "removed";
+    case OpDiff::Change::kChanged: return "changed";
+    case OpDiff::Change::kUnchanged: return "unchanged";
+  }
+  return "unchanged";
+}
+
+TraceDiff DiffTraces(const Trace& a, const Trace& b) {
+  TraceDiff diff;
+  diff.timeline_a = ComputeDeviceTimeline(a);
+  diff.timeline_b = ComputeDeviceTimeline(b);
+  std::map<std::string, Side> side_a = Collect(a), side_b = Collect(b);
+  std::map<std::string, std::pair<Side, Side>> merged;
+  for (auto& [name, s] : side_a) merged[name].first = s;
+  for (auto& [name, s] : side_b) merged[name].second = s;
+  for (auto& [name, pair] : merged) {
+    const Side& x = pair.first;
+    const Side& y = pair.second;
+    OpDiff d;
+    d.name = name;
+    d.calls_a = x.calls;
+    d.calls_b = y.calls;
+    d.cpu_ns_a = x.cpu_ns;
+    d.cpu_ns_b = y.cpu_ns;
+    d.device_ns_a = x.device_ns;
+    d.device_ns_b = y.device_ns;
+    if (x.calls == 0 && y.calls > 0) {
+      d.change = OpDiff::Change::kAdded;
+    } else if (y.calls == 0 && x.calls > 0) {
+      d.change = OpDiff::Change::kRemoved;
+    } else if (x.calls != y.calls || Differs(x.device_ns, y.device_ns) ||
+               Differs(x.cpu_ns, y.cpu_ns)) {
+      d.change = OpDiff::Change::kChanged;
+    } else {
+      continue;
+    }
+    diff.rows.push_back(std::move(d));
+  }
+  std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const OpDiff& l, const OpDiff& r) {
+    return l.impact_ns() > r.impact_ns();
+  });
+  return diff;
+}
+
+std::string TraceDiff::ToJson() const {
+  analysis::JsonWriter w;
+  w.BeginObject();
+  w.Key("timeline_a");
+  w.Raw(timeline_a.ToJson());
+  w.Key("timeline_b");
+  w.Raw(timeline_b.ToJson());
+  w.Key("rows");
+  w.BeginArray();
+  for (const OpDiff& d : rows) {
+    w.BeginObject();
+    w.Key("name");
+    w.String(d.name);
+    w.Key("change");
+    w.String(ToString(d.change));
+    w.Key("calls_a");
+    w.Int(d.calls_a);
+    w.Key("calls_b");
+    w.Int(d.calls_b);
+    w.Key("cpu_ns_a");
+    w.Int(d.cpu_ns_a);
+    w.Key("cpu_ns_b");
+    w.Int(d.cpu_ns_b);
+    w.Key("device_ns_a");
+    w.Int(d.device_ns_a);
+    w.Key("device_ns_b");
+    w.Int(d.device_ns_b);
+    w.Key("impact_ns");
+    w.Int(d.impact_ns());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
+}
+
+std::string TraceDiff::ToText(int row_limit) const {
+  std::string out;
+  out += fmt::format("Device busy: {} -> {}   total: {} -> {}\n", FormatNs(timeline_a.busy_ns),
+                     FormatNs(timeline_b.busy_ns), FormatNs(timeline_a.total_ns),
+                     FormatNs(timeline_b.total_ns));
+  if (rows.empty()) {
+    out += "No op differs (calls equal, host and device time within 5%).\n";
+    return out;
+  }
+  size_t name_width = 4;
+  for (const OpDiff& d : rows) name_width = std::max(name_width, std::min<size_t>(d.name.size(), 50));
+  out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>25}  {:>25}  {:>12}\n", "Name", name_width,
+                     "Change", "Calls", "Host time", "Device time", "Impact");
+  int shown = 0;
+  for (const OpDiff& d : rows) {
+    if (row_limit >= 0 && shown++ >= row_limit) break;
+    std::string name = d.name.size() > 50 ? d.name.substr(0, 47) + "..." : d.name;
+    out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>25}  {:>25}  {:>12}\n", name, name_width,
+                       ToString(d.change), fmt::format("{} -> {}", d.calls_a, d.calls_b),
+                       FormatNs(d.cpu_ns_a) + " -> " + FormatNs(d.cpu_ns_b),
+                       FormatNs(d.device_ns_a) + " -> " + FormatNs(d.device_ns_b),
+                       FormatNs(d.impact_ns()));
+  }
+  if (row_limit >= 0 && static_cast<int>(rows.size()) > row_limit) {
+    out += fmt::format("... {} more rows (--rows N, or --json for all)\n", rows.size() - row_limit);
+  }
+  return out;
+}
+
+}  // namespace opscope

@@ -1,0 +1,92 @@
+// Helpers for the analysis tests: locating the shared fixtures and reading CSV files.
+#ifndef OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
+#define OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace opscope::testing {
+
+// <source>/../shared/fixtures (OPSCOPE_SOURCE_DIR is set by ctest), else /work/shared/fixtures.
+// Empty when neither exists: callers must fail, not skip.
+inline std::filesystem::path FixturesDir() {
+  namespace fs = std::filesystem;
+  if (const char* src = std::getenv("OPSCOPE_SOURCE_DIR")) {
+    fs::path p = fs::path(src) / ".." / "shared" / "fixtures";
+    if (fs::is_directory(p)) return fs::canonical(p);
+  }
+  fs::path fallback = "/work/shared/fixtures";
+  if (fs::is_directory(fallback)) return fallback;
+  return {};
+}
+
+// Every *.json / *.json.gz under `dir`, sorted.
+inline std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  if (dir.empty() || !std::filesystem::is_directory(dir)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() &&
+        (name.ends_with(".json") || name.ends_with(".json.gz"))) {
+      out.push_back(e.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A CSV file as rows of column name -> text (RFC 4180 quoting).
+inline std::vector<std::map<std::string, std::string>> ReadCsv(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::vector<std::vector<std::string>> records(1);
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      records.back().push_back(std::move(field));
+      field.clear();
+      records.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (!field.empty() || !records.back().empty()) records.back().push_back(std::move(field));
+  std::vector<std::map<std::string, std::string>> rows;
+  if (records.empty()) return rows;
+  const auto& header = records.front();
+  for (size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() < header.size()) continue;  // blank trailing line
+    std::map<std::string, std::string> row;
+    for (size_t c = 0; c < header.size(); ++c) row[header[c]] = records[r][c];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace opscope::testing
+
+#endif  // OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
