@@ -12,22 +12,25 @@
 //   p.AddOp({"tensor_tensor", opscope::neuron::OpClass::kElementwise,
 //            opscope::neuron::Engine::kVector, {x, x}, y});
 //   p.compute = [&] { /* the real result, computed on the host */ };
-//   opscope::neuron::Device& dev = opscope::neuron::DefaultDevice();
+//   opscope::neuron::NeuronDevice& dev = opscope::neuron::DefaultDevice();
 //   dev.Execute(/*core=*/0, std::move(p), opscope::CurrentOpCorrelation());  // returns at once
 //   opscope::neuron::synchronize();  // waits until the device's modeled time has passed
 //
-// Thread safety: Device's methods may be called from any thread. Program is a plain value.
+// Thread safety: NeuronDevice's methods may be called from any thread. Program is a plain value.
 #ifndef OPSCOPE_NEURON_H_
 #define OPSCOPE_NEURON_H_
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "opscope/device.h"
 
 namespace opscope::neuron {
 
@@ -41,6 +44,7 @@ struct Params {
   double partitions = 128;     // SBUF partitions = rows per tile
   double free_tile_bytes = 8192;  // bytes per partition per tile along the free dimension
   double sbuf_bytes = 24.0 * 1024 * 1024;
+  double hbm_gib = 16;          // device memory per core (the allocator's capacity)
   // Engines: clock, FP32 throughput (whole engine, TFLOPS), fixed cycles per instruction.
   double tensor_ghz = 2.8, tensor_fp32_tflops = 23, tensor_overhead_cycles = 64;
   double vector_ghz = 1.12, vector_fp32_tflops = 2.3, vector_overhead_cycles = 100;
@@ -159,12 +163,12 @@ struct CaptureOptions {
   int64_t max_events_per_nc = 1000000;  // device ring buffer size per core
 };
 
-class Device {
+class NeuronDevice {
  public:
-  explicit Device(Params params);
-  ~Device();  // waits for queued work
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
+  explicit NeuronDevice(Params params);
+  ~NeuronDevice();  // waits for queued work
+  NeuronDevice(const NeuronDevice&) = delete;
+  NeuronDevice& operator=(const NeuronDevice&) = delete;
 
   const Params& params() const;
   int num_cores() const;
@@ -183,6 +187,10 @@ class Device {
   // reports ring-buffer overwrites. Returns the number of events overwritten since the last flush.
   uint64_t FlushActivity();
 
+  // Runs `fn` on the core's worker after all work enqueued before it (no modeled time): frees
+  // of memory that queued work may still read go through here.
+  void Defer(int core, std::function<void()> fn);
+
   // Overrides what is captured (tests, tools); by default the profiler's config decides.
   void SetCaptureOverride(const CaptureOptions* options);
   // Total executions and instructions modeled since construction.
@@ -196,15 +204,26 @@ class Device {
 
 // The process's device, created on first use from ParamsFromEnvironment(). ResetDefaultDevice
 // replaces it (waits for the old one's work); used by tests and by --device-config.
-Device& DefaultDevice();
+NeuronDevice& DefaultDevice();
 void ResetDefaultDevice(const Params& params);
 
 // torch.neuron.synchronize(): waits for all work on the default device.
 void synchronize();
 int InFlightExecutions();
 
-// Registers the Neuron backend with the tensor runtime's device registry (idempotent).
-void RegisterNeuronBackend();
+// ---- The tensor runtime's backend -------------------------------------------------------------
+// opscope::RegisterNeuronBackend() (device.h) registers the default device as the PrivateUse1
+// backend "neuron". Its ExecuteProgram takes a NeuronDeviceProgram:
+
+// A multi-op program for DeviceBackend::ExecuteProgram (compile() lowers a fused graph into one):
+// `program` describes the loop nests for the cost model (its `compute` is ignored) and `kernel`
+// computes the outputs. The backend copies both, so the object need not outlive the call.
+class NeuronDeviceProgram : public opscope::DeviceProgram {
+ public:
+  Program program;
+  std::function<void(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs)>
+      kernel;
+};
 
 }  // namespace opscope::neuron
 

@@ -63,7 +63,10 @@ Program EagerProgram(std::string_view op, const std::vector<Shape2D>& inputs, Sh
     p.AddOp({"tensor_reduce", OpClass::kRowReduce, Engine::kVector, {in[0]}, out});
     return p;
   }
-  if (op == "aten::softmax" && !inputs.empty()) {
+  if (op == "aten::_fused_rms_norm" && !inputs.empty()) {
+    return FusedRmsNormProgram(inputs[0].rows, inputs[0].cols, inputs.size() > 1);
+  }
+  if ((op == "aten::softmax" || op == "aten::_softmax") && !inputs.empty()) {
     // max, exp(x - max) with a running sum on ScalarE, then a divide.
     Shape2D x = inputs[0];
     int mx = p.AddBuffer({"max", x.rows, 1, 4, Memory::kSbuf});
@@ -76,7 +79,7 @@ Program EagerProgram(std::string_view op, const std::vector<Shape2D>& inputs, Sh
     p.AddOp({"tensor_tensor", OpClass::kElementwise, Engine::kVector, {ex, sum}, out});
     return p;
   }
-  if (op == "aten::layer_norm" && !inputs.empty()) {
+  if ((op == "aten::layer_norm" || op == "aten::native_layer_norm") && !inputs.empty()) {
     // bn_stats (mean and variance per row), then normalize and the affine transform.
     Shape2D x = inputs[0];
     int stats = p.AddBuffer({"stats", x.rows, 1, 8, Memory::kSbuf});

@@ -1,10 +1,11 @@
-// What the running profiling session wants from the device, read from the profiler's device
-// config (modes, capture_enabled_for_nc, max_events_per_nc), and how overwritten events reach it.
+// What the running profiling session wants from the device (the profiler's DeviceConfig: modes,
+// capture_enabled_for_nc, max_events_per_nc), and the hooks the session calls at stop.
 #ifndef OPSCOPE_SRC_DEVICE_NEURON_CAPTURE_H_
 #define OPSCOPE_SRC_DEVICE_NEURON_CAPTURE_H_
 
 #include <cstdint>
-#include <string_view>
+#include <functional>
+#include <utility>
 
 #include "opscope/neuron.h"
 
@@ -17,9 +18,11 @@ bool CurrentCaptureOptions(CaptureOptions* options);
 // Tells the session that `count` device events of `core` were overwritten in its ring buffer.
 void ReportDroppedDeviceEvents(int core, uint64_t count);
 
-// Parses Neuron's capture_enabled_for_nc syntax ("0,1,2-5"; empty = all) into a core mask.
-// Throws std::invalid_argument naming the bad part.
-uint64_t ParseCoreList(std::string_view text);
+// Registers the flush-on-stop hook and the in-flight query with the profiler; returns the ids
+// for UnregisterProfilerHooks.
+std::pair<int, int> RegisterProfilerHooks(std::function<void()> flush,
+                                          std::function<uint64_t()> in_flight);
+void UnregisterProfilerHooks(std::pair<int, int> ids);
 
 }  // namespace opscope::neuron
 

@@ -11,17 +11,17 @@ std::mutex& DefaultMutex() {
   static std::mutex* mu = new std::mutex();
   return *mu;
 }
-std::unique_ptr<Device>& DefaultSlot() {
-  static auto* slot = new std::unique_ptr<Device>();
+std::unique_ptr<NeuronDevice>& DefaultSlot() {
+  static auto* slot = new std::unique_ptr<NeuronDevice>();
   return *slot;
 }
 
 }  // namespace
 
-Device& DefaultDevice() {
+NeuronDevice& DefaultDevice() {
   std::lock_guard<std::mutex> lock(DefaultMutex());
   auto& slot = DefaultSlot();
-  if (!slot) slot = std::make_unique<Device>(ParamsFromEnvironment());
+  if (!slot) slot = std::make_unique<NeuronDevice>(ParamsFromEnvironment());
   return *slot;
 }
 
@@ -29,7 +29,7 @@ void ResetDefaultDevice(const Params& params) {
   std::lock_guard<std::mutex> lock(DefaultMutex());
   auto& slot = DefaultSlot();
   slot.reset();  // waits for the old device's work
-  slot = std::make_unique<Device>(params);
+  slot = std::make_unique<NeuronDevice>(params);
 }
 
 void synchronize() { DefaultDevice().Synchronize(); }

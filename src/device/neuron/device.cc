@@ -35,11 +35,12 @@ struct Job {
   int64_t submit_host_ns = 0;
   CaptureOptions capture;
   bool record = false;
+  std::function<void()> deferred;  // a Defer() task instead of an execution
 };
 
 }  // namespace
 
-struct Device::Impl {
+struct NeuronDevice::Impl {
   struct Core {
     int index = 0;
     std::mutex mu;
@@ -69,6 +70,7 @@ struct Device::Impl {
   std::atomic<int64_t> instructions{0};
   std::atomic<const CaptureOptions*> capture_override{nullptr};
   CaptureOptions override_storage;
+  std::pair<int, int> hooks_ids{-1, -1};
 };
 
 namespace {
@@ -81,7 +83,7 @@ int32_t Lane(const Instruction& ins) {
 
 }  // namespace
 
-void Device::Impl::Run(Core* core) {
+void NeuronDevice::Impl::Run(Core* core) {
   for (;;) {
     Job job;
     {
@@ -90,6 +92,10 @@ void Device::Impl::Run(Core* core) {
       if (core->queue.empty()) return;
       job = std::move(core->queue.front());
       core->queue.pop_front();
+    }
+    if (job.deferred) {
+      job.deferred();
+      continue;
     }
     if (job.program.compute) {
       try {
@@ -122,7 +128,7 @@ void Device::Impl::Run(Core* core) {
   }
 }
 
-void Device::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end, int64_t fixed_ns) {
+void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end, int64_t fixed_ns) {
   // Events of an execution that finishes after its session stopped are lost, as on the device.
   const bool record = job.record && DeviceActivityEnabled();
   std::lock_guard<std::mutex> lock(core->mu);
@@ -170,7 +176,7 @@ void Device::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end, int6
   done_cv.notify_all();
 }
 
-Device::Device(Params params) : impl_(std::make_unique<Impl>(std::move(params))) {
+NeuronDevice::NeuronDevice(Params params) : impl_(std::make_unique<Impl>(std::move(params))) {
   const int n = std::max(1, int(impl_->params.num_cores));
   DeviceDescription desc;
   desc.name = "neuron";
@@ -188,9 +194,16 @@ Device::Device(Params params) : impl_(std::make_unique<Impl>(std::move(params)))
   for (auto& core : impl_->cores) {
     core->worker = std::thread([this, c = core.get()] { impl_->Run(c); });
   }
+  impl_->hooks_ids = RegisterProfilerHooks(
+      [this] {
+        Synchronize();
+        FlushActivity();
+      },
+      [this] { return uint64_t(InFlight()); });
 }
 
-Device::~Device() {
+NeuronDevice::~NeuronDevice() {
+  UnregisterProfilerHooks(impl_->hooks_ids);
   Synchronize();
   impl_->stopping = true;
   for (auto& core : impl_->cores) {
@@ -200,10 +213,10 @@ Device::~Device() {
   }
 }
 
-const Params& Device::params() const { return impl_->params; }
-int Device::num_cores() const { return int(impl_->cores.size()); }
+const Params& NeuronDevice::params() const { return impl_->params; }
+int NeuronDevice::num_cores() const { return int(impl_->cores.size()); }
 
-void Device::Execute(int core_index, Program program, uint64_t external_id) {
+void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id) {
   if (core_index < 0 || core_index >= num_cores()) {
     throw std::out_of_range("neuron:" + std::to_string(core_index) + " does not exist: the " +
                             impl_->params.preset + " model has " + std::to_string(num_cores()) +
@@ -230,6 +243,7 @@ void Device::Execute(int core_index, Program program, uint64_t external_id) {
   }
   const uint64_t correlation = job.correlation;
   const bool record = job.record;
+  const bool job_runtime = job.capture.runtime;
   {
     std::lock_guard<std::mutex> done_lock(impl_->done_mu);
     ++core->pending;
@@ -239,7 +253,7 @@ void Device::Execute(int core_index, Program program, uint64_t external_id) {
     core->queue.push_back(std::move(job));
   }
   core->work_cv.notify_one();
-  if (record) {
+  if (record && job_runtime) {
     static const char* kRuntime = InternName("nrta_execute_schedule");
     DeviceActivity a;
     a.kind = ActivityKind::kRuntime;
@@ -255,24 +269,42 @@ void Device::Execute(int core_index, Program program, uint64_t external_id) {
   }
 }
 
-void Device::Synchronize() {
-  std::unique_lock<std::mutex> lock(impl_->done_mu);
-  impl_->done_cv.wait(lock, [&] {
-    for (auto& core : impl_->cores) {
-      if (core->pending > 0) return false;
-    }
-    return true;
-  });
+void NeuronDevice::Synchronize() {
+  {
+    std::unique_lock<std::mutex> lock(impl_->done_mu);
+    impl_->done_cv.wait(lock, [&] {
+      for (auto& core : impl_->cores) {
+        if (core->pending > 0) return false;
+      }
+      return true;
+    });
+  }
+  // As the Neuron runtime does, a synchronize reads the cores' finished events out.
+  FlushActivity();
 }
 
-int Device::InFlight() const {
+void NeuronDevice::Defer(int core_index, std::function<void()> fn) {
+  if (core_index < 0 || core_index >= num_cores()) {
+    throw std::out_of_range("neuron:" + std::to_string(core_index) + " does not exist");
+  }
+  Impl::Core* core = impl_->cores[core_index].get();
+  Job job;
+  job.deferred = std::move(fn);
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    core->queue.push_back(std::move(job));
+  }
+  core->work_cv.notify_one();
+}
+
+int NeuronDevice::InFlight() const {
   std::lock_guard<std::mutex> lock(impl_->done_mu);
   int n = 0;
   for (auto& core : impl_->cores) n += core->pending;
   return n;
 }
 
-uint64_t Device::FlushActivity() {
+uint64_t NeuronDevice::FlushActivity() {
   uint64_t dropped_total = 0;
   std::vector<DeviceActivity> events;
   for (auto& core : impl_->cores) {
@@ -292,7 +324,7 @@ uint64_t Device::FlushActivity() {
   return dropped_total;
 }
 
-void Device::SetCaptureOverride(const CaptureOptions* options) {
+void NeuronDevice::SetCaptureOverride(const CaptureOptions* options) {
   if (options != nullptr) {
     impl_->override_storage = *options;
     impl_->capture_override = &impl_->override_storage;
@@ -301,7 +333,7 @@ void Device::SetCaptureOverride(const CaptureOptions* options) {
   }
 }
 
-int64_t Device::executions() const { return impl_->executions.load(); }
-int64_t Device::instructions() const { return impl_->instructions.load(); }
+int64_t NeuronDevice::executions() const { return impl_->executions.load(); }
+int64_t NeuronDevice::instructions() const { return impl_->instructions.load(); }
 
 }  // namespace opscope::neuron

@@ -22,6 +22,7 @@ constexpr Field kFields[] = {
     {"partitions", &Params::partitions},
     {"free_tile_bytes", &Params::free_tile_bytes},
     {"sbuf_bytes", &Params::sbuf_bytes},
+    {"hbm_gib", &Params::hbm_gib},
     {"tensor_ghz", &Params::tensor_ghz},
     {"tensor_fp32_tflops", &Params::tensor_fp32_tflops},
     {"tensor_overhead_cycles", &Params::tensor_overhead_cycles},
@@ -72,6 +73,7 @@ Params Preset(std::string_view name) {
     p.preset = "trn2";
     p.num_cores = 8;
     p.sbuf_bytes = 28.0 * 1024 * 1024;
+    p.hbm_gib = 12;
     p.tensor_ghz = 2.4;
     p.tensor_fp32_tflops = 20;
     p.vector_ghz = 0.96;
