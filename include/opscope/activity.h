@@ -93,8 +93,11 @@ void RegisterDevice(const DeviceDescription& description);
 
 // Fits device ticks to host nanoseconds from paired sync points: host = offset + (1 + drift) *
 // device, by least squares over the points. With one point the drift is 0; with none, identity.
+// offset_ns() is host - device at the first point's device time; drift is fitted only once the
+// points span at least kMinDriftSpanTicks (before that, read jitter would dominate it).
 class ClockSync {
  public:
+  static constexpr int64_t kMinDriftSpanTicks = 1'000'000;
   void AddPoint(int64_t host_ns, int64_t device_ticks);
   // Refits from all points added so far.
   void Fit();

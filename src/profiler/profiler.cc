@@ -129,15 +129,18 @@ void Profiler::step() {
   step_num_ += 1;
   action_ = options_.schedule ? options_.schedule->At(step_num_) : Schedule::Action::kRecord;
   if (window_ != nullptr && window_->step_open) {
-    // Close ProfilerStep#N and open the next one if the window continues.
-    const uint64_t now = internal::RawTicks();
+    // Close ProfilerStep#N; the next one opens below if a window records step N+1.
     internal::RecordRange(InternName("ProfilerStep#" + std::to_string(window_->step)),
-                          ActivityKind::kUserAnnotation, window_->step_start_ticks, now,
-                          NewCorrelationId());
-    window_->step = step_num_;
-    window_->step_start_ticks = internal::RawTicks();
+                          ActivityKind::kUserAnnotation, window_->step_start_ticks,
+                          internal::RawTicks(), NewCorrelationId());
+    window_->step_open = false;
   }
   Transition(previous, action_);
+  if (window_ != nullptr && !window_->step_open && options_.schedule) {
+    window_->step = step_num_;
+    window_->step_open = true;
+    window_->step_start_ticks = internal::RawTicks();
+  }
   if (!pending_error_.empty()) {
     last_error_ = std::move(pending_error_);
     pending_error_.clear();

@@ -1,4 +1,5 @@
 // ClockSync: least-squares fit of host ns against device ticks.
+#include <algorithm>
 #include <cmath>
 
 #include "opscope/activity.h"
@@ -33,6 +34,14 @@ void ClockSync::Fit() {
     sxy += dx * dy;
   }
   drift_ = sxx > 0 ? sxy / sxx : 0.0;
+  // Over a short span, read jitter dominates any real drift (100 ns over 10 us would be 1%):
+  // fit the offset only until the points span kMinDriftSpanTicks.
+  int64_t lo = points_.front().first, hi = lo;
+  for (const auto& p : points_) {
+    lo = std::min(lo, p.first);
+    hi = std::max(hi, p.first);
+  }
+  if (hi - lo < kMinDriftSpanTicks) drift_ = 0.0;
   // offset_ns_ is expressed at device_origin_: host = device + offset + drift * (device - origin).
   offset_ns_ = mean_y - drift_ * mean_x;
 }
