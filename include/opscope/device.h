@@ -123,6 +123,8 @@ class DeviceBackend {
   virtual void* Allocate(int device, size_t nbytes) = 0;
   virtual void Free(int device, void* ptr, size_t nbytes) = 0;
   virtual MemoryStats memory_stats(int /*device*/) const { return {}; }
+  // Optional: changes the capacity Allocate enforces (tests use it to provoke out-of-memory).
+  virtual void set_memory_capacity(int /*device*/, size_t /*bytes*/) {}
 
   // Host <-> device copies of whole contiguous tensors (the dispatcher makes both sides
   // contiguous and of equal dtype and numel). CopyFromHost may return before the modelled
