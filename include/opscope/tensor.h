@@ -141,7 +141,7 @@ class Tensor {
   Tensor view(std::vector<int64_t> shape) const;     // one -1 allowed; must be viewable
   Tensor reshape(std::vector<int64_t> shape) const;  // view when possible, else a copy
   Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor t() const { return transpose(0, 1); }
+  Tensor t() const;  // aten::t: transpose of a <= 2-D tensor
   Tensor permute(std::vector<int64_t> dims) const;
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;

@@ -69,6 +69,7 @@ constexpr std::array<OpDef, kNumOps> kOps = {{
     {"aten::clone", impl::Clone, 1, true},
     {"aten::item", impl::Item, 0, false},
     {"aten::_local_scalar_dense", impl::LocalScalarDense, 0, false},
+    {"aten::t", impl::T, 0, true},
 }};
 
 const std::array<uint32_t, kNumOps>& NameIds() {

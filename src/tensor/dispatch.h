@@ -22,7 +22,7 @@ enum class OpId : uint16_t {
   kLayerNorm, kNativeLayerNorm, kRmsNorm, kFusedRmsNorm,
   kTo, kToCopy, kCopy, kEmpty, kEmptyStrided, kEmptyLike, kZeros, kOnes, kFull, kFill, kZero,
   kArange, kRandn, kNormal, kView, kReshape, kUnsafeView, kTranspose, kPermute, kSlice, kNarrow,
-  kExpand, kUnsqueeze, kContiguous, kClone, kItem, kLocalScalarDense,
+  kExpand, kUnsqueeze, kContiguous, kClone, kItem, kLocalScalarDense, kT,
   kNumOps,
 };
 

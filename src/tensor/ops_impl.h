@@ -68,6 +68,7 @@ Out Expand(In in, const OpAttrs& a);
 Out Unsqueeze(In in, const OpAttrs& a);
 Out Contiguous(In in, const OpAttrs& a);
 Out Clone(In in, const OpAttrs& a);
+Out T(In in, const OpAttrs& a);
 
 }  // namespace opscope::impl
 

@@ -151,7 +151,19 @@ Out Clone(In in, const OpAttrs&) {
   return {out};
 }
 
+Out T(In in, const OpAttrs&) {
+  const Tensor& x = Single("aten::t", in);
+  if (x.dim() > 2) {
+    throw TensorError(
+        fmt::format("t() expects a tensor with <= 2 dimensions, but self is {}D", x.dim()));
+  }
+  if (x.dim() < 2) return {x};
+  return {x.transpose(0, 1)};
+}
+
 }  // namespace impl
+
+Tensor Tensor::t() const { return Dispatch1(OpId::kT, {*this}, OpAttrs{}); }
 
 Tensor Tensor::view(std::vector<int64_t> shape) const {
   OpAttrs a;
