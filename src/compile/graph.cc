@@ -228,6 +228,7 @@ std::string Graph::ToString() const {
       s += ", dims=" + ShapeString(node.attrs.dims) + ", keepdim=" + (node.attrs.keepdim ? "1" : "0");
     }
     if (node.attrs.alpha != 1.0) s += ", alpha=" + DoubleText(node.attrs.alpha);
+    if (!node.attrs.text.empty()) s += ", " + node.attrs.text;
     s += ")\n";
   }
   s += "  return (";

@@ -64,6 +64,7 @@ struct Attributes {
   std::vector<int64_t> dims;  // reduction dims as given (may be negative)
   bool keepdim = false;
   double alpha = 1.0;         // aten::add / aten::sub alpha
+  std::string text;           // extern ops: their other attributes, printed (part of the key)
   bool operator==(const Attributes&) const = default;
 };
 
@@ -74,6 +75,7 @@ struct Node {
   TensorType type;       // of the value this node produces
   int input_index = -1;  // for "input": position among the graph inputs
   double constant = 0;   // for "constant": every element has this value
+  int extern_id = -1;    // for extern ops: index into the capture's extern call table
 
   bool is_input() const { return op == "input"; }
   bool is_constant() const { return op == "constant"; }

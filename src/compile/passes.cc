@@ -57,7 +57,8 @@ int EliminateDeadCode(Graph& graph) {
 int EliminateCommonSubexpressions(Graph& graph) {
   // Key: op, operands (value or scalar bits), attrs, constant value, type.
   using Key = std::tuple<std::string, std::vector<std::pair<int, double>>, std::vector<int64_t>,
-                         bool, double, double, std::vector<int64_t>, std::vector<int64_t>>;
+                         bool, double, double, std::vector<int64_t>, std::vector<int64_t>,
+                         std::string>;
   std::map<Key, int> seen;
   int merged = 0;
   auto& nodes = graph.mutable_nodes();
@@ -67,7 +68,7 @@ int EliminateCommonSubexpressions(Graph& graph) {
     std::vector<std::pair<int, double>> ops;
     for (const Operand& o : n.operands) ops.emplace_back(o.value, o.is_scalar() ? o.scalar : 0.0);
     Key key{n.op, ops, n.attrs.dims, n.attrs.keepdim, n.attrs.alpha, n.constant,
-            n.type.sizes, n.type.strides};
+            n.type.sizes, n.type.strides, n.attrs.text + "@" + n.type.device};
     auto [it, inserted] = seen.emplace(std::move(key), static_cast<int>(i));
     if (inserted) continue;
     // Outputs may alias: two identical outputs become one value returned twice.

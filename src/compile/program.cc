@@ -4,7 +4,7 @@
 
 namespace opscope::compiler {
 
-Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity) {
+Program PlanProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity) {
   Program p;
   graph.Validate();
   p.pass_stats = RunPasses(graph);
@@ -14,9 +14,16 @@ Program BuildProgram(Graph graph, const std::string& backend, const std::string&
   std::string printed = p.graph.ToString();
   p.key = HexHash(StableHash(printed + "\nbackend=" + backend + "\ntoolchain=" + toolchain_identity +
                              "\ncodegen=" + kCodegenVersion));
-  if (backend == "cpu") {
-    p.source = GenerateCpp(p.graph, p.fusion, "key " + p.key + "\n" + printed);
-  }
+  return p;
+}
+
+void GenerateSource(Program* p) {
+  p->source = GenerateCpp(p->graph, p->fusion, "key " + p->key + "\n" + p->graph.ToString());
+}
+
+Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity) {
+  Program p = PlanProgram(std::move(graph), backend, toolchain_identity);
+  GenerateSource(&p);
   return p;
 }
 

@@ -23,8 +23,12 @@ struct Program {
   std::string key;     // cache key (hex)
 };
 
-// Runs the passes, plans fusion and memory, and (for backend "cpu") generates the source.
-// `toolchain_identity` goes into the key (empty for backends that compile nothing).
+// Runs the passes, plans fusion and memory, and computes the key. `toolchain_identity` goes into
+// the key.
+Program PlanProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity);
+// Fills program->source with the C++ of its kernels.
+void GenerateSource(Program* program);
+// PlanProgram + GenerateSource.
 Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity);
 
 // Executes the program's steps in order. `address(value)` gives the memory of each

@@ -1,0 +1,28 @@
+// Lowering a fused Program to one device program for the simulated NeuronCore.
+//
+// Each fused kernel becomes the instructions a hand-fused NKI kernel would issue over the
+// device's 2-D view ([outer rows over partitions, reduced/innermost extent along the free dim]):
+//   - one VectorE row reduction per reduction (its element-level producers fused into it:
+//     tensor_tensor_reduce / tensor_reduce),
+//   - one ScalarE activation per run of row-level pointwise ops ([rows, 1]),
+//   - one VectorE elementwise pass per element-level output (tensor_tensor /
+//     scalar_tensor_tensor), reading the inputs and the row values.
+// Graph inputs and outputs live in HBM (moved by DMA); every other value stays in SBUF for the
+// program's duration. The whole graph is one Program, so one call is one nrta_execute_schedule
+// and one nc_exec_running. Extern ops cannot be lowered (LowerToNeuron throws GraphError).
+#ifndef OPSCOPE_SRC_COMPILE_NEURON_LOWERING_H_
+#define OPSCOPE_SRC_COMPILE_NEURON_LOWERING_H_
+
+#include <string>
+
+#include "compile/program.h"
+#include "opscope/neuron.h"
+
+namespace opscope::compiler {
+
+// The device program for `program` (its compute is left empty for the caller to set).
+neuron::Program LowerToNeuron(const Program& program, const std::string& name);
+
+}  // namespace opscope::compiler
+
+#endif  // OPSCOPE_SRC_COMPILE_NEURON_LOWERING_H_

@@ -1,0 +1,218 @@
+#include "compile/runtime.h"
+
+#include <set>
+
+#include "compile/neuron_lowering.h"
+#include "opscope/activity.h"
+#include "opscope/device.h"
+#include "opscope/neuron.h"
+#include "opscope/profiler.h"
+
+namespace opscope::compiler {
+namespace {
+
+// "cpp_fused_add_mean_mul_rsqrt_0", as TorchInductor names its C++ kernels.
+std::string KernelProfileName(const Graph& g, const FusedKernel& k, int index) {
+  std::set<std::string> ops;
+  for (int n : k.nodes) {
+    const std::string& op = g.node(n).op;
+    ops.insert(op.substr(op.find("::") == std::string::npos ? 0 : op.find("::") + 2));
+  }
+  std::string s = "cpp_fused";
+  for (const auto& o : ops) s += "_" + o;
+  return s + "_" + std::to_string(index);
+}
+
+// The tensors of one call: every materialized value by node.
+struct CallValues {
+  std::vector<Tensor> values;
+
+  float* Address(int v) const { return MakeTensorRef(values[v]).f32(); }
+};
+
+CallValues Materialize(const CompiledEntry& e, std::span<const Tensor> inputs) {
+  const Program& p = *e.program;
+  const auto& nodes = p.graph.nodes();
+  CallValues cv;
+  cv.values.resize(nodes.size());
+  std::vector<std::shared_ptr<Storage>> slots;
+  for (int64_t bytes : p.memory.slot_bytes)
+    slots.push_back(std::make_shared<Storage>(e.device, static_cast<size_t>(bytes)));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const auto& st = p.memory.values[i];
+    switch (st.storage) {
+      case MemoryPlan::kInput:
+        cv.values[i] = n.input_index < static_cast<int>(inputs.size())
+                           ? inputs[n.input_index]
+                           : e.lifted.at(n.input_index - inputs.size());
+        break;
+      case MemoryPlan::kOutput:
+        cv.values[i] = empty(n.type.sizes, e.device);
+        break;
+      case MemoryPlan::kSlot:
+        cv.values[i] = Tensor(slots[st.slot], n.type.sizes, ContiguousStrides(n.type.sizes), 0,
+                              DType::kFloat32);
+        break;
+      case MemoryPlan::kConstant:
+        cv.values[i] = full(n.type.sizes, n.constant, e.device);
+        break;
+      default:
+        break;
+    }
+  }
+  return cv;
+}
+
+void RunExtern(const CompiledEntry& e, CallValues& cv, int node) {
+  const Node& n = e.program->graph.node(node);
+  const ExternCall& call = e.externs.at(n.extern_id);
+  std::vector<Tensor> ins;
+  size_t next = 0;
+  for (bool d : call.defined) ins.push_back(d ? cv.values[n.operands.at(next++).value] : Tensor());
+  std::vector<Tensor> outs = RunOp(call.name, ins, call.attrs);
+  if (outs.size() != 1 || outs[0].sizes() != n.type.sizes || outs[0].strides() != n.type.strides) {
+    throw TensorError("compile(): " + call.name + " produced a different layout than when captured");
+  }
+  cv.values[node] = std::move(outs[0]);
+}
+
+void RunKernels(const CompiledEntry& e, const CallValues& cv, bool record) {
+  const Program& p = *e.program;
+  std::vector<const float*> in;
+  std::vector<float*> out;
+  for (size_t s = 0; s < p.fusion.steps.size(); ++s) {
+    const Step& step = p.fusion.steps[s];
+    const FusedKernel& k = p.fusion.kernels[step.index];
+    in.clear();
+    out.clear();
+    for (int v : k.inputs) in.push_back(cv.Address(v));
+    for (int v : k.outputs) out.push_back(cv.Address(v));
+    if (record) {
+      RecordScope scope(e.kernel_names[step.index]);
+      e.module->kernels[step.index](in.data(), out.data());
+    } else {
+      e.module->kernels[step.index](in.data(), out.data());
+    }
+  }
+}
+
+std::vector<Tensor> Outputs(const CompiledEntry& e, const CallValues& cv) {
+  std::vector<Tensor> outs;
+  for (int o : e.program->graph.outputs()) outs.push_back(cv.values[o]);
+  return outs;
+}
+
+}  // namespace
+
+void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const CompileOptions& options,
+                CompiledEntry* entry, CompiledGraphInfo* info) {
+  static const uint32_t kCapture = InternName("opscope::compile::capture");
+  static const uint32_t kPasses = InternName("opscope::compile::passes");
+  static const uint32_t kCodegen = InternName("opscope::compile::codegen");
+  static const uint32_t kCxx = InternName("opscope::compile::cxx");
+  entry->backend = options.backend;
+  entry->device = inputs.empty() ? Device() : inputs[0].device();
+  try {
+    CapturedGraph cap;
+    {
+      RecordScope scope(kCapture);
+      cap = CaptureGraph(fn, inputs);
+    }
+    info->captured_ops = cap.captured_ops;
+    for (const Tensor& t : inputs) {
+      if (t.device() != entry->device) {
+        throw GraphError("the inputs are on different devices (" + entry->device.str() + " and " +
+                         t.device().str() + ")");
+      }
+    }
+    DeviceType want = options.backend == "neuron" ? DeviceType::kPrivateUse1 : DeviceType::kCPU;
+    if (!inputs.empty() && entry->device.type != want) {
+      throw GraphError("backend \"" + options.backend + "\" runs " +
+                       std::string(DeviceTypeName(want)) + " tensors but the inputs are on " +
+                       entry->device.str());
+    }
+    entry->externs = std::move(cap.externs);
+    entry->lifted = std::move(cap.lifted);
+    CxxToolchain tc = CxxToolchain::Current();
+    auto program = std::make_shared<Program>();
+    {
+      RecordScope scope(kPasses);
+      *program = PlanProgram(std::move(cap.graph), options.backend, tc.Identity());
+    }
+    info->graph = program->graph.ToString();
+    info->fusion = program->fusion.ToString(program->graph);
+    info->memory = program->memory.ToString();
+    info->kernels = static_cast<int>(program->fusion.kernels.size());
+    for (const Step& s : program->fusion.steps) info->extern_ops += s.kind == Step::kExtern;
+    info->materialized_bytes = program->memory.materialized_bytes;
+    info->eager_bytes = program->memory.eager_bytes;
+    {
+      RecordScope scope(kCodegen);
+      GenerateSource(program.get());
+      if (options.backend == "neuron") {
+        entry->device_program = std::make_shared<neuron::Program>(
+            LowerToNeuron(*program, "opscope_compiled_" + program->key));
+      }
+    }
+    for (size_t k = 0; k < program->fusion.kernels.size(); ++k) {
+      entry->kernel_names.push_back(InternName(
+          KernelProfileName(program->graph, program->fusion.kernels[k], static_cast<int>(k))));
+    }
+    if (!program->fusion.kernels.empty()) {
+      RecordScope scope(kCxx);
+      CacheLookup got = KernelCache::Global().GetOrCompile(
+          program->key, program->source, static_cast<int>(program->fusion.kernels.size()), tc,
+          options.cache_dir, options.disk_cache);
+      info->source_path = got.source_path;
+      if (!got.module) throw GraphError(got.error);
+      info->cache = CacheSourceName(got.source);
+      entry->module = got.module;
+    }
+    entry->program = std::move(program);
+  } catch (const std::exception& e) {
+    info->fallback_reason = e.what();
+  }
+}
+
+std::vector<Tensor> RunEntry(const CompiledEntry& e, std::span<const Tensor> inputs) {
+  CallValues cv = Materialize(e, inputs);
+  if (e.device_program) {
+    // One device execution; its compute runs the generated kernels on the device's memory (host
+    // memory stands in for HBM) when the model gets to it. The lambda owns what it touches.
+    neuron::Program p = *e.device_program;
+    auto values = std::make_shared<CallValues>(cv);
+    auto program = e.program;
+    auto module = e.module;
+    p.compute = [values, program, module] {
+      CompiledEntry view;
+      view.program = program;
+      view.module = module;
+      RunKernels(view, *values, /*record=*/false);
+    };
+    neuron::DefaultDevice().Execute(e.device.index, std::move(p), CurrentOpCorrelation());
+    return Outputs(e, cv);
+  }
+  const Program& p = *e.program;
+  bool record = ProfilingActive();
+  for (const Step& step : p.fusion.steps) {
+    if (step.kind == Step::kExtern) {
+      RunExtern(e, cv, step.index);
+      continue;
+    }
+    const FusedKernel& k = p.fusion.kernels[step.index];
+    std::vector<const float*> in;
+    std::vector<float*> out;
+    for (int v : k.inputs) in.push_back(cv.Address(v));
+    for (int v : k.outputs) out.push_back(cv.Address(v));
+    if (record) {
+      RecordScope scope(e.kernel_names[step.index]);
+      e.module->kernels[step.index](in.data(), out.data());
+    } else {
+      e.module->kernels[step.index](in.data(), out.data());
+    }
+  }
+  return Outputs(e, cv);
+}
+
+}  // namespace opscope::compiler
