@@ -1,16 +1,155 @@
-// opscope explore: registered here; the command is implemented with its component.
-#include <cstdio>
+// opscope explore PATH... [--port N] [--host ADDR]: serve traces to the browser Explorer.
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "explorer/synthetic_trace.h"
+#include "opscope/analysis.h"
+#include "opscope/explorer.h"
 #include "tools/commands.h"
 
 namespace opscope::tools {
+namespace {
+
+constexpr int kDefaultPort = 8765;
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+// What the UI calls a trace: its path relative to the opened directory, or its file name.
+std::string DisplayName(const std::string& opened, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (opened == file) return fs::path(file).filename().string();
+  std::error_code ec;
+  const fs::path rel = fs::relative(file, opened, ec);
+  const std::string dir = fs::path(opened).filename().empty()
+                              ? fs::path(opened).parent_path().filename().string()
+                              : fs::path(opened).filename().string();
+  return ec ? file : dir + "/" + rel.string();
+}
+
+struct ExploreArgs {
+  std::vector<std::string> paths;
+  int port = -1;  // -1: the default port, or any free one when it is taken
+  std::string host = "127.0.0.1";
+  std::string token;
+  int exit_after_s = 0;
+  int64_t synthetic_events = 0;
+};
+
+int RunExplore(const ExploreArgs& args) {
+  ExplorerOptions options;
+  options.host = args.host;
+  options.token = args.token;
+  options.compare = args.paths.size() + (args.synthetic_events > 0 ? 1 : 0) > 1;
+  options.port = args.port >= 0 ? args.port : kDefaultPort;
+  options.fallback_to_any_port = args.port < 0;
+  Explorer explorer(options);
+  for (const std::string& path : args.paths) {
+    std::vector<std::string> files;
+    std::string error;
+    if (!FindTraceFiles(path, &files, &error)) {
+      std::fprintf(stderr, "opscope explore: %s\n", error.c_str());
+      continue;
+    }
+    for (const std::string& file : files) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Trace trace;
+      ImportStats stats;
+      const ImportStatus st = ImportTrace(file, &trace, &stats);
+      if (!st.ok()) {
+        std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", file.c_str(),
+                     st.message().c_str());
+        continue;
+      }
+      const size_t events = trace.slices().size();
+      explorer.AddTrace(DisplayName(path, file), std::move(trace), file);
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("opened %s: %zu events in %.2f s%s\n", file.c_str(), events, s,
+                  stats.skipped ? " (some events skipped, see the trace header)" : "");
+    }
+  }
+  if (args.synthetic_events > 0) {
+    explorer::SyntheticTraceOptions synthetic;
+    synthetic.target_events = args.synthetic_events;
+    Trace trace = explorer::MakeSyntheticNeuronTrace(synthetic);
+    std::printf("generated a synthetic Neuron-style trace: %zu events\n", trace.slices().size());
+    explorer.AddTrace("synthetic", std::move(trace));
+  }
+  if (explorer.num_traces() == 0) {
+    std::fprintf(stderr, "opscope explore: no trace could be opened\n");
+    return 1;
+  }
+  std::string error;
+  Explorer* server = &explorer;
+  if (!server->Start(&error)) {
+    std::fprintf(stderr, "opscope explore: %s\n", error.c_str());
+    return 1;
+  }
+  const int port = server->port();
+  std::printf("opscope explore: serving %zu trace%s at %s\n", server->num_traces(),
+              server->num_traces() == 1 ? "" : "s", server->Url().c_str());
+  char hostname[256] = "this-host";
+  gethostname(hostname, sizeof(hostname) - 1);
+  if (IsLoopbackHost(args.host)) {
+    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n",
+                port, port, hostname, port);
+  } else {
+    std::printf("access token: %s (required on every request; the URL above carries it)\n",
+                server->token().c_str());
+    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
+                "http://127.0.0.1:%d/?token=%s\n",
+                port, port, hostname, port, server->token().c_str());
+  }
+  std::printf("press Ctrl-C to stop\n");
+  std::fflush(stdout);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  const auto start = std::chrono::steady_clock::now();
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (args.exit_after_s > 0 &&
+        std::chrono::steady_clock::now() - start > std::chrono::seconds(args.exit_after_s)) {
+      break;
+    }
+  }
+  server->Stop();
+  std::printf("opscope explore: stopped\n");
+  return 0;
+}
+
+}  // namespace
 
 void AddExploreCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("explore", "(not yet available in this build)");
-  cmd->allow_extras();
-  cmd->callback([exit_code] {
-    std::fprintf(stderr, "opscope explore: not available in this build\n");
-    *exit_code = 2;
+  auto* cmd = app.add_subcommand(
+      "explore", "Open traces or profile directories in the browser Explorer (several paths: "
+                 "a comparison)");
+  auto args = std::make_shared<ExploreArgs>();
+  cmd->add_option("paths", args->paths, "trace files (.json, .json.gz) or profile directories");
+  cmd->add_option("--port", args->port, "port to serve on (default 8765, or any free port)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--host", args->host,
+                  "address to bind (default 127.0.0.1; any other address requires the access "
+                  "token printed at start)");
+  cmd->add_option("--token", args->token, "use this access token instead of a generated one");
+  cmd->add_option("--synthetic", args->synthetic_events,
+                  "also serve a generated Neuron-style trace of about this many events");
+  cmd->add_option("--exit-after", args->exit_after_s, "stop after this many seconds (for scripts)");
+  cmd->callback([args, exit_code] {
+    if (args->paths.empty() && args->synthetic_events <= 0) {
+      std::fprintf(stderr, "opscope explore: give a trace file or profile directory to open\n");
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = RunExplore(*args);
   });
 }
 

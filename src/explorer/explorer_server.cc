@@ -148,7 +148,13 @@ void SendError(httplib::Response& res, int status, std::string_view message) {
 
 bool IsLoopbackHost(std::string_view host) {
   if (host == "localhost" || host == "::1" || host == "[::1]") return true;
-  return host.substr(0, 4) == "127.";
+  if (host.substr(0, 4) != "127.") return false;
+  int dots = 0;
+  for (char c : host) {
+    if (c == '.') ++dots;
+    else if (c < '0' || c > '9') return false;
+  }
+  return dots == 3;
 }
 
 struct Explorer::Impl {
@@ -465,12 +471,16 @@ bool Explorer::Start(std::string* error) {
       return false;
     }
   } else {
-    if (!im.server.bind_to_port(im.options.host, im.options.port)) {
+    if (im.server.bind_to_port(im.options.host, im.options.port)) {
+      im.port = im.options.port;
+    } else if (im.options.fallback_to_any_port &&
+               (im.port = im.server.bind_to_any_port(im.options.host)) > 0) {
+      // bound to a free port instead
+    } else {
       *error = fmt::format("cannot bind {}:{} (address in use or not available)",
                            im.options.host, im.options.port);
       return false;
     }
-    im.port = im.options.port;
   }
   im.thread = std::thread([&im] { im.server.listen_after_bind(); });
   im.started = true;

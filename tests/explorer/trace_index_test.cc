@@ -1,0 +1,154 @@
+// TraceIndex (lanes, rows, level-of-detail merging), JsonWriter escaping, FindTraceFiles.
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "explorer/json_writer.h"
+#include "explorer/trace_index.h"
+#include "opscope/explorer.h"
+
+namespace opscope::explorer {
+namespace {
+
+// One host thread: op A [0,100) holding runtime call R [10,20) and op B [30,60); a device
+// kernel K [40,50) launched by R; and 1000 tiny ops C after them.
+Trace SmallTrace() {
+  Trace t;
+  const uint32_t host = t.AddProcess(10, "python");
+  const uint32_t thread = t.AddThreadTrack(host, 10, "main");
+  const uint32_t gpu = t.AddProcess(0, "GPU 0", true);
+  const uint32_t stream = t.AddThreadTrack(gpu, 7, "stream 7", TrackKind::kDeviceStream);
+  auto add = [&](const char* name, ActivityKind kind, uint32_t track, int64_t ts, int64_t dur,
+                 int64_t ext, int64_t corr) {
+    Slice s;
+    s.name = t.Intern(name);
+    s.kind = kind;
+    s.track = track;
+    s.ts_ns = ts;
+    s.dur_ns = dur;
+    s.external_id = ext;
+    s.correlation = corr;
+    t.AddSlice(s);
+  };
+  add("A", ActivityKind::kCpuOp, thread, 0, 100, 1, 0);
+  add("cudaLaunchKernel", ActivityKind::kRuntime, thread, 10, 10, 1, 5);
+  add("B", ActivityKind::kCpuOp, thread, 30, 30, 2, 0);
+  add("cudaDeviceSynchronize", ActivityKind::kRuntime, thread, 62, 5, 0, 0);
+  add("K", ActivityKind::kKernel, stream, 40, 10, 1, 5);
+  for (int i = 0; i < 1000; ++i) add("C", ActivityKind::kCpuOp, thread, 1000 + i * 3, 2, 0, 0);
+  t.Finalize();
+  return t;
+}
+
+TEST(TraceIndexTest, SplitsHostThreadsIntoGroupedLanes) {
+  const Trace trace = SmallTrace();
+  const TraceIndex index(trace);
+  std::vector<LaneGroup> groups;
+  for (const Lane& lane : index.lanes()) groups.push_back(lane.group);
+  EXPECT_EQ(groups, (std::vector<LaneGroup>{LaneGroup::kFramework, LaneGroup::kInteraction,
+                                            LaneGroup::kRuntime, LaneGroup::kHardware}));
+  // The runtime lane is labelled by the device its call drives.
+  EXPECT_NE(index.lanes()[2].title.find("GPU 0"), std::string::npos);
+  // A and B nest in the framework lane: two rows.
+  EXPECT_EQ(index.lanes()[0].rows.size(), 2u);
+  EXPECT_EQ(index.lanes()[0].num_events, 1002u);
+  // Split lanes get their own depth: the runtime call is on row 0 of its lane.
+  const auto r = index.WithCorrelation(5);
+  ASSERT_EQ(r.size(), 2u);
+  for (uint32_t id : r) EXPECT_EQ(index.DepthOf(id), 0u);
+}
+
+TEST(TraceIndexTest, ViewportMergesSubPixelSlices) {
+  const Trace trace = SmallTrace();
+  const TraceIndex index(trace);
+  ViewportQuery q;
+  q.t0 = 0;
+  q.t1 = 4000;
+  q.width_px = 100;  // 40 ns per pixel: the 2 ns C ops merge, A (100 ns) stays itself
+  q.lanes = {0};
+  JsonWriter w;
+  index.WriteViewport(q, &w);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(w.str()).get(doc), simdjson::SUCCESS) << w.str();
+  int64_t total = 0, merged_items = 0, singles = 0;
+  for (auto item : simdjson::dom::array(simdjson::dom::array(doc["lanes"]).at(0)["items"])) {
+    const int64_t count = item.at(5);
+    total += count;
+    if (count > 1) {
+      ++merged_items;
+      EXPECT_LE(int64_t(item.at(1)), 2 * 40 + 2);  // a block spans about one pixel
+    } else {
+      ++singles;
+    }
+  }
+  EXPECT_EQ(total, 1002);
+  EXPECT_LE(merged_items, 80);  // 3000 ns of C ops = 75 pixels
+  EXPECT_GE(singles, 2);        // A and B
+}
+
+TEST(TraceIndexTest, DescendantsStayInsideTheSlice) {
+  const Trace trace = SmallTrace();
+  const TraceIndex index(trace);
+  const auto a = index.WithExternalId(1);
+  uint32_t op = kNone;
+  for (uint32_t id : a) if (index.IsHostOp(id)) op = id;
+  ASSERT_NE(op, kNone);
+  std::vector<std::string> names;
+  for (uint32_t d : index.Descendants(op, 100)) names.emplace_back(trace.Str(trace.slices()[d].name));
+  EXPECT_EQ(names, (std::vector<std::string>{"cudaLaunchKernel", "B", "cudaDeviceSynchronize"}));
+}
+
+TEST(JsonWriterTest, EscapesEverythingIntoValidJson) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("quote\"key", std::string_view("a\"b\\c\n\t\x01\x7f"));
+  w.Field("bad_utf8", std::string_view("x\xff\xc3(y\xe2\x82"));
+  w.Field("utf8", std::string_view("\xce\xbcs \xe2\x86\x92"));
+  w.Field("nan", std::numeric_limits<double>::quiet_NaN());
+  w.Key("list");
+  w.BeginArray();
+  w.Int(-5);
+  w.Uint(18446744073709551615ull);
+  w.Bool(false);
+  w.Null();
+  w.EndArray();
+  w.EndObject();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(w.str()).get(doc), simdjson::SUCCESS) << w.str();
+  EXPECT_EQ(std::string_view(doc["quote\"key"]), "a\"b\\c\n\t\x01\x7f");
+  EXPECT_EQ(std::string_view(doc["utf8"]), "\xce\xbcs \xe2\x86\x92");
+  EXPECT_TRUE(doc["nan"].is_null());
+  EXPECT_EQ(simdjson::dom::array(doc["list"]).size(), 4u);
+}
+
+TEST(FindTraceFilesTest, FindsTracesInAProfileDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("opscope_find_{}", getpid());
+  fs::create_directories(dir / "inst_pid_1" / "123");
+  std::ofstream(dir / "inst_pid_1" / "123" / "trace.json") << R"({"traceEvents": []})";
+  std::ofstream(dir / "inst_pid_1" / "123" / "other.json") << R"({"config": 1})";
+  std::ofstream(dir / "b.pt.trace.json.gz") << "x";
+  std::vector<std::string> files;
+  std::string error;
+  ASSERT_TRUE(FindTraceFiles(dir.string(), &files, &error)) << error;
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_NE(files[0].find("b.pt.trace.json.gz"), std::string::npos);
+  EXPECT_NE(files[1].find("trace.json"), std::string::npos);
+  files.clear();
+  EXPECT_FALSE(FindTraceFiles((dir / "missing").string(), &files, &error));
+  EXPECT_NE(error.find("no such file"), std::string::npos);
+  fs::create_directories(dir / "empty");
+  EXPECT_FALSE(FindTraceFiles((dir / "empty").string(), &files, &error));
+  EXPECT_NE(error.find("no trace files"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace opscope::explorer

@@ -1,0 +1,32 @@
+// The Explorer's JSON API. The access token (if any) travels as a cookie set by the server.
+
+export async function getJson(path, params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const url = path + (q.toString() ? '?' + q.toString() : '');
+  const res = await fetch(url, {credentials: 'same-origin'});
+  let body = null;
+  try {
+    body = await res.json();
+  } catch (e) {
+    throw new Error(`${url}: HTTP ${res.status}`);
+  }
+  if (!res.ok) throw new Error(body && body.error ? body.error : `${url}: HTTP ${res.status}`);
+  return body;
+}
+
+export const api = {
+  info: () => getJson('/api/info'),
+  lanes: (t) => getJson(`/api/trace/${t}/lanes`),
+  viewport: (t, p) => getJson(`/api/trace/${t}/viewport`, p),
+  slice: (t, id) => getJson(`/api/trace/${t}/slice/${id}`),
+  chain: (t, id) => getJson(`/api/trace/${t}/chain/${id}`),
+  device: (t, id) => getJson(`/api/trace/${t}/device/${id}`),
+  ops: (t, p) => getJson(`/api/trace/${t}/ops`, p),
+  select: (t, p) => getJson(`/api/trace/${t}/select`, p),
+  search: (t, p) => getJson(`/api/trace/${t}/search`, p),
+  summary: (t) => getJson(`/api/trace/${t}/summary`),
+  diff: (a, b) => getJson('/api/diff', {a, b}),
+};
