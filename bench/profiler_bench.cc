@@ -155,6 +155,27 @@ void BM_ExportChromeTrace(benchmark::State& state) {
   state.counters["json_MB"] = static_cast<double>(bytes) / 1e6;
 }
 
+// key_averages over the same kind of recorded trace (events/s).
+void BM_KeyAverages(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  opscope::ProfilerOptions options;
+  options.thread_buffer_records = static_cast<uint32_t>(n + 16);
+  opscope::Profiler prof(options);
+  prof.Start();
+  static const uint32_t outer = opscope::InternName("aten::linear");
+  static const uint32_t inner = opscope::InternName("aten::addmm");
+  for (int i = 0; i < n / 2; ++i) {
+    opscope::RecordScope a(outer);
+    opscope::RecordScope b(inner);
+  }
+  prof.Stop();
+  for (auto _ : state) {
+    opscope::KeyAverages avg = opscope::KeyAverages::FromTrace(prof.trace());
+    benchmark::DoNotOptimize(avg.Table("self_cpu_time_total"));
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(prof.trace().slices().size()));
+}
+
 BENCHMARK(BM_Baseline_EmptyLoop);
 BENCHMARK(BM_HostOp_CompiledOut);
 BENCHMARK(BM_HostOp_Off);
@@ -163,6 +184,7 @@ BENCHMARK(BM_HostOp_OnWithShapes);
 BENCHMARK(BM_Clock_Rdtsc);
 BENCHMARK(BM_Clock_ClockGettimeMonotonic);
 BENCHMARK(BM_ExportChromeTrace)->Arg(200'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KeyAverages)->Arg(200'000)->Unit(benchmark::kMillisecond);
 
 // Collects ns/op per benchmark for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
@@ -172,14 +194,13 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       auto it = r.counters.find("ns_per_op");
       if (it != r.counters.end()) g_ns_per_op[r.run_name.function_name] = it->second.value * 1e9;
-      if (r.benchmark_name().find("ExportChromeTrace") != std::string::npos) {
-        export_events_per_s = r.counters.count("items_per_second")
-                                  ? r.counters.at("items_per_second").value
-                                  : 0;
-      }
+      double items = r.counters.count("items_per_second") ? r.counters.at("items_per_second").value : 0;
+      if (r.run_name.function_name == "BM_ExportChromeTrace") export_events_per_s = items;
+      if (r.run_name.function_name == "BM_KeyAverages") key_averages_events_per_s = items;
     }
   }
   double export_events_per_s = 0;
+  double key_averages_events_per_s = 0;
 };
 
 }  // namespace
@@ -216,6 +237,9 @@ int main(int argc, char** argv) {
   }
   if (reporter.export_events_per_s > 0) {
     std::printf("  chrome trace export: %.2f M events/s\n", reporter.export_events_per_s / 1e6);
+  }
+  if (reporter.key_averages_events_per_s > 0) {
+    std::printf("  key_averages + table: %.2f M events/s\n", reporter.key_averages_events_per_s / 1e6);
   }
   const double on = get("BM_HostOp_On"), ticks = get("BM_Clock_Rdtsc");
   if (on > 0 && ticks > 0) {

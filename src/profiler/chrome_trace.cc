@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -14,10 +15,20 @@
 namespace opscope::internal {
 namespace {
 
+void AppendInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
 // Relative ns as Kineto's microseconds with exactly three decimals.
 void AppendUs(std::string& out, int64_t ns) {
   if (ns < 0) ns = 0;
-  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+  AppendInt(out, ns / 1000);
+  const int frac = static_cast<int>(ns % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
+  out.append(digits, 4);
 }
 
 void AppendPid(std::string& out, const Process& p) {
@@ -43,14 +54,26 @@ void AppendNumber(std::string& out, double v) {
 
 class Writer {
  public:
-  Writer(const Trace& trace, std::string& out) : trace_(trace), out_(out) {}
+  Writer(const Trace& trace, std::string& out)
+      : trace_(trace), out_(out), escaped_(trace.strings().size()), pid_tid_(trace.tracks().size()) {}
+
+  // The quoted, escaped text of a string id; computed once per id.
+  const std::string& Quoted(StringId id) {
+    std::string& q = escaped_[id];
+    if (q.empty()) AppendJsonString(q, trace_.Str(id));
+    return q;
+  }
 
   void PidTid(uint32_t track) {
-    const Track& t = trace_.tracks()[track];
-    out_ += "\"pid\": ";
-    AppendPid(out_, trace_.processes()[t.process]);
-    out_ += ", \"tid\": ";
-    AppendTid(out_, t);
+    std::string& text = pid_tid_[track];
+    if (text.empty()) {
+      const Track& t = trace_.tracks()[track];
+      text = "\"pid\": ";
+      AppendPid(text, trace_.processes()[t.process]);
+      text += ", \"tid\": ";
+      AppendTid(text, t);
+    }
+    out_ += text;
   }
 
   void BeginEvent() {
@@ -82,9 +105,13 @@ class Writer {
   void Slice(const opscope::Slice& s) {
     BeginEvent();
     out_ += "\"ph\": \"X\", \"cat\": ";
-    AppendJsonString(out_, s.category != 0 ? trace_.Str(s.category) : KinetoCategory(s.kind));
+    if (s.category != 0) {
+      out_ += Quoted(s.category);
+    } else {
+      AppendJsonString(out_, KinetoCategory(s.kind));
+    }
     out_ += ", \"name\": ";
-    AppendJsonString(out_, trace_.Str(s.name));
+    out_ += Quoted(s.name);
     out_ += ", ";
     PidTid(s.track);
     out_ += ", \"ts\": ";
@@ -152,6 +179,8 @@ class Writer {
  private:
   const Trace& trace_;
   std::string& out_;
+  std::vector<std::string> escaped_;
+  std::vector<std::string> pid_tid_;
   bool first_ = true;
 };
 

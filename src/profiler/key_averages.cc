@@ -33,10 +33,12 @@ bool FilteredName(std::string_view name) {
          name == "aten::output_nr" || name == "aten::_version";
 }
 
-// One FunctionEvent.
+// One FunctionEvent. `key` is the trace's StringId of the name, or kStepKey for ProfilerStep#N.
+constexpr StringId kStepKey = kNone - 1;
+
 struct Event {
   uint32_t slice = kNone;
-  std::string key;
+  StringId key = 0;
   bool is_device = false;
   bool is_user_annotation = false;
   int64_t start = 0;
@@ -63,25 +65,30 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   // 1. Events, and the slice -> event map.
   const auto& slices = trace.slices();
   std::vector<Event> events;
-  std::unordered_map<uint32_t, uint32_t> event_of_slice;
+  std::vector<uint32_t> event_of_slice(slices.size(), kNone);
+  // Name checks once per distinct name, not once per event.
+  std::vector<uint8_t> name_class(trace.strings().size(), 0);  // 0 unseen, 1 keep, 2 drop, 3 step
   for (uint32_t i = 0; i < slices.size(); ++i) {
     const Slice& s = slices[i];
     const bool host = IsHostEventKind(s.kind);
     const bool dev = IsDeviceEventKind(s.kind);
     if (!host && !dev) continue;
-    std::string_view name = trace.Str(s.name);
-    if (FilteredName(name)) continue;
+    uint8_t& cls = name_class[s.name];
+    if (cls == 0) {
+      std::string_view name = trace.Str(s.name);
+      cls = FilteredName(name) ? 2 : name.starts_with("ProfilerStep#") ? 3 : 1;
+    }
+    if (cls == 2) continue;
     Event e;
     e.slice = i;
-    e.key = std::string(name);
-    if (e.key.starts_with("ProfilerStep#")) e.key = "ProfilerStep*";  // _rewrite_name wildcard
+    e.key = cls == 3 ? kStepKey : s.name;  // _rewrite_name's ProfilerStep* wildcard
     e.is_device = dev;
     e.is_user_annotation =
         s.kind == ActivityKind::kUserAnnotation || s.kind == ActivityKind::kDeviceAnnotation;
     e.start = s.ts_ns;
     e.end = s.ts_ns + s.dur_ns;
     e.track = s.track;
-    event_of_slice.emplace(i, static_cast<uint32_t>(events.size()));
+    event_of_slice[i] = static_cast<uint32_t>(events.size());
     events.push_back(std::move(e));
   }
 
@@ -89,20 +96,22 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   for (const Event& e : events) {
     if (!e.is_device || slices[e.slice].kind == ActivityKind::kDeviceAnnotation) continue;
     uint32_t op = trace.Link(e.slice).op;
-    auto it = op == kNone ? event_of_slice.end() : event_of_slice.find(op);
-    if (it == event_of_slice.end() || events[it->second].is_device) {
+    uint32_t op_event = op == kNone ? kNone : event_of_slice[op];
+    if (op_event == kNone || events[op_event].is_device) {
       out.unmatched_device_activity_ += 1;
       continue;
     }
-    events[it->second].kernels_ns += e.end - e.start;
+    events[op_event].kernels_ns += e.end - e.start;
   }
 
   // 3. CPU parent/child per thread: PyTorch's stack walk over events sorted by (start, -end).
-  std::map<uint32_t, std::vector<uint32_t>> by_track;
+  std::vector<std::vector<uint32_t>> by_track(trace.tracks().size());
   for (uint32_t i = 0; i < events.size(); ++i) {
-    if (!events[i].is_device) by_track[events[i].track].push_back(i);
+    if (!events[i].is_device && events[i].track < by_track.size()) {
+      by_track[events[i].track].push_back(i);
+    }
   }
-  for (auto& [track, ids] : by_track) {
+  for (auto& ids : by_track) {
     std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(events[a].start, -events[a].end) <
              std::make_pair(events[b].start, -events[b].end);
@@ -160,21 +169,32 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   }
 
   // 6. Group in order of first appearance (events sorted by start, longer first).
-  std::map<std::tuple<std::string, bool, bool, std::string>, size_t> row_of_key;
+  // Key: (name, device?, user annotation?, shapes id); shapes id 0 prints as "[]".
+  struct RowKeyHash {
+    size_t operator()(const std::tuple<StringId, bool, bool, StringId>& k) const noexcept {
+      uint64_t h = std::get<0>(k);
+      h = h * 0x9E3779B97F4A7C15ull ^ (std::get<1>(k) ? 1 : 0) ^ (std::get<2>(k) ? 2 : 0);
+      h = h * 0x9E3779B97F4A7C15ull ^ std::get<3>(k);
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<std::tuple<StringId, bool, bool, StringId>, size_t, RowKeyHash> row_of_key;
   for (uint32_t id : order) {
     const Event& e = events[id];
     if (e.removed) continue;
-    std::string shapes;
+    StringId shapes_id = 0;
     if (options.group_by_input_shape) {
-      StringId sid = slices[e.slice].input_shapes;
-      shapes = sid == 0 ? "[]" : std::string(trace.Str(sid));
+      shapes_id = slices[e.slice].input_shapes;
+      if (shapes_id != 0 && trace.Str(shapes_id) == "[]") shapes_id = 0;
     }
-    auto key = std::make_tuple(e.key, e.is_device, e.is_user_annotation, shapes);
+    auto key = std::make_tuple(e.key, e.is_device, e.is_user_annotation, shapes_id);
     auto [it, inserted] = row_of_key.emplace(key, out.rows_.size());
     if (inserted) {
       KeyAverage row;
-      row.key = e.key;
-      row.input_shapes = shapes;
+      row.key = e.key == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(e.key));
+      if (options.group_by_input_shape) {
+        row.input_shapes = shapes_id == 0 ? "[]" : std::string(trace.Str(shapes_id));
+      }
       row.is_user_annotation = e.is_user_annotation;
       row.is_device = e.is_device;
       out.rows_.push_back(std::move(row));
