@@ -1,0 +1,206 @@
+// Unit tests for the trace model: string interning, sorting, nesting and lanes, flow binding,
+// device links and the arg store.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+namespace {
+
+TEST(StringTableTest, InternsDenselyAndKeepsViewsStable) {
+  StringTable t;
+  EXPECT_EQ(t.Get(0), "");
+  EXPECT_EQ(t.Intern(""), 0u);
+  const StringId a = t.Intern("aten::mul");
+  std::string_view view = t.Get(a);
+  EXPECT_EQ(t.Intern("aten::mul"), a);
+  EXPECT_EQ(t.Find("aten::mul"), a);
+  EXPECT_EQ(t.Find("aten::add"), kNone);
+  // Many more strings, including large ones, must not move earlier text.
+  for (int i = 0; i < 20000; ++i) t.Intern("name_" + std::to_string(i));
+  const std::string big(100000, 'k');
+  const StringId b = t.Intern(big);
+  EXPECT_EQ(t.Get(b), big);
+  EXPECT_EQ(view.data(), t.Get(a).data());
+  EXPECT_EQ(t.Get(a), "aten::mul");
+  EXPECT_EQ(t.size(), 20000u + 3u);
+}
+
+TEST(StringTableTest, AppendStoresWithoutIndexing) {
+  StringTable t;
+  const StringId x = t.Append("{\"a\": 1}");
+  const StringId y = t.Append("{\"a\": 1}");
+  EXPECT_NE(x, y);
+  EXPECT_EQ(t.Get(x), t.Get(y));
+  EXPECT_EQ(t.Find("{\"a\": 1}"), kNone);
+}
+
+// A small trace: one host thread with ProfilerStep > aten::mul > cudaLaunchKernel, one device
+// stream with the kernel the launch started.
+struct SmallTrace {
+  Trace trace;
+  uint32_t host_track, device_track;
+  SmallTrace() {
+    uint32_t host = trace.AddProcess(100, "python");
+    uint32_t dev = trace.AddProcess(0, "GPU 0", /*is_device=*/true);
+    host_track = trace.AddThreadTrack(host, 100, "main");
+    device_track = trace.AddThreadTrack(dev, 7, "stream 7", TrackKind::kDeviceStream);
+  }
+  uint32_t Add(uint32_t track, std::string_view name, ActivityKind kind, int64_t ts, int64_t dur,
+               int64_t external_id = 0, int64_t correlation = 0) {
+    Slice s;
+    s.track = track;
+    s.name = trace.Intern(name);
+    s.kind = kind;
+    s.ts_ns = ts;
+    s.dur_ns = dur;
+    s.external_id = external_id;
+    s.correlation = correlation;
+    return trace.AddSlice(s);
+  }
+  uint32_t Find(std::string_view name) const {
+    const StringId id = trace.strings().Find(name);
+    for (uint32_t i = 0; i < trace.slices().size(); ++i) {
+      if (trace.slices()[i].name == id) return i;
+    }
+    return kNone;
+  }
+};
+
+TEST(TraceTest, FinalizeSortsByTrackThenTimeLongerFirst) {
+  SmallTrace t;
+  t.Add(t.device_track, "kernel", ActivityKind::kKernel, 500, 10);
+  t.Add(t.host_track, "inner", ActivityKind::kCpuOp, 100, 50);
+  t.Add(t.host_track, "outer", ActivityKind::kCpuOp, 100, 200);
+  t.Add(t.host_track, "first", ActivityKind::kCpuOp, 10, 5);
+  t.trace.Finalize();
+  const auto& s = t.trace.slices();
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(t.trace.Str(s[0].name), "first");
+  EXPECT_EQ(t.trace.Str(s[1].name), "outer");
+  EXPECT_EQ(t.trace.Str(s[2].name), "inner");
+  EXPECT_EQ(t.trace.Str(s[3].name), "kernel");
+  EXPECT_EQ(t.trace.TrackSlices(t.host_track), std::make_pair(0u, 3u));
+  EXPECT_EQ(t.trace.TrackSlices(t.device_track), std::make_pair(3u, 4u));
+  EXPECT_EQ(t.trace.TrackSlices(99), std::make_pair(0u, 0u));
+}
+
+TEST(TraceTest, NestsAndPutsOverlapsThatDoNotNestOnExtraLanes) {
+  SmallTrace t;
+  t.Add(t.host_track, "a", ActivityKind::kCpuOp, 0, 100);
+  t.Add(t.host_track, "b", ActivityKind::kCpuOp, 10, 20);   // inside a
+  t.Add(t.host_track, "c", ActivityKind::kCpuOp, 15, 5);    // inside b
+  t.Add(t.host_track, "d", ActivityKind::kCpuOp, 90, 30);   // overlaps a's end: no nesting
+  t.Add(t.host_track, "e", ActivityKind::kCpuOp, 30, 0);    // zero length at b's end
+  t.trace.Finalize();
+  const auto& s = t.trace.slices();
+  ASSERT_EQ(s.size(), 5u);  // nothing dropped
+  const uint32_t a = t.Find("a"), b = t.Find("b"), c = t.Find("c"), d = t.Find("d");
+  EXPECT_EQ(s[a].parent, kNone);
+  EXPECT_EQ(s[a].depth, 0);
+  EXPECT_EQ(s[b].parent, a);
+  EXPECT_EQ(s[b].depth, 1);
+  EXPECT_EQ(s[c].parent, b);
+  EXPECT_EQ(s[c].depth, 2);
+  EXPECT_EQ(s[a].lane, 0);
+  EXPECT_EQ(s[d].lane, 1);
+  EXPECT_EQ(s[d].parent, kNone);
+  EXPECT_EQ(t.trace.tracks()[t.host_track].lanes, 2);
+  EXPECT_EQ(s[t.Find("e")].parent, a);
+}
+
+TEST(TraceTest, LinksDeviceActivityByExternalIdAndCorrelation) {
+  SmallTrace t;
+  t.Add(t.host_track, "ProfilerStep#1", ActivityKind::kUserAnnotation, 0, 1000, 1);
+  t.Add(t.host_track, "aten::mul", ActivityKind::kCpuOp, 100, 200, 2);
+  t.Add(t.host_track, "cudaLaunchKernel", ActivityKind::kRuntime, 150, 20, 2, 77);
+  t.Add(t.device_track, "mul_kernel", ActivityKind::kKernel, 400, 50, 2, 77);
+  // No External id on the kernel: the op comes from the runtime call's enclosing cpu_op.
+  t.Add(t.host_track, "aten::add", ActivityKind::kCpuOp, 500, 100, 3);
+  t.Add(t.host_track, "hipLaunchKernel", ActivityKind::kRuntime, 520, 10, 0, 78);
+  t.Add(t.device_track, "add_kernel", ActivityKind::kKernel, 700, 30, 0, 78);
+  // A kernel with neither link.
+  t.Add(t.device_track, "orphan", ActivityKind::kKernel, 900, 5);
+  t.trace.Finalize();
+  const uint32_t mul = t.Find("aten::mul"), add = t.Find("aten::add");
+  const uint32_t k1 = t.Find("mul_kernel"), k2 = t.Find("add_kernel"), k3 = t.Find("orphan");
+  EXPECT_EQ(t.trace.Link(k1).op, mul);
+  EXPECT_EQ(t.trace.Link(k1).runtime, t.Find("cudaLaunchKernel"));
+  EXPECT_EQ(t.trace.Link(k2).op, add);
+  EXPECT_EQ(t.trace.Link(k2).runtime, t.Find("hipLaunchKernel"));
+  EXPECT_EQ(t.trace.Link(k3).op, kNone);
+  EXPECT_EQ(t.trace.Link(k3).runtime, kNone);
+  ASSERT_EQ(t.trace.DeviceActivityOf(mul).size(), 1u);
+  EXPECT_EQ(t.trace.DeviceActivityOf(mul)[0], k1);
+  EXPECT_TRUE(t.trace.DeviceActivityOf(t.Find("ProfilerStep#1")).empty());
+  EXPECT_TRUE(t.trace.HasDeviceActivity());
+  // Host slices have no device link.
+  EXPECT_EQ(t.trace.Link(mul).op, kNone);
+}
+
+TEST(TraceTest, BindsFlowEndpointsToSlices) {
+  SmallTrace t;
+  t.Add(t.host_track, "aten::mul", ActivityKind::kCpuOp, 100, 200, 2);
+  t.Add(t.host_track, "cudaLaunchKernel", ActivityKind::kRuntime, 150, 20, 2, 77);
+  t.Add(t.device_track, "mul_kernel", ActivityKind::kKernel, 400, 50, 2, 77);
+  const StringId ac2g = t.trace.Intern("ac2g");
+  // Kineto: the start sits at the runtime call's ts, the finish ("bp": "e") at the kernel's.
+  t.trace.AddFlowEndpoint(77, ac2g, ac2g, t.host_track, 150, /*is_start=*/true, false);
+  t.trace.AddFlowEndpoint(77, ac2g, ac2g, t.device_track, 400, /*is_start=*/false, true);
+  // A finish with no start is dropped, not bound to garbage.
+  t.trace.AddFlowEndpoint(99, ac2g, ac2g, t.device_track, 400, false, true);
+  t.trace.Finalize();
+  ASSERT_EQ(t.trace.flows().size(), 1u);
+  const Flow& f = t.trace.flows()[0];
+  EXPECT_EQ(f.id, 77u);
+  EXPECT_EQ(f.from, t.Find("cudaLaunchKernel"));
+  EXPECT_EQ(f.to, t.Find("mul_kernel"));
+}
+
+TEST(TraceTest, AddFlowIsRemappedBySortAndFinalizeIsIdempotent) {
+  SmallTrace t;
+  const uint32_t late = t.Add(t.host_track, "late", ActivityKind::kCpuOp, 900, 10);
+  const uint32_t early = t.Add(t.host_track, "early", ActivityKind::kCpuOp, 10, 10);
+  Flow f;
+  f.id = 1;
+  f.from = early;
+  f.to = late;
+  t.trace.AddFlow(f);
+  t.trace.Finalize();
+  t.trace.Finalize();
+  ASSERT_EQ(t.trace.flows().size(), 1u);
+  EXPECT_EQ(t.trace.Str(t.trace.slices()[t.trace.flows()[0].from].name), "early");
+  EXPECT_EQ(t.trace.Str(t.trace.slices()[t.trace.flows()[0].to].name), "late");
+  EXPECT_TRUE(t.trace.finalized());
+}
+
+TEST(TraceTest, ArgsRoundTripAndFindArg) {
+  Trace trace;
+  const uint32_t a = trace.AddArgs(R"({"External id": 7, "name": "x,\"y\"}", "dims": [[1, 2], []]})");
+  EXPECT_EQ(trace.AddArgs("{}"), kNone);
+  EXPECT_EQ(trace.ArgsJson(kNone), "{}");
+  EXPECT_EQ(trace.FindArg(a, "External id"), "7");
+  EXPECT_EQ(trace.FindArg(a, "name"), "\"x,\\\"y\\\"}\"");
+  EXPECT_EQ(trace.FindArg(a, "dims"), "[[1, 2], []]");
+  EXPECT_EQ(trace.FindArg(a, "missing"), std::nullopt);
+  EXPECT_EQ(trace.FindArg(kNone, "x"), std::nullopt);
+}
+
+TEST(TraceTest, FindOrAddReusesProcessesAndTracks) {
+  Trace trace;
+  const uint32_t p = trace.FindOrAddProcess(5, "");
+  EXPECT_EQ(trace.FindOrAddProcess(5, ""), p);
+  const uint32_t t1 = trace.FindOrAddTrack(p, 1);
+  EXPECT_EQ(trace.FindOrAddTrack(p, 1), t1);
+  EXPECT_NE(trace.FindOrAddTrack(p, 2), t1);
+  const uint32_t q = trace.FindOrAddProcess(6, "Spans");
+  EXPECT_EQ(trace.processes()[q].pid_text, "Spans");
+  EXPECT_NE(trace.FindOrAddTrack(q, 1), t1);
+  trace.MutableTrack(t1).name = trace.Intern("worker");
+  EXPECT_EQ(trace.Str(trace.tracks()[t1].name), "worker");
+}
+
+}  // namespace
+}  // namespace opscope
