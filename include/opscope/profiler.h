@@ -110,7 +110,7 @@ class RecordFunction {
   uint64_t correlation() const { return scope_ ? scope_->correlation() : 0; }
 
  private:
-  std::unique_ptr<RecordScope> scope_;  // allocated only while profiling
+  std::optional<RecordScope> scope_;  // engaged only while profiling; no heap allocation
 };
 
 // An instant event on the calling thread ("i" phase, thread scope).
@@ -165,7 +165,8 @@ struct DeviceConfig {
   bool flush_device_on_stop = true;       // run device flush hooks before collecting
 
   bool HasMode(ProfileMode mode) const;
-  // True when `core` is in capture_enabled_for_nc (or the list is empty).
+  // True when `core` is in capture_enabled_for_nc (or the list is empty). Scans the text
+  // without allocating; a list that does not parse (Start() rejects it) enables every core.
   bool CaptureEnabledFor(int core) const;
 };
 

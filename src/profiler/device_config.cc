@@ -49,9 +49,34 @@ bool DeviceConfig::HasMode(ProfileMode mode) const {
 }
 
 bool DeviceConfig::CaptureEnabledFor(int core) const {
-  if (capture_enabled_for_nc.empty()) return true;
-  std::vector<int> cores = ParseCoreList(capture_enabled_for_nc);
-  return cores.empty() || std::binary_search(cores.begin(), cores.end(), core);
+  std::string_view spec = capture_enabled_for_nc;
+  if (spec.find_first_not_of(' ') == std::string_view::npos) return true;
+  const char* p = spec.data();
+  const char* end = p + spec.size();
+  auto skip_spaces = [&] {
+    while (p < end && *p == ' ') ++p;
+  };
+  auto number = [&](int* v) {
+    skip_spaces();
+    auto [next, ec] = std::from_chars(p, end, *v);
+    if (ec != std::errc()) return false;
+    p = next;
+    skip_spaces();
+    return true;
+  };
+  while (p < end) {
+    int first = 0, last = 0;
+    if (!number(&first)) return true;  // malformed: Start() reports it
+    last = first;
+    if (p < end && *p == '-') {
+      ++p;
+      if (!number(&last)) return true;
+    }
+    if (core >= first && core <= last) return true;
+    if (p < end && *p != ',') return true;
+    if (p < end) ++p;
+  }
+  return false;
 }
 
 Schedule::Action Schedule::At(int64_t step) const {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "opscope/profiler.h"
+#include "profiler/json_escape.h"
 #include "trace/clock.h"
 
 namespace opscope::internal {
@@ -230,6 +231,17 @@ Trace BuildTrace(Recording rec, TraceBuildOptions options) {
   }
 
   if (any_device || !rec.device.empty()) meta.device_type = device_type;
+  if (!device_process.empty()) {
+    // Kineto lists its devices here; a NeuronCore has no CUDA-style properties beyond its name.
+    std::string props = "[";
+    for (const auto& [device, process] : device_process) {
+      if (props.size() > 1) props += ", ";
+      props += "{\"id\": " + std::to_string(device) +
+               ", \"name\": " + JsonString(trace.Str(trace.processes()[process].name)) + "}";
+    }
+    props += "]";
+    meta.extra.emplace_back("deviceProperties", props);
+  }
   if (dropped_host > 0) meta.dropped.emplace_back("thread_buffer_full", dropped_host);
   if (rec.device_dropped_capacity > 0) {
     meta.dropped.emplace_back("device_buffer_full", rec.device_dropped_capacity);

@@ -86,9 +86,7 @@ void RecordScope::End() {
 }
 
 RecordFunction::RecordFunction(std::string_view name) {
-  if (ProfilingActive()) {
-    scope_ = std::make_unique<RecordScope>(InternName(name), ActivityKind::kUserAnnotation);
-  }
+  if (ProfilingActive()) scope_.emplace(InternName(name), ActivityKind::kUserAnnotation);
 }
 
 void RecordInstant(uint32_t name_id) {

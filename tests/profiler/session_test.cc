@@ -238,6 +238,8 @@ TEST(SessionTest, DeviceActivityIsClockSyncedLinkedAndFlowed) {
   EXPECT_DOUBLE_EQ(f->ts, kernel->ts);
   EXPECT_DOUBLE_EQ(s->ts, rt->ts);
   EXPECT_EQ(kernel->pid, "0");
+  EXPECT_NE(std::find(json.top_keys.begin(), json.top_keys.end(), "deviceProperties"),
+            json.top_keys.end());
   EXPECT_TRUE(labels);
   EXPECT_TRUE(sort_index);
 }
@@ -255,6 +257,20 @@ TEST(SessionTest, StopAndRestartKeepsWindowsApart) {
   prof.Stop();
   EXPECT_EQ(SlicesNamed(prof.trace(), "first_window").size(), 0u);
   EXPECT_EQ(SlicesNamed(prof.trace(), "second_window").size(), 2u);
+}
+
+TEST(SessionTest, ScopeFormStartsAndStops) {
+  Profiler prof;
+  {
+    Profiler::Scope scope(prof);
+    EXPECT_TRUE(prof.running());
+    EXPECT_TRUE(ProfilingActive());
+    OPSCOPE_SCOPE("scoped_op");
+  }
+  EXPECT_FALSE(prof.running());
+  EXPECT_FALSE(ProfilingActive());
+  EXPECT_EQ(SlicesNamed(prof.trace(), "scoped_op").size(), 1u);
+  EXPECT_EQ(prof.last_error(), "");
 }
 
 TEST(SessionTest, OnlyOneSessionRecordsAtATime) {
