@@ -188,33 +188,63 @@ std::string FormatBytes(size_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
+namespace {
+
+constexpr size_t kMinCachedBlock = size_t{256} << 10;
+
+size_t DefaultCacheLimit(size_t capacity) {
+#ifdef OPSCOPE_SANITIZE
+  (void)capacity;
+  return 0;  // let AddressSanitizer see every use after free
+#else
+  return std::min(capacity / 8, size_t{512} << 20);
+#endif
+}
+
+}  // namespace
+
 CapacityAllocator::CapacityAllocator(Device device, size_t capacity_bytes, size_t alignment)
-    : device_(device), alignment_(alignment), capacity_(capacity_bytes) {}
+    : device_(device),
+      alignment_(alignment),
+      capacity_(capacity_bytes),
+      cache_limit_(DefaultCacheLimit(capacity_bytes)) {}
+
+CapacityAllocator::~CapacityAllocator() {
+  std::lock_guard lock(mu_);
+  ReleaseCacheLocked();
+}
 
 void* CapacityAllocator::Allocate(size_t nbytes) {
   if (nbytes == 0) return nullptr;
   const size_t rounded = (nbytes + alignment_ - 1) / alignment_ * alignment_;
-  size_t cur = allocated_.load();
-  for (;;) {
-    const size_t cap = capacity_.load();
-    if (rounded > cap || cur > cap - rounded) {
-      const size_t free_bytes = cap > cur ? cap - cur : 0;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(rounded); it != cache_.end()) {
+      void* p = it->second;
+      cache_.erase(it);
+      cached_ -= rounded;
+      allocated_ += rounded;
+      peak_ = std::max(peak_, allocated_);
+      return p;
+    }
+    if (rounded > capacity_ || allocated_ + cached_ > capacity_ - rounded) ReleaseCacheLocked();
+    if (rounded > capacity_ || allocated_ > capacity_ - rounded) {
+      const size_t free_bytes = capacity_ > allocated_ ? capacity_ - allocated_ : 0;
       throw OutOfMemoryError(fmt::format(
           "{} out of memory: tried to allocate {} (capacity {}, {} already allocated, {} free)",
-          device_.str(), FormatBytes(nbytes), FormatBytes(cap), FormatBytes(cur),
+          device_.str(), FormatBytes(nbytes), FormatBytes(capacity_), FormatBytes(allocated_),
           FormatBytes(free_bytes)));
     }
-    if (allocated_.compare_exchange_weak(cur, cur + rounded)) break;
-  }
-  size_t peak = peak_.load();
-  while (cur + rounded > peak && !peak_.compare_exchange_weak(peak, cur + rounded)) {
+    allocated_ += rounded;
+    peak_ = std::max(peak_, allocated_);
   }
   void* p = std::aligned_alloc(alignment_, rounded);
   if (p == nullptr) {
-    allocated_.fetch_sub(rounded);
+    std::lock_guard lock(mu_);
+    allocated_ -= rounded;
     throw OutOfMemoryError(fmt::format("{} out of memory: the host refused {} ({} allocated)",
                                        device_.str(), FormatBytes(nbytes),
-                                       FormatBytes(allocated_.load())));
+                                       FormatBytes(allocated_)));
   }
   return p;
 }
@@ -222,12 +252,43 @@ void* CapacityAllocator::Allocate(size_t nbytes) {
 void CapacityAllocator::Free(void* ptr, size_t nbytes) {
   if (ptr == nullptr) return;
   const size_t rounded = (nbytes + alignment_ - 1) / alignment_ * alignment_;
+  {
+    std::lock_guard lock(mu_);
+    allocated_ -= rounded;
+    if (rounded >= kMinCachedBlock && cached_ + rounded <= cache_limit_) {
+      cache_.emplace(rounded, ptr);
+      cached_ += rounded;
+      return;
+    }
+  }
   std::free(ptr);
-  allocated_.fetch_sub(rounded);
+}
+
+void CapacityAllocator::set_capacity(size_t capacity_bytes) {
+  std::lock_guard lock(mu_);
+  capacity_ = capacity_bytes;
+}
+
+void CapacityAllocator::set_cache_limit(size_t bytes) {
+  std::lock_guard lock(mu_);
+  cache_limit_ = bytes;
+  if (cached_ > cache_limit_) ReleaseCacheLocked();
+}
+
+void CapacityAllocator::ReleaseCache() {
+  std::lock_guard lock(mu_);
+  ReleaseCacheLocked();
+}
+
+void CapacityAllocator::ReleaseCacheLocked() {
+  for (auto& [size, block] : cache_) std::free(block);
+  cache_.clear();
+  cached_ = 0;
 }
 
 MemoryStats CapacityAllocator::stats() const {
-  return {capacity_.load(), allocated_.load(), peak_.load()};
+  std::lock_guard lock(mu_);
+  return {capacity_, allocated_, peak_, cached_};
 }
 
 }  // namespace opscope

@@ -27,6 +27,11 @@ void SoftmaxKernel(const OpCall& call);
 void LayerNormKernel(const OpCall& call);
 void RmsNormKernel(const OpCall& call);
 
+// Sum of x[i] * x[i] and of x[i] over n floats, with enough independent accumulators that the
+// loop runs at load throughput rather than at the latency of one add chain.
+float SumOfSquares(const float* x, int64_t n);
+float Sum(const float* x, int64_t n);
+
 // Row kernels of the fused normalizations on contiguous memory: `rows` rows of `n` floats.
 // weight/bias may be null. y may not alias x.
 void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, int64_t n,

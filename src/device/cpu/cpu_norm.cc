@@ -1,8 +1,12 @@
 // Row-wise CPU kernels: softmax over any dim, and the fused normalizations (layer_norm,
 // rms_norm), each one pass per row over data that stays in cache.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "device/cpu/cpu_kernels.h"
 #include "device/cpu/strided_loop.h"
@@ -57,17 +61,45 @@ void SoftmaxKernel(const OpCall& c) {
                 });
 }
 
+namespace {
+
+// Outputs at least this large are written with streaming (non-temporal) stores: they cannot stay
+// in cache anyway, and streaming skips the read-for-ownership of every output line, which
+// otherwise adds a third of the traffic.
+constexpr int64_t kStreamingBytes = int64_t{8} << 20;
+
+// y = x * inv * w (w may be null) with streaming stores where the CPU has them.
+void ScaleRowStreaming(const float* x, const float* w, float* y, int64_t n, float inv) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  for (; i < n && (reinterpret_cast<uintptr_t>(y + i) & 15) != 0; ++i) {
+    y[i] = w != nullptr ? x[i] * inv * w[i] : x[i] * inv;
+  }
+  const __m128 vinv = _mm_set1_ps(inv);
+  if (w != nullptr) {
+    for (; i + 4 <= n; i += 4) {
+      _mm_stream_ps(y + i, _mm_mul_ps(_mm_mul_ps(_mm_loadu_ps(x + i), vinv), _mm_loadu_ps(w + i)));
+    }
+  } else {
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(y + i, _mm_mul_ps(_mm_loadu_ps(x + i), vinv));
+  }
+#endif
+  for (; i < n; ++i) y[i] = w != nullptr ? x[i] * inv * w[i] : x[i] * inv;
+}
+
+}  // namespace
+
 void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, int64_t n,
                  float eps) {
   const float inv_n = 1.0f / static_cast<float>(n);
+  const bool streaming = rows * n * static_cast<int64_t>(sizeof(float)) >= kStreamingBytes;
   for (int64_t r = 0; r < rows; ++r) {
     const float* __restrict xr = x + r * n;
     float* __restrict yr = y + r * n;
-    float ss = 0;
-#pragma omp simd reduction(+ : ss)
-    for (int64_t i = 0; i < n; ++i) ss += xr[i] * xr[i];
-    const float inv = 1.0f / std::sqrt(ss * inv_n + eps);
-    if (weight != nullptr) {
+    const float inv = 1.0f / std::sqrt(SumOfSquares(xr, n) * inv_n + eps);
+    if (streaming) {
+      ScaleRowStreaming(xr, weight, yr, n, inv);
+    } else if (weight != nullptr) {
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * inv * weight[i];
     } else {
@@ -75,6 +107,9 @@ void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, in
       for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * inv;
     }
   }
+#if defined(__SSE2__)
+  if (streaming) _mm_sfence();  // streaming stores are visible to other threads after this
+#endif
 }
 
 void LayerNormRows(const float* x, const float* weight, const float* bias, float* y,
@@ -83,10 +118,7 @@ void LayerNormRows(const float* x, const float* weight, const float* bias, float
   for (int64_t r = 0; r < rows; ++r) {
     const float* __restrict xr = x + r * n;
     float* __restrict yr = y + r * n;
-    float s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += xr[i];
-    const float mean = s * inv_n;
+    const float mean = Sum(xr, n) * inv_n;
     float v = 0;
 #pragma omp simd reduction(+ : v)
     for (int64_t i = 0; i < n; ++i) v += (xr[i] - mean) * (xr[i] - mean);
