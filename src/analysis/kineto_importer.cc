@@ -180,6 +180,8 @@ class Importer {
       }
     } else if (key == "traceName") {
       if (span.size() >= 2 && span.front() == '"') md.trace_name = std::string(span.substr(1, span.size() - 2));
+    } else if (key == "droppedEvents") {
+      ReadDropped(span, at);
     } else if (key == "deviceType" || key == "device_type") {
       if (span.size() >= 2 && span.front() == '"') device_type_hint_ = std::string(span.substr(1, span.size() - 2));
     } else {
@@ -193,6 +195,29 @@ class Importer {
       md.extra.emplace_back(key, std::string(span));
     }
     return ImportStatus::Ok();
+  }
+
+  // {"reason": count, ...}: events the producer dropped.
+  void ReadDropped(std::string_view span, uint64_t at) {
+    od::document doc;
+    od::object obj;
+    if (args_parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding)
+            .get(doc) ||
+        doc.get_object().get(obj)) {
+      Warn("droppedEvents at byte " + std::to_string(at) + " is not an object; ignored", false);
+      return;
+    }
+    for (auto field_result : obj) {
+      od::field field;
+      if (std::move(field_result).get(field)) break;
+      std::string_view reason;
+      if (field.unescaped_key().get(reason)) break;
+      const std::string name(reason);
+      int64_t count = 0;
+      if (analysis::ParseInt64(field.value().raw_json_token(), &count) && count >= 0) {
+        trace_->metadata().dropped.emplace_back(name, static_cast<uint64_t>(count));
+      }
+    }
   }
 
   ImportStatus ReadEvents() {

@@ -1,0 +1,347 @@
+// Importer tests: every format variant the fixtures and opscope's own exporter produce, exact
+// timestamps, and bad input (clear error with offset, or a counted warning; never a crash).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+#include "analysis/byte_source.h"
+#include "analysis/json_stream.h"
+#include "opscope/analysis.h"
+
+namespace opscope {
+namespace {
+
+std::string Gzip(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+uint32_t FindSlice(const Trace& t, std::string_view name) {
+  const StringId id = t.strings().Find(name);
+  for (uint32_t i = 0; i < t.slices().size(); ++i) {
+    if (t.slices()[i].name == id) return i;
+  }
+  return kNone;
+}
+
+// 2024 format: relative fractional-us timestamps, baseTimeNanoseconds after the events.
+const char kModern[] = R"J({
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "GPU"}],
+  "distributedInfo": {"rank": 3},
+  "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 10, "tid": 11,
+     "ts": 100.5, "dur": 20.125, "args": {"External id": 5, "Input Dims": [[2, 3], []]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11,
+     "ts": 101.000, "dur": 4.001, "args": {"External id": 5, "correlation": 42}},
+    {"ph": "X", "cat": "kernel", "name": "mul_kernel", "pid": 0, "tid": 7,
+     "ts": 130.999, "dur": 3.5, "args": {"device": 0, "stream": 7, "correlation": 42, "External id": 5}},
+    {"ph": "s", "id": 42, "pid": 10, "tid": 11, "ts": 101.000, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 42, "pid": 0, "tid": 7, "ts": 130.999, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 10, "tid": 11, "ts": 105,
+     "args": {"Bytes": 64}},
+    {"ph": "C", "name": "queue", "pid": 0, "ts": 110, "args": {"depth": 3, "label": "x"}},
+    {"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+    {"name": "process_labels", "ph": "M", "ts": 0, "pid": 10, "tid": 0, "args": {"labels": "CPU"}},
+    {"name": "thread_name", "ph": "M", "ts": 0, "pid": 10, "tid": 11, "args": {"name": "main"}},
+    {"ph": "X", "cat": "Trace", "ts": 90, "dur": 100, "pid": "Spans", "tid": "PyTorch Profiler",
+     "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
+  ],
+  "traceName": "t.json",
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1700000000000000000
+})J";
+
+TEST(ImportTest, ReadsModernKinetoTraceExactly) {
+  Trace t;
+  ImportStats stats;
+  ImportStatus st = ImportTraceFromMemory(kModern, &t, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.skipped, 0u);
+  EXPECT_EQ(stats.events, 11u);
+  EXPECT_EQ(stats.slices, 4u);
+  EXPECT_EQ(t.metadata().base_time_ns, 1700000000000000000);
+  EXPECT_EQ(t.metadata().trace_name, "t.json");
+  EXPECT_EQ(t.metadata().device_type, "CUDA");
+  const uint32_t op = FindSlice(t, "aten::mul");
+  const uint32_t rt = FindSlice(t, "cudaLaunchKernel");
+  const uint32_t k = FindSlice(t, "mul_kernel");
+  ASSERT_NE(k, kNone);
+  EXPECT_EQ(t.slices()[op].ts_ns, 100500);
+  EXPECT_EQ(t.slices()[op].dur_ns, 20125);
+  EXPECT_EQ(t.slices()[rt].dur_ns, 4001);
+  EXPECT_EQ(t.slices()[k].ts_ns, 130999);
+  EXPECT_EQ(t.slices()[op].kind, ActivityKind::kCpuOp);
+  EXPECT_EQ(t.slices()[rt].kind, ActivityKind::kRuntime);
+  EXPECT_EQ(t.slices()[k].kind, ActivityKind::kKernel);
+  EXPECT_EQ(t.Str(t.slices()[op].input_shapes), "[[2, 3], []]");
+  EXPECT_EQ(t.slices()[rt].parent, op);
+  EXPECT_EQ(t.Link(k).op, op);
+  EXPECT_EQ(t.Link(k).runtime, rt);
+  ASSERT_EQ(t.flows().size(), 1u);
+  EXPECT_EQ(t.flows()[0].from, rt);
+  EXPECT_EQ(t.flows()[0].to, k);
+  EXPECT_EQ(t.FindArg(t.slices()[k].args, "stream"), "7");
+  ASSERT_EQ(t.instants().size(), 1u);
+  EXPECT_EQ(t.FindArg(t.instants()[0].args, "Bytes"), "64");
+  ASSERT_EQ(t.counters().size(), 1u);  // the non-numeric series is ignored
+  EXPECT_EQ(t.counters()[0].value, 3.0);
+  EXPECT_EQ(t.Str(t.tracks()[t.counters()[0].track].name), "queue.depth");
+  // Device process and stream are marked; metadata names applied.
+  const Track& stream = t.tracks()[t.slices()[k].track];
+  EXPECT_EQ(stream.kind, TrackKind::kDeviceStream);
+  EXPECT_TRUE(t.processes()[stream.process].is_device);
+  EXPECT_EQ(t.Str(t.processes()[stream.process].name), "GPU 0");
+  const Track& main_thread = t.tracks()[t.slices()[op].track];
+  EXPECT_EQ(t.Str(main_thread.name), "main");
+  EXPECT_EQ(t.Str(t.processes()[main_thread.process].labels), "CPU");
+  // String pid/tid keep their text.
+  const Track& spans = t.tracks()[t.slices()[FindSlice(t, "PyTorch Profiler (0)")].track];
+  EXPECT_EQ(t.processes()[spans.process].pid_text, "Spans");
+  EXPECT_EQ(spans.tid_text, "PyTorch Profiler");
+  // Other top-level keys are kept as raw JSON.
+  bool found = false;
+  for (const auto& [key, value] : t.metadata().extra) found |= key == "distributedInfo" && value == "{\"rank\": 3}";
+  EXPECT_TRUE(found);
+}
+
+TEST(ImportTest, GzipAndPlainGiveTheSameTrace) {
+  Trace plain, gz;
+  ASSERT_TRUE(ImportTraceFromMemory(kModern, &plain).ok());
+  const std::string compressed = Gzip(kModern);
+  ImportStats stats;
+  ImportStatus st = ImportTraceFromMemory(compressed, &gz, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.input_bytes, compressed.size());
+  EXPECT_EQ(stats.json_bytes, std::string(kModern).size());
+  ASSERT_EQ(plain.slices().size(), gz.slices().size());
+  for (size_t i = 0; i < plain.slices().size(); ++i) {
+    EXPECT_EQ(plain.slices()[i].ts_ns, gz.slices()[i].ts_ns);
+    EXPECT_EQ(plain.Str(plain.slices()[i].name), gz.Str(gz.slices()[i].name));
+  }
+}
+
+// 2021 format: legacy categories, lowercase "external id", absolute integer-us timestamps,
+// async_cpu_to_gpu flows with "bp": "e" on both ends; and a bare event array.
+TEST(ImportTest, ReadsLegacyCategoriesAndIntegerTimestamps) {
+  const char json[] = R"([
+    {"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 1, "tid": 1,
+     "ts": 1694039968955744, "dur": 41, "args": {"external id": 9}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+     "ts": 1694039968955750, "dur": 5, "args": {"external id": 9, "correlation": 3}},
+    {"ph": "X", "cat": "Kernel", "name": "add_kernel", "pid": 0, "tid": "stream 7 ",
+     "ts": 1694039968955800, "dur": 2, "args": {"correlation": 3, "external id": 9}},
+    {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": "stream 7 ",
+     "ts": 1694039968955900, "dur": 1, "args": {}},
+    {"ph": "X", "cat": "Memset", "name": "Memset", "pid": 0, "tid": "stream 7 ",
+     "ts": 1694039968955910, "dur": 1},
+    {"ph": "s", "id": 3, "pid": 1, "tid": 1, "ts": 1694039968955750, "cat": "async_cpu_to_gpu", "name": "async_gpu", "bp": "e"},
+    {"ph": "f", "id": 3, "pid": 0, "tid": "stream 7 ", "ts": 1694039968955800, "cat": "async_cpu_to_gpu", "name": "async_gpu", "bp": "e"}
+  ])";
+  Trace t;
+  ImportStats stats;
+  ImportStatus st = ImportTraceFromMemory(json, &t, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.skipped, 0u);
+  const uint32_t op = FindSlice(t, "aten::add"), k = FindSlice(t, "add_kernel");
+  EXPECT_EQ(t.slices()[op].ts_ns, 1694039968955744000);
+  EXPECT_EQ(t.slices()[op].external_id, 9);
+  EXPECT_EQ(t.slices()[op].kind, ActivityKind::kCpuOp);
+  EXPECT_EQ(t.slices()[k].kind, ActivityKind::kKernel);
+  EXPECT_EQ(t.slices()[FindSlice(t, "Memcpy HtoD")].kind, ActivityKind::kMemcpy);
+  EXPECT_EQ(t.slices()[FindSlice(t, "Memset")].kind, ActivityKind::kMemset);
+  EXPECT_EQ(t.Link(k).op, op);
+  EXPECT_EQ(t.Link(k).runtime, FindSlice(t, "cudaLaunchKernel"));
+  EXPECT_EQ(t.tracks()[t.slices()[k].track].tid_text, "stream 7 ");
+  ASSERT_EQ(t.flows().size(), 1u);
+  EXPECT_EQ(t.flows()[0].to, k);
+  EXPECT_EQ(t.metadata().device_type, "CUDA");
+}
+
+TEST(ImportTest, NanosecondFractionsAndLargeEpochsAreExact) {
+  const char json[] = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1712195495519689.047, "dur": 63.813},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 0.0015, "dur": 1e1},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 7, "dur": -1}
+  ]})";
+  Trace t;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &t, &stats).ok());
+  EXPECT_EQ(t.slices()[FindSlice(t, "a")].ts_ns, 1712195495519689047);
+  EXPECT_EQ(t.slices()[FindSlice(t, "a")].dur_ns, 63813);
+  EXPECT_EQ(t.slices()[FindSlice(t, "b")].ts_ns, 2);  // 1.5 ns rounds half up
+  EXPECT_EQ(t.slices()[FindSlice(t, "b")].dur_ns, 10000);
+  EXPECT_EQ(t.slices()[FindSlice(t, "c")].dur_ns, 0);  // negative clamped, with a warning
+  EXPECT_EQ(stats.skipped, 0u);
+  EXPECT_EQ(stats.warnings.size(), 1u);
+}
+
+TEST(ImportTest, BeginEndPairsBecomeSlices) {
+  const char json[] = R"({"traceEvents": [
+    {"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "B", "name": "inner", "pid": 1, "tid": 1, "ts": 12},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 15},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 20},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 21}
+  ]})";
+  Trace t;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &t, &stats).ok());
+  ASSERT_EQ(t.slices().size(), 2u);
+  EXPECT_EQ(t.slices()[FindSlice(t, "outer")].dur_ns, 10000);
+  EXPECT_EQ(t.slices()[FindSlice(t, "inner")].parent, FindSlice(t, "outer"));
+  EXPECT_EQ(stats.skipped, 1u);  // the unmatched "E"
+}
+
+TEST(ImportTest, DroppedEventsAndDeviceTypeFromOpscopeExports) {
+  const char json[] = R"({"schemaVersion": 1, "droppedEvents": {"buffer_full": 12},
+    "deviceType": "NEURON", "traceEvents": []})";
+  Trace t;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &t).ok());
+  ASSERT_EQ(t.metadata().dropped.size(), 1u);
+  EXPECT_EQ(t.metadata().dropped[0].first, "buffer_full");
+  EXPECT_EQ(t.metadata().dropped[0].second, 12u);
+  EXPECT_EQ(t.metadata().device_type, "NEURON");
+}
+
+// ---- Bad input ----
+
+ImportStatus ImportText(const std::string& text, ImportStats* stats = nullptr) {
+  Trace t;
+  return ImportTraceFromMemory(text, &t, stats);
+}
+
+TEST(ImportErrorTest, EmptyInput) {
+  ImportStatus st = ImportText("");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("empty input"), std::string::npos) << st.message();
+  EXPECT_FALSE(ImportText("   \n ").ok());
+}
+
+TEST(ImportErrorTest, TruncatedFileNamesOffsetAndKeepsEarlierEvents) {
+  std::string text = kModern;
+  text.resize(text.find("\"ph\": \"s\"") + 3);  // cut inside the fourth event
+  Trace t;
+  ImportStatus st = ImportTraceFromMemory(text, &t);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unexpected end of input"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
+  EXPECT_EQ(st.offset(), text.size());
+  // What was read before the cut is kept, finalized.
+  EXPECT_EQ(t.slices().size(), 3u);
+  EXPECT_TRUE(t.finalized());
+}
+
+TEST(ImportErrorTest, GzipCutInHalf) {
+  std::string big = "{\"traceEvents\": [";
+  for (int i = 0; i < 5000; ++i) {
+    if (i) big += ",";
+    big += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 97) +
+           "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i * 10) + ", \"dur\": 5}";
+  }
+  big += "]}";
+  std::string gz = Gzip(big);
+  ImportStatus st = ImportText(gz.substr(0, gz.size() / 2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("gzip"), std::string::npos) << st.message();
+  // Corrupt bytes in the middle of the stream.
+  std::string bad = gz;
+  for (size_t i = bad.size() / 3; i < bad.size() / 3 + 64; ++i) bad[i] = static_cast<char>(0xAA);
+  EXPECT_FALSE(ImportText(bad).ok());
+}
+
+TEST(ImportErrorTest, StructuralErrorsNameTheByteOffset) {
+  const std::string text = R"({"traceEvents": [{"ph": "X"} x])";
+  ImportStatus st = ImportText(text);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.offset(), text.find('x'));
+  EXPECT_NE(st.message().find("expected ',' or ']'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("byte " + std::to_string(text.find('x'))), std::string::npos);
+
+  st = ImportText(R"({"traceEvents": [{"ph": "X", "args": {"a": [1}}]})");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("expected ']'"), std::string::npos) << st.message();
+
+  EXPECT_FALSE(ImportText(R"({"traceEvents": [{"ph":"i","ts":1,"pid":1,"tid":1},]})").ok());
+  EXPECT_FALSE(ImportText(R"({"traceEvents": []} trailing)").ok());
+  EXPECT_FALSE(ImportText(R"({"notEvents": 1})").ok());
+  EXPECT_FALSE(ImportText("\"just a string\"").ok());
+  EXPECT_FALSE(ImportText(R"({"traceEvents" 1})").ok());
+}
+
+TEST(ImportErrorTest, DeepNestingIsAnErrorNotARecursion) {
+  std::string deep = R"({"traceEvents": [{"ph": "X", "args": )";
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  ImportStatus st = ImportText(deep);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("nested deeper"), std::string::npos) << st.message();
+}
+
+TEST(ImportErrorTest, BadEventsAreSkippedAndCounted) {
+  const std::string text = std::string(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "good", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "string ts", "pid": 1, "tid": 1, "ts": "1", "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "huge ts", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "big int", "pid": 1, "tid": 1, "ts": 99999999999999999999999, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "no dur", "pid": 1, "tid": 1, "ts": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "no ts", "pid": 1, "tid": 1, "dur": 1},
+    {"cat": "cpu_op", "name": "no ph", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": 17, "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "bad pid", "pid": [1], "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "bad )") + "\xff\xfe" + R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "Q", "name": "unknown phase", "pid": 1, "tid": 1, "ts": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "malformed" "pid": 1},
+    42,
+    {"ph": "X", "cat": "cpu_op", "name": "good2", "pid": 1, "tid": 1, "ts": 2, "dur": 1}
+  ]})";
+  ImportStats stats;
+  Trace t;
+  ImportStatus st = ImportTraceFromMemory(text, &t, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.events, 14u);
+  EXPECT_EQ(stats.slices, 2u);
+  EXPECT_EQ(stats.skipped, 12u);
+  EXPECT_EQ(t.metadata().skipped_events, 12u);
+  ASSERT_FALSE(stats.warnings.empty());
+  EXPECT_NE(stats.warnings[0].find("traceEvents entry 1 at byte"), std::string::npos)
+      << stats.warnings[0];
+}
+
+TEST(ImportErrorTest, MissingFileIsAClearError) {
+  Trace t;
+  ImportStatus st = ImportTrace("/nonexistent/trace.json", &t);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("/nonexistent/trace.json"), std::string::npos);
+}
+
+// The stream must hand out identical values however the input is split into reads.
+TEST(JsonStreamTest, ValuesSurviveEveryBufferBoundary) {
+  const std::string text = R"( {"a": "x\"}]{[", "b": [1, {"c": "\\"}]}  "tail\\"  -12.5e3 )";
+  for (size_t buffer = 1; buffer < 24; ++buffer) {
+    auto source = analysis::OpenMemorySource(text);
+    analysis::JsonStream stream(source.get(), 8, buffer);
+    std::string_view v;
+    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+    EXPECT_EQ(v, R"({"a": "x\"}]{[", "b": [1, {"c": "\\"}]})") << buffer;
+    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+    EXPECT_EQ(v, R"("tail\\")") << buffer;
+    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+    EXPECT_EQ(v, "-12.5e3") << buffer;
+    int c = 0;
+    ASSERT_TRUE(stream.Peek(&c).ok());
+    EXPECT_EQ(c, -1);
+  }
+}
+
+}  // namespace
+}  // namespace opscope
