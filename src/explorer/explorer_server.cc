@@ -208,6 +208,14 @@ struct Explorer::Impl {
       SendError(res, 431, "too many request headers");
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (req.has_header("Content-Length")) {
+      int64_t length = 0;
+      if (!ParseInt(req.get_header_value("Content-Length"), &length) || length < 0 ||
+          static_cast<size_t>(length) > kMaxPayloadBytes) {
+        SendError(res, 413, "request body too large");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     if (req.method != "GET" && req.method != "HEAD") {
       SendError(res, 405, "only GET is supported");
       return httplib::Server::HandlerResponse::Handled;
