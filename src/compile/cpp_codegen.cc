@@ -38,6 +38,7 @@ class KernelWriter {
         RowBody();
       }
     });
+    if (streamed_) Line("__builtin_ia32_sfence();  // order the streaming stores");
     --indent_;
     Line("}");
     return out_;
@@ -142,14 +143,19 @@ class KernelWriter {
         Line("{");
         ++indent_;
         Line("float acc = " + FloatLiteral(ReductionInit(n.op)) + ";");
-        std::string clause = n.op == "aten::amax" ? "max" : n.op == "aten::amin" ? "min" : "+";
-        Loops(reduce_, "#pragma omp simd reduction(" + clause + ":acc)", [&] {
+        auto body = [&](const std::string& acc) {
           std::set<int> loaded = outer_loaded;
           const Operand& in = n.operands[0];
           EmitElements({in.value}, &loaded);
           Load(in.value, &loaded);
-          Line(ReductionUpdate(n.op, "acc", Name(in)));
-        });
+          Line(ReductionUpdate(n.op, acc, Name(in)));
+        };
+        if (k_.domain[reduce_.back()] >= kLanes) {
+          LaneReduction(n.op, body);
+        } else {
+          std::string clause = n.op == "aten::amax" ? "max" : n.op == "aten::amin" ? "min" : "+";
+          Loops(reduce_, "#pragma omp simd reduction(" + clause + ":acc)", [&] { body("acc"); });
+        }
         if (n.op == "aten::mean") Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
         else Line(v + " = acc;");
         --indent_;
@@ -168,11 +174,119 @@ class KernelWriter {
     for (int o : k_.outputs)
       if (!IsRow(o)) element_outputs.push_back(o);
     if (element_outputs.empty()) return;
+    if (CanStream(element_outputs)) {
+      // Large outputs go out with non-temporal stores (no read-for-ownership of each line),
+      // 4 floats at a time; unaligned output pointers take the plain path.
+      std::string cond;
+      for (int o : element_outputs)
+        cond += (cond.empty() ? "" : " | ") + std::string("(unsigned long long)") + out_param_.at(o);
+      Line("if (((" + cond + ") & 15) == 0) {");
+      ++indent_;
+      int inner = reduce_.back();
+      std::vector<int> outer_reduce(reduce_.begin(), reduce_.end() - 1);
+      Loops(outer_reduce, "", [&] {
+        std::string iv = "i" + std::to_string(inner);
+        Line("for (long long " + iv + "b = 0; " + iv + "b < " + std::to_string(k_.domain[inner]) +
+             "LL; " + iv + "b += 4) {");
+        ++indent_;
+        for (int o : element_outputs) Line("float t" + std::to_string(o) + "[4];");
+        Line("for (long long j = 0; j < 4; ++j) {");
+        ++indent_;
+        Line("const long long " + iv + " = " + iv + "b + j;");
+        std::set<int> loaded = outer_loaded;
+        EmitElements(element_outputs, &loaded);
+        for (int o : element_outputs) Line("t" + std::to_string(o) + "[j] = v" + std::to_string(o) + ";");
+        --indent_;
+        Line("}");
+        Line("{");
+        ++indent_;
+        Line("const long long " + iv + " = " + iv + "b;");
+        for (int o : element_outputs) {
+          Line("opscope_v4sf s" + std::to_string(o) + ";");
+          Line("__builtin_memcpy(&s" + std::to_string(o) + ", t" + std::to_string(o) + ", 16);");
+          Line("__builtin_ia32_movntps(&" + out_param_.at(o) + "[" + Index(o) + "], s" +
+               std::to_string(o) + ");");
+        }
+        --indent_;
+        Line("}");
+        --indent_;
+        Line("}");
+      });
+      --indent_;
+      Line("} else {");
+      ++indent_;
+      streamed_ = true;
+    }
     Loops(reduce_, "#pragma omp simd", [&] {
       std::set<int> loaded = outer_loaded;
       ElementPass(element_outputs, &loaded);
     });
+    if (CanStream(element_outputs)) {
+      --indent_;
+      Line("}");
+    }
   }
+
+  // Multi-lane reduction: kLanes independent partial results over the innermost reduced dim, so
+  // the adds pipeline and vectorize (one accumulator would serialize on the add latency).
+  void LaneReduction(const std::string& op, const std::function<void(const std::string&)>& body) {
+    int inner = reduce_.back();
+    std::vector<int> outer_reduce(reduce_.begin(), reduce_.end() - 1);
+    std::string iv = "i" + std::to_string(inner);
+    std::string extent = std::to_string(k_.domain[inner]) + "LL";
+    Line("float accv[" + std::to_string(kLanes) + "];");
+    Line("for (int j = 0; j < " + std::to_string(kLanes) + "; ++j) accv[j] = acc;");
+    Loops(outer_reduce, "", [&] {
+      Line("long long " + iv + "b = 0;");
+      Line("for (; " + iv + "b + " + std::to_string(kLanes) + " <= " + extent + "; " + iv +
+           "b += " + std::to_string(kLanes) + ") {");
+      ++indent_;
+      Line("for (long long j = 0; j < " + std::to_string(kLanes) + "; ++j) {");
+      ++indent_;
+      Line("const long long " + iv + " = " + iv + "b + j;");
+      body("accv[j]");
+      --indent_;
+      Line("}");
+      --indent_;
+      Line("}");
+      Line("for (long long " + iv + " = " + iv + "b; " + iv + " < " + extent + "; ++" + iv + ") {");
+      ++indent_;
+      body("accv[0]");
+      --indent_;
+      Line("}");
+    });
+    Line("for (int j = 0; j < " + std::to_string(kLanes) + "; ++j) {");
+    ++indent_;
+    Line(ReductionUpdate(op, "acc", "accv[j]"));
+    --indent_;
+    Line("}");
+  }
+
+  // Streaming needs: x86 SSE, outputs of at least kStreamingBytes, contiguous along the innermost
+  // reduced dim whose extent is a multiple of 4, and 16-byte aligned rows.
+  bool CanStream(const std::vector<int>& outputs) const {
+#if !defined(__x86_64__)
+    return false;
+#endif
+    if (reduce_.empty() || k_.domain[reduce_.back()] % 4 != 0) return false;
+    int64_t bytes = 0;
+    for (int o : outputs) {
+      bytes += g_.node(o).type.numel() * 4;
+      std::vector<int64_t> st = AlignedStrides(g_, k_, o);
+      if (st[reduce_.back()] != 1) return false;
+      for (int64_t s : st)
+        if (s % 4 != 0 && s != 1) return false;
+    }
+    return bytes >= kStreamingBytes;
+  }
+
+ public:
+  bool streamed() const { return streamed_; }
+
+ private:
+  static constexpr int kLanes = 32;
+  static constexpr int64_t kStreamingBytes = int64_t{8} << 20;
+  bool streamed_ = false;
 
   const Graph& g_;
   const FusedKernel& k_;
@@ -202,7 +316,8 @@ std::string GenerateCpp(const Graph& graph, const FusionPlan& plan, std::string_
     s += "// " + b.substr(start, end - start) + "\n";
     start = end + 1;
   }
-  s += "\n";
+  s += "\n#if defined(__SSE__)\ntypedef float opscope_v4sf __attribute__((vector_size(16)));\n"
+       "#define OPSCOPE_STREAMING 1\n#endif\n\n";
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     s += "// kernel " + std::to_string(k) + ": " + std::to_string(plan.kernels[k].nodes.size()) +
          " op(s), domain " + ShapeString(plan.kernels[k].domain) + "\n";
