@@ -19,15 +19,15 @@ int CompiledOutOps(int n);
 
 namespace {
 
-constexpr int kBatch = 1000;         // ops per benchmark iteration
+constexpr int kBatch = 1000;            // ops per benchmark iteration
 constexpr int kBatchesPerWindow = 500;  // restart the recording before buffers fill
 std::map<std::string, double> g_ns_per_op;
 
 void Report(benchmark::State& state, const char* key) {
   state.SetItemsProcessed(state.iterations() * kBatch);
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kBatch),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kBatch),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   (void)key;
 }
 
@@ -194,7 +194,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       auto it = r.counters.find("ns_per_op");
       if (it != r.counters.end()) g_ns_per_op[r.run_name.function_name] = it->second.value * 1e9;
-      double items = r.counters.count("items_per_second") ? r.counters.at("items_per_second").value : 0;
+      double items =
+          r.counters.count("items_per_second") ? r.counters.at("items_per_second").value : 0;
       if (r.run_name.function_name == "BM_ExportChromeTrace") export_events_per_s = items;
       if (r.run_name.function_name == "BM_KeyAverages") key_averages_events_per_s = items;
     }
@@ -232,19 +233,22 @@ int main(int argc, char** argv) {
     if (v < 0) continue;
     std::printf("  %-32s %7.2f ns  (%+.2f ns over the empty-loop baseline %.2f ns)", r.label, v,
                 v - base, base);
-    if (r.target > 0) std::printf("  target <= %.0f ns: %s", r.target, v - base <= r.target ? "met" : "MISSED");
+    if (r.target > 0)
+      std::printf("  target <= %.0f ns: %s", r.target, v - base <= r.target ? "met" : "MISSED");
     std::printf("\n");
   }
   if (reporter.export_events_per_s > 0) {
     std::printf("  chrome trace export: %.2f M events/s\n", reporter.export_events_per_s / 1e6);
   }
   if (reporter.key_averages_events_per_s > 0) {
-    std::printf("  key_averages + table: %.2f M events/s\n", reporter.key_averages_events_per_s / 1e6);
+    std::printf("  key_averages + table: %.2f M events/s\n",
+                reporter.key_averages_events_per_s / 1e6);
   }
   const double on = get("BM_HostOp_On"), ticks = get("BM_Clock_Rdtsc");
   if (on > 0 && ticks > 0) {
-    std::printf("  profiling on, less its two clock reads: %.2f ns (the clock is %.0f%% of the cost)\n",
-                on - 2 * ticks, 100.0 * 2 * ticks / on);
+    std::printf(
+        "  profiling on, less its two clock reads: %.2f ns (the clock is %.0f%% of the cost)\n",
+        on - 2 * ticks, 100.0 * 2 * ticks / on);
   }
   std::printf("  (PyTorch's RecordFunction + Kineto costs about 1000 ns per op)\n");
   benchmark::Shutdown();

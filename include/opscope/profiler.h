@@ -126,11 +126,11 @@ void RecordCounter(uint32_t name_id, double value);
   } while (false)
 #else
 // A host op range named by a string literal, open until the end of the enclosing block.
-#define OPSCOPE_SCOPE(name_literal)                                                      \
-  static const uint32_t OPSCOPE_CONCAT_(opscope_name_, __LINE__) =                      \
-      ::opscope::InternName(name_literal);                                               \
-  ::opscope::RecordScope OPSCOPE_CONCAT_(opscope_scope_, __LINE__)(                     \
-      OPSCOPE_CONCAT_(opscope_name_, __LINE__))
+#define OPSCOPE_SCOPE(name_literal)                                \
+  static const uint32_t OPSCOPE_CONCAT_(opscope_name_, __LINE__) = \
+      ::opscope::InternName(name_literal);                         \
+  ::opscope::RecordScope OPSCOPE_CONCAT_(opscope_scope_,           \
+                                         __LINE__)(OPSCOPE_CONCAT_(opscope_name_, __LINE__))
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ struct DeviceConfig {
   // When set and no on_trace_ready is given, each finished window is written to
   // <dir>/<host>_pid_<pid>/<timestamp>/trace.json.
   std::string profile_output_dir;
-  bool correlate_device_time = true;  // map device clocks to host time with ClockSync
+  bool correlate_device_time = true;      // map device clocks to host time with ClockSync
   int64_t max_events_per_nc = 1'000'000;  // device activities kept per NeuronCore
   std::string capture_enabled_for_nc;     // "" = every core; else ParseCoreList syntax
   int sample_period_ms = 10;              // CPU_UTIL / HOST_MEMORY sampling period

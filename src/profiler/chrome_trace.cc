@@ -4,8 +4,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,7 +27,8 @@ void AppendUs(std::string& out, int64_t ns) {
   AppendInt(out, ns / 1000);
   const int frac = static_cast<int>(ns % 1000);
   const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
-                          static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
+                          static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
   out.append(digits, 4);
 }
 
@@ -55,7 +56,10 @@ void AppendNumber(std::string& out, double v) {
 class Writer {
  public:
   Writer(const Trace& trace, std::string& out)
-      : trace_(trace), out_(out), escaped_(trace.strings().size()), pid_tid_(trace.tracks().size()) {}
+      : trace_(trace),
+        out_(out),
+        escaped_(trace.strings().size()),
+        pid_tid_(trace.tracks().size()) {}
 
   // The quoted, escaped text of a string id; computed once per id.
   const std::string& Quoted(StringId id) {
@@ -215,14 +219,16 @@ std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
     AppendJsonString(out, meta.device_type);
     out += ",\n";
   }
-  fmt::format_to(std::back_inserter(out),
-                 "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
-                 meta.base_time_ns);
+  fmt::format_to(
+      std::back_inserter(out),
+      "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
+      meta.base_time_ns);
 
   Writer w(trace, out);
   for (const Process& p : trace.processes()) {
     w.Metadata("process_name", p, nullptr, "name", JsonString(trace.Str(p.name)));
-    if (p.labels != 0) w.Metadata("process_labels", p, nullptr, "labels", JsonString(trace.Str(p.labels)));
+    if (p.labels != 0)
+      w.Metadata("process_labels", p, nullptr, "labels", JsonString(trace.Str(p.labels)));
     w.Metadata("process_sort_index", p, nullptr, "sort_index", std::to_string(p.sort_index));
   }
   for (const Track& t : trace.tracks()) {

@@ -39,9 +39,9 @@ TEST(DeviceConfigTest, DefaultsMirrorNeuronConfig) {
 TEST(ScheduleTest, MatchesTorchSchedule) {
   using A = Schedule::Action;
   Schedule s{.skip_first = 1, .wait = 1, .warmup = 1, .active = 2, .repeat = 2};
-  std::vector<A> expected = {A::kNone,   A::kNone, A::kWarmup, A::kRecord, A::kRecordAndSave,
-                             A::kNone,   A::kWarmup, A::kRecord, A::kRecordAndSave, A::kNone,
-                             A::kNone};
+  std::vector<A> expected = {A::kNone,          A::kNone, A::kWarmup, A::kRecord,
+                             A::kRecordAndSave, A::kNone, A::kWarmup, A::kRecord,
+                             A::kRecordAndSave, A::kNone, A::kNone};
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(s.At(static_cast<int64_t>(i)), expected[i]) << "step " << i;
   }

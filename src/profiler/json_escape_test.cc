@@ -13,11 +13,14 @@ TEST(JsonEscapeTest, EscapesQuotesBackslashesAndControlCharacters) {
 }
 
 TEST(JsonEscapeTest, KeepsValidUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(JsonString("\xce\xbc s"), "\"\xce\xbc s\"");                  // U+03BC
-  EXPECT_EQ(JsonString("\xf0\x9f\x94\xa5"), "\"\xf0\x9f\x94\xa5\"");      // 4-byte
-  EXPECT_EQ(JsonString("a\xff" "b"), "\"a\xef\xbf\xbd" "b\"");            // stray byte
-  EXPECT_EQ(JsonString("\xc3"), "\"\xef\xbf\xbd\"");                      // truncated
-  EXPECT_EQ(JsonString("\xc0\xaf"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");      // overlong '/'
+  EXPECT_EQ(JsonString("\xce\xbc s"), "\"\xce\xbc s\"");              // U+03BC
+  EXPECT_EQ(JsonString("\xf0\x9f\x94\xa5"), "\"\xf0\x9f\x94\xa5\"");  // 4-byte
+  EXPECT_EQ(JsonString("a\xff"
+                       "b"),
+            "\"a\xef\xbf\xbd"
+            "b\"");                                                   // stray byte
+  EXPECT_EQ(JsonString("\xc3"), "\"\xef\xbf\xbd\"");                  // truncated
+  EXPECT_EQ(JsonString("\xc0\xaf"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");  // overlong '/'
   EXPECT_EQ(JsonString("\xed\xa0\x80"), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");  // surrogate
 }
 

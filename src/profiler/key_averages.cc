@@ -1,11 +1,11 @@
 // KeyAverages::FromTrace: PyTorch's FunctionEvent tree and EventList.key_averages() over the
 // trace model (torch/autograd/profiler.py _parse_kineto_results, profiler_util.py).
+#include "opscope/key_averages.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
-
-#include "opscope/key_averages.h"
 
 namespace opscope {
 namespace {
@@ -20,8 +20,8 @@ bool IsHostEventKind(ActivityKind k) {
 // Device kinds that become device FunctionEvents. Engine instructions (opscope's Neuron DEVICE
 // mode) run inside a kernel's time and would count it twice, so they stay out of the table.
 bool IsDeviceEventKind(ActivityKind k) {
-  return k == ActivityKind::kKernel || k == ActivityKind::kMemcpy ||
-         k == ActivityKind::kMemset || k == ActivityKind::kDeviceAnnotation;
+  return k == ActivityKind::kKernel || k == ActivityKind::kMemcpy || k == ActivityKind::kMemset ||
+         k == ActivityKind::kDeviceAnnotation;
 }
 
 // profiler_util._filter_name: utility ops PyTorch leaves out.
@@ -44,7 +44,7 @@ struct Event {
   int64_t start = 0;
   int64_t end = 0;
   uint32_t track = kNone;
-  int64_t kernels_ns = 0;  // sum of linked device activity durations ("kernels")
+  int64_t kernels_ns = 0;   // sum of linked device activity durations ("kernels")
   uint32_t parent = kNone;  // index into events
   std::vector<uint32_t> children;
   bool removed = false;

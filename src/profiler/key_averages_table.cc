@@ -46,16 +46,24 @@ struct SortKey {
 
 std::optional<SortKey> LookupSortKey(std::string attr) {
   for (std::string_view dev : {"cuda", "xpu", "privateuse1"}) {
-    for (size_t pos; (pos = attr.find(dev)) != std::string::npos;) attr.replace(pos, dev.size(), "device");
+    for (size_t pos; (pos = attr.find(dev)) != std::string::npos;)
+      attr.replace(pos, dev.size(), "device");
   }
   const auto zero = [](const KeyAverage&) { return 0.0; };
-  if (attr == "self_cpu_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.self_cpu_time_total_ns); }};
-  if (attr == "cpu_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.cpu_time_total_ns); }};
-  if (attr == "self_device_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.self_device_time_total_ns); }};
-  if (attr == "device_time_total") return SortKey{[](const KeyAverage& r) { return Us(r.device_time_total_ns); }};
-  if (attr == "cpu_time") return SortKey{[](const KeyAverage& r) { return Avg(r.cpu_time_total_ns, r.count); }};
-  if (attr == "device_time") return SortKey{[](const KeyAverage& r) { return Avg(r.device_time_total_ns, r.count); }};
-  if (attr == "count") return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.count); }};
+  if (attr == "self_cpu_time_total")
+    return SortKey{[](const KeyAverage& r) { return Us(r.self_cpu_time_total_ns); }};
+  if (attr == "cpu_time_total")
+    return SortKey{[](const KeyAverage& r) { return Us(r.cpu_time_total_ns); }};
+  if (attr == "self_device_time_total")
+    return SortKey{[](const KeyAverage& r) { return Us(r.self_device_time_total_ns); }};
+  if (attr == "device_time_total")
+    return SortKey{[](const KeyAverage& r) { return Us(r.device_time_total_ns); }};
+  if (attr == "cpu_time")
+    return SortKey{[](const KeyAverage& r) { return Avg(r.cpu_time_total_ns, r.count); }};
+  if (attr == "device_time")
+    return SortKey{[](const KeyAverage& r) { return Avg(r.device_time_total_ns, r.count); }};
+  if (attr == "count")
+    return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.count); }};
   // Memory and FLOPs are not profiled: every row has 0 (and node_id -1), so order is unchanged.
   if (attr == "cpu_memory_usage" || attr == "self_cpu_memory_usage" ||
       attr == "device_memory_usage" || attr == "self_device_memory_usage" || attr == "flops" ||
@@ -117,20 +125,22 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
   const std::string device = device_name_.empty() ? "CUDA" : device_name_;
   bool has_shapes = false;
   if (options_.group_by_input_shape) {
-    for (const KeyAverage& r : rows_) has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
+    for (const KeyAverage& r : rows_)
+      has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
   }
 
   constexpr size_t kMaxName = 55, kMaxShapes = 80, kColumn = 12;
   size_t name_width = 0, shapes_width = 0;
   for (const KeyAverage& r : rows_) {
     name_width = std::max(name_width, Utf8Length(r.key) + 4);
-    shapes_width = std::max(shapes_width, Utf8Length(r.input_shapes.empty() ? "[]" : r.input_shapes) + 4);
+    shapes_width =
+        std::max(shapes_width, Utf8Length(r.input_shapes.empty() ? "[]" : r.input_shapes) + 4);
   }
   name_width = std::min(name_width, kMaxName);
   shapes_width = std::min(shapes_width, kMaxShapes);
 
-  std::vector<std::string> headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                      "CPU time avg"};
+  std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
+                                      "CPU total %", "CPU total",  "CPU time avg"};
   if (has_device) {
     headers.push_back("Self " + device);
     headers.push_back("Self " + device + " %");
@@ -167,7 +177,8 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
     if (shown == row_limit) break;
     ++shown;
     std::string name = r->key;
-    if (Utf8Length(name) >= kMaxName - 3) name = std::string(Utf8Prefix(name, kMaxName - 3)) + "...";
+    if (Utf8Length(name) >= kMaxName - 3)
+      name = std::string(Utf8Prefix(name, kMaxName - 3)) + "...";
     std::vector<std::string> values = {
         name,
         FormatShare(Us(r->self_cpu_time_total_ns), sum_self_cpu),
@@ -184,8 +195,8 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
     }
     values.push_back(std::to_string(r->count));
     if (has_shapes) {
-      values.push_back(std::string(
-          Utf8Prefix(r->input_shapes.empty() ? "[]" : r->input_shapes, shapes_width)));
+      values.push_back(
+          std::string(Utf8Prefix(r->input_shapes.empty() ? "[]" : r->input_shapes, shapes_width)));
     }
     append(FormatRow(values, widths));
   }
@@ -211,7 +222,8 @@ std::string KeyAverages::ToJson(std::string_view sort_by, int row_limit) const {
   }
   auto num = [](double v) { return Printf("%.3f", v); };
   auto pct = [](int64_t part, int64_t total) {
-    return total == 0 ? std::string("null") : Printf("%.4f", part * 100.0 / static_cast<double>(total));
+    return total == 0 ? std::string("null")
+                      : Printf("%.4f", part * 100.0 / static_cast<double>(total));
   };
   std::string out = "{\"device\": ";
   internal::AppendJsonString(out, device_name_);

@@ -226,8 +226,9 @@ void Profiler::Deliver() {
       pending_error_ = std::string("on_trace_ready callback failed: ") + e.what() +
                        " (the trace is kept: read it with trace() or export it again)";
     } catch (...) {
-      pending_error_ = "on_trace_ready callback failed with a non-standard exception "
-                       "(the trace is kept)";
+      pending_error_ =
+          "on_trace_ready callback failed with a non-standard exception "
+          "(the trace is kept)";
     }
     return;
   }

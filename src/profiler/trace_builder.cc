@@ -80,7 +80,8 @@ Trace BuildTrace(Recording rec, TraceBuildOptions options) {
           s.category = trace.Intern(KinetoCategory(s.kind));
           s.track = track;
           s.external_id = static_cast<int64_t>(r.correlation());
-          if (r.shapes != 0) s.input_shapes = trace.Intern(DecodeShapes(t.shape_words, r.shapes - 1));
+          if (r.shapes != 0)
+            s.input_shapes = trace.Intern(DecodeShapes(t.shape_words, r.shapes - 1));
           std::string args = "{\"External id\": " + std::to_string(s.external_id);
           if (r.shapes != 0) args += ", \"Input Dims\": " + std::string(trace.Str(s.input_shapes));
           args += "}";
@@ -101,8 +102,9 @@ Trace BuildTrace(Recording rec, TraceBuildOptions options) {
         case RecordType::kCounter: {
           auto it = counter_tracks.find(r.name);
           if (it == counter_tracks.end()) {
-            uint32_t ct = trace.AddThreadTrack(host, -1 - static_cast<int64_t>(counter_tracks.size()),
-                                               NameOf(r.name), TrackKind::kCounter);
+            uint32_t ct =
+                trace.AddThreadTrack(host, -1 - static_cast<int64_t>(counter_tracks.size()),
+                                     NameOf(r.name), TrackKind::kCounter);
             it = counter_tracks.emplace(r.name, ct).first;
           }
           trace.AddCounter({start, std::bit_cast<double>(r.end_ticks), it->second});
@@ -155,8 +157,8 @@ Trace BuildTrace(Recording rec, TraceBuildOptions options) {
     } else {
       lane = "stream " + std::to_string(a.stream);
     }
-    TrackKind kind = a.kind == ActivityKind::kInstruction ? TrackKind::kDeviceEngine
-                                                          : TrackKind::kDeviceStream;
+    TrackKind kind =
+        a.kind == ActivityKind::kInstruction ? TrackKind::kDeviceEngine : TrackKind::kDeviceStream;
     uint32_t t = trace.AddThreadTrack(pit->second, a.stream, lane, kind);
     trace.MutableTrack(t).sort_index = a.stream;
     device_track.emplace(key, t);
@@ -177,8 +179,9 @@ Trace BuildTrace(Recording rec, TraceBuildOptions options) {
     s.correlation = static_cast<int64_t>(a.correlation);
     std::string args;
     if (a.clock == ActivityClock::kHost) {
-      s.track = thread_track(a.host_tid != 0 ? a.host_tid : rec.threads.empty() ? CurrentThreadId()
-                                                                                : rec.threads[0].tid);
+      s.track = thread_track(a.host_tid != 0       ? a.host_tid
+                             : rec.threads.empty() ? CurrentThreadId()
+                                                   : rec.threads[0].tid);
       s.ts_ns = rel(a.start);
       s.dur_ns = std::max<int64_t>(0, a.end - a.start);
       args = "{\"External id\": " + std::to_string(a.external_id) +

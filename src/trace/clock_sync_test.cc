@@ -35,7 +35,8 @@ TEST(ClockSyncTest, RecoversInjectedOffsetAndDrift) {
   ClockSync sync;
   for (int i = 0; i <= 200; ++i) {
     int64_t device = device0 + int64_t{i} * 10'000'000;
-    int64_t host = host0 + static_cast<int64_t>(std::llround((device - device0) * (1 + true_drift))) +
+    int64_t host = host0 +
+                   static_cast<int64_t>(std::llround((device - device0) * (1 + true_drift))) +
                    jitter(rng);
     sync.AddPoint(host, device);
   }

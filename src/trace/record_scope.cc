@@ -78,11 +78,10 @@ void RecordScope::End() {
     if (b == nullptr) return;
     shapes = 0;  // offsets from an older recording's arena mean nothing here
   }
-  b->Push(internal::Record{
-      start_ticks_, end,
-      internal::Record::Pack(correlation_, static_cast<ActivityKind>(kind_),
-                             internal::RecordType::kRange),
-      name_, shapes});
+  b->Push(internal::Record{start_ticks_, end,
+                           internal::Record::Pack(correlation_, static_cast<ActivityKind>(kind_),
+                                                  internal::RecordType::kRange),
+                           name_, shapes});
 }
 
 RecordFunction::RecordFunction(std::string_view name) {
@@ -94,10 +93,10 @@ void RecordInstant(uint32_t name_id) {
   internal::ThreadBuffer* b = internal::CurrentThreadBuffer();
   if (b == nullptr) return;
   uint64_t now = internal::RawTicks();
-  b->Push(internal::Record{now, now,
-                           internal::Record::Pack(tl_current_op, ActivityKind::kOther,
-                                                  internal::RecordType::kInstant),
-                           name_id, 0});
+  b->Push(internal::Record{
+      now, now,
+      internal::Record::Pack(tl_current_op, ActivityKind::kOther, internal::RecordType::kInstant),
+      name_id, 0});
 }
 
 void RecordCounter(uint32_t name_id, double value) {
@@ -107,8 +106,7 @@ void RecordCounter(uint32_t name_id, double value) {
   uint64_t now = internal::RawTicks();
   b->Push(internal::Record{
       now, std::bit_cast<uint64_t>(value),
-      internal::Record::Pack(0, ActivityKind::kOther, internal::RecordType::kCounter), name_id,
-      0});
+      internal::Record::Pack(0, ActivityKind::kOther, internal::RecordType::kCounter), name_id, 0});
 }
 
 uint64_t CurrentOpCorrelation() { return ProfilingActive() ? tl_current_op : 0; }

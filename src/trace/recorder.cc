@@ -184,8 +184,8 @@ void RecordRange(uint32_t name, ActivityKind kind, uint64_t start_ticks, uint64_
   if (!ProfilingActive()) return;
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return;
-  b->Push(Record{start_ticks, end_ticks, Record::Pack(correlation, kind, RecordType::kRange), name,
-                 0});
+  b->Push(
+      Record{start_ticks, end_ticks, Record::Pack(correlation, kind, RecordType::kRange), name, 0});
 }
 
 }  // namespace internal

@@ -49,13 +49,13 @@ struct RecorderConfig {
   bool host = true;
   bool record_shapes = false;
   bool device = false;
-  uint32_t buffer_records = 1u << 20;     // per thread
-  uint32_t shape_words = 1u << 20;        // per thread, when record_shapes
+  uint32_t buffer_records = 1u << 20;  // per thread
+  uint32_t shape_words = 1u << 20;     // per thread, when record_shapes
   uint64_t max_device_activities = 4'000'000;
   int64_t max_events_per_device = 1'000'000;
-  bool keep_instructions = true;          // DEVICE mode
-  bool keep_runtime = true;               // RUNTIME mode (runtime calls and executions)
-  std::vector<int> capture_devices;       // empty = all
+  bool keep_instructions = true;     // DEVICE mode
+  bool keep_runtime = true;          // RUNTIME mode (runtime calls and executions)
+  std::vector<int> capture_devices;  // empty = all
 };
 
 // What one thread recorded in the session.

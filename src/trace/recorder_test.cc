@@ -24,7 +24,10 @@ uint64_t CountRanges(const Recording& r, uint32_t name) {
 TEST(RecorderTest, NothingIsRecordedWithoutASession) {
   uint32_t name = InternName("idle_op");
   EXPECT_FALSE(ProfilingActive());
-  { RecordScope scope(name); EXPECT_EQ(scope.correlation(), 0u); }
+  {
+    RecordScope scope(name);
+    EXPECT_EQ(scope.correlation(), 0u);
+  }
   StartRecording({});
   Recording r = StopRecording();
   EXPECT_EQ(CountRanges(r, name), 0u);

@@ -59,8 +59,7 @@ Trace MakeDeviceTrace() {
   Add(t, thread, ActivityKind::kRuntime, "nrta_execute_schedule", 30'000, 400'000, 3, 101);
   Add(t, stream, ActivityKind::kKernel, "nc_exec_running", 450'000, 800'000, 3, 101);
   Add(t, thread, ActivityKind::kRuntime, "nrta_execute_schedule", 1'310'000, 100'000, 4, 102);
-  Add(t, thread, ActivityKind::kCpuOp, "aten::mul", 1'500'000, 250'500, 5, 0,
-      "[[8, 32], [8, 32]]");
+  Add(t, thread, ActivityKind::kCpuOp, "aten::mul", 1'500'000, 250'500, 5, 0, "[[8, 32], [8, 32]]");
   Add(t, thread, ActivityKind::kCpuOp, kLongName, 1'800'000, 600'000, 6);
   t.metadata().device_type = "NEURON";
   t.Finalize();
@@ -105,13 +104,13 @@ TEST_P(SortKeyGoldenTest, MatchesGolden) {
             ReadGolden(std::string("device_table_sort_") + GetParam() + ".txt"));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllKeys, SortKeyGoldenTest,
-    ::testing::Values("self_cpu_time_total", "cpu_time_total", "cpu_time",
-                      "self_privateuse1_time_total", "privateuse1_time_total",
-                      "self_cuda_time_total", "cuda_time_total", "self_device_time_total",
-                      "device_time_total", "device_time", "cuda_time", "self_xpu_time_total",
-                      "count", "key", "cpu_memory_usage"));
+INSTANTIATE_TEST_SUITE_P(AllKeys, SortKeyGoldenTest,
+                         ::testing::Values("self_cpu_time_total", "cpu_time_total", "cpu_time",
+                                           "self_privateuse1_time_total", "privateuse1_time_total",
+                                           "self_cuda_time_total", "cuda_time_total",
+                                           "self_device_time_total", "device_time_total",
+                                           "device_time", "cuda_time", "self_xpu_time_total",
+                                           "count", "key", "cpu_memory_usage"));
 
 TEST(KeyAveragesGoldenTest, RowLimit) {
   KeyAverages avg = KeyAverages::FromTrace(MakeDeviceTrace());

@@ -52,8 +52,8 @@ TEST(RoundTripTest, ImportedExportHasTheSameTable) {
     }
   }
   prof.Stop();
-  auto dir = std::filesystem::temp_directory_path() /
-             ("opscope_roundtrip_" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("opscope_roundtrip_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   for (const char* name : {"trace.json", "trace.json.gz"}) {
     std::string path = (dir / name).string();
@@ -63,8 +63,8 @@ TEST(RoundTripTest, ImportedExportHasTheSameTable) {
     ASSERT_TRUE(st.ok()) << st.message();
     for (bool by_shape : {false, true}) {
       std::string live = prof.key_averages(by_shape).Table("self_cpu_time_total");
-      std::string read =
-          KeyAverages::FromTrace(imported, {.group_by_input_shape = by_shape}).Table("self_cpu_time_total");
+      std::string read = KeyAverages::FromTrace(imported, {.group_by_input_shape = by_shape})
+                             .Table("self_cpu_time_total");
       EXPECT_EQ(read, live) << name << (by_shape ? " grouped by shape" : "");
       EXPECT_NE(live.find("Self NEURON"), std::string::npos) << live;
       if (std::getenv("OPSCOPE_SHOW_TABLES") != nullptr) std::printf("%s\n", live.c_str());

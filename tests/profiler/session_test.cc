@@ -332,7 +332,8 @@ TEST(SessionTest, UnwritableOutputNamesThePathAndExportIsRetryable) {
   for (const auto& e : json.events) found |= e.name == "export_me";
   EXPECT_TRUE(found);
   // No temporary files left beside the target.
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(good).parent_path())) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(good).parent_path())) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
   }
 }
@@ -469,7 +470,8 @@ TEST(SessionTest, ShapesAreRecordedAndGrouped) {
   for (const auto& e : json.events) {
     if (e.name == "aten::add") with_dims += e.args.count("Input Dims");
     if (e.name == "aten::add" && e.args.count("Input Dims")) {
-      EXPECT_TRUE(e.args.at("Input Dims") == "[[4,8],[8]]" || e.args.at("Input Dims") == "[[4,8],[]]")
+      EXPECT_TRUE(e.args.at("Input Dims") == "[[4,8],[8]]" ||
+                  e.args.at("Input Dims") == "[[4,8],[]]")
           << e.args.at("Input Dims");
     }
   }

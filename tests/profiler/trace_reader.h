@@ -73,15 +73,24 @@ inline JsonTrace ReadChromeTrace(const std::string& path) {
     JsonEvent e;
     for (auto field : ev.get_object()) {
       std::string_view k = field.key;
-      if (k == "ph") e.ph = Text(field.value);
-      else if (k == "cat") e.cat = Text(field.value);
-      else if (k == "name") e.name = Text(field.value);
-      else if (k == "pid") e.pid = simdjson::minify(field.value);
-      else if (k == "tid") e.tid = simdjson::minify(field.value);
-      else if (k == "ts") e.ts = double(field.value);
-      else if (k == "dur") e.dur = double(field.value);
-      else if (k == "id") e.id = int64_t(field.value);
-      else if (k == "bp") e.bp_e = Text(field.value) == "e";
+      if (k == "ph")
+        e.ph = Text(field.value);
+      else if (k == "cat")
+        e.cat = Text(field.value);
+      else if (k == "name")
+        e.name = Text(field.value);
+      else if (k == "pid")
+        e.pid = simdjson::minify(field.value);
+      else if (k == "tid")
+        e.tid = simdjson::minify(field.value);
+      else if (k == "ts")
+        e.ts = double(field.value);
+      else if (k == "dur")
+        e.dur = double(field.value);
+      else if (k == "id")
+        e.id = int64_t(field.value);
+      else if (k == "bp")
+        e.bp_e = Text(field.value) == "e";
       else if (k == "args") {
         for (auto arg : field.value.get_object()) e.args[std::string(arg.key)] = Text(arg.value);
       }
