@@ -3,9 +3,10 @@
 // The same code serves the live profiler (Profiler::key_averages()) and imported traces
 // (opscope report): both build a Trace and aggregate it here.
 //
-//   opscope::KeyAverages avg = opscope::KeyAverages::FromTrace(trace, {.group_by_input_shape =
-//   true}); std::cout << avg.Table("self_privateuse1_time_total", /*row_limit=*/10); std::string
-//   json = avg.ToJson();
+//   opscope::KeyAverages avg =
+//       opscope::KeyAverages::FromTrace(trace, {.group_by_input_shape = true});
+//   std::cout << avg.Table("self_privateuse1_time_total", /*row_limit=*/10);
+//   std::string json = avg.ToJson();
 //
 // Device time is attributed as PyTorch does: each device activity linked to a host op (through
 // External id / correlation) adds to that op's self device time; an op's device total is its own
