@@ -25,6 +25,9 @@ export class Timeline {
     this.onHover = opts.onHover || (() => {});
     this.tooltip = opts.tooltip || null;
     this.groups = [];
+    this.laneY = new Map();
+    this.groupY = [];
+    this.contentH = 0;
     this.collapsed = new Set(opts.collapsed || []);
     this.laneFilter = null;
     this.t0 = 0;
@@ -57,6 +60,7 @@ export class Timeline {
     this.laneInfo = new Map();
     for (const g of this.groups) for (const l of g.lanes) this.laneInfo.set(l.id, l);
     this.layout();
+    if (this.laneY.size === 0) this.resolveFirstPaint();
   }
 
   layout() {
@@ -121,12 +125,7 @@ export class Timeline {
   }
 
   async fetch() {
-    if (!this.laneY || this.laneY.size === 0) {
-      this.data = {lanes: new Map(), counters: new Map(), strings: []};
-      this.draw();
-      this.resolveFirstPaint();
-      return;
-    }
+    if (this.laneY.size === 0) return;  // nothing to show yet (or a trace without events)
     const seq = ++this.seq;
     const lanes = this.visibleLanes();
     const all = !this.laneFilter && this.collapsed.size === 0;

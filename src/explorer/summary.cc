@@ -129,7 +129,8 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
   }
   std::vector<std::pair<std::string, NameStats>> multi;
   for (auto& [name, n] : by_name) {
-    if (n.execs >= 2 * n.calls) multi.emplace_back(name, n);
+    // Fusion candidates: a few executions per call (a whole step or model is not one).
+    if (n.execs >= 2 * n.calls && n.execs <= 64 * n.calls) multi.emplace_back(name, n);
   }
   std::sort(multi.begin(), multi.end(), [](const auto& a, const auto& b) {
     return a.second.idle != b.second.idle ? a.second.idle > b.second.idle : a.first < b.first;

@@ -48,7 +48,7 @@ Trace MakeSyntheticNeuronTrace(const SyntheticTraceOptions& options) {
   const StringId rt_cat = trace.Intern("privateuse1_runtime");
   const StringId exec_name = trace.Intern("nc_exec_running");
   const StringId kernel_cat = trace.Intern("kernel");
-  const StringId instr_cat = trace.Intern("instruction");
+  const StringId instr_cat = trace.Intern(KinetoCategory(ActivityKind::kInstruction));
   const StringId shapes = trace.Intern("[[4, 4096], []]");
 
   const int k = std::max(0, options.instructions_per_execution);

@@ -23,8 +23,10 @@ bool IsCopyOrSyncName(std::string_view name) {
 }
 
 std::string ProcessTitle(const Trace& t, uint32_t p) {
-  if (p == kNone) return "?";
+  if (p >= t.processes().size()) return "?";
   const Process& proc = t.processes()[p];
+  // Device processes read better by their label ("GPU 0") than by the host's process name.
+  if (proc.is_device && proc.labels != 0) return std::string(t.Str(proc.labels));
   if (proc.name != 0) return std::string(t.Str(proc.name));
   if (!proc.pid_text.empty()) return proc.pid_text;
   return fmt::format("pid {}", proc.pid);
@@ -102,6 +104,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
 
 bool TraceIndex::OnDevice(uint32_t slice) const {
   const Slice& s = trace_.slices()[slice];
+  if (s.track >= trace_.tracks().size()) return false;
   const Track& track = trace_.tracks()[s.track];
   if (track.kind == TrackKind::kDeviceStream || track.kind == TrackKind::kDeviceEngine) return true;
   return track.process != kNone && trace_.processes()[track.process].is_device;
@@ -550,7 +553,8 @@ void TraceIndex::WriteSliceRef(uint32_t slice, JsonWriter* w) const {
 
 void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
   const Slice& s = trace_.slices()[slice];
-  const Track& track = trace_.tracks()[s.track];
+  const uint32_t process =
+      s.track < trace_.tracks().size() ? trace_.tracks()[s.track].process : kNone;
   w->BeginObject();
   w->Field("id", slice);
   w->Field("name", trace_.Str(s.name));
@@ -561,8 +565,8 @@ void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
   w->Field("external_id", s.external_id);
   w->Field("correlation", s.correlation);
   w->Field("input_shapes", trace_.Str(s.input_shapes));
-  w->Field("process", ProcessTitle(trace_, track.process));
-  w->Field("thread", TrackTitle(trace_, s.track));
+  w->Field("process", ProcessTitle(trace_, process));
+  w->Field("thread", s.track < trace_.tracks().size() ? TrackTitle(trace_, s.track) : "?");
   w->Field("lane", slice_lane_[slice] == kNone ? int64_t{-1} : int64_t{slice_lane_[slice]});
   w->Field("row", static_cast<uint32_t>(slice_depth_[slice]));
   w->Field("depth", static_cast<uint32_t>(s.depth));
