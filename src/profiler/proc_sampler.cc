@@ -84,8 +84,10 @@ void ProcSampler::SampleOnce() {
   const int64_t now = NowNs();
   if (cpu_util_) {
     uint64_t busy = 0, total = 0;
-    if (ReadCpuJiffies(&busy, &total)) {
-      if (have_last_ && total > last_total_) {
+    // /proc/stat counts in jiffies (10 ms): between two readings inside one jiffy nothing
+    // moved, so keep the older baseline until the totals advance.
+    if (ReadCpuJiffies(&busy, &total) && (!have_last_ || total > last_total_)) {
+      if (have_last_) {
         double util = 100.0 * static_cast<double>(busy - last_busy_) /
                       static_cast<double>(total - last_total_);
         cpu_.samples.push_back({now, util});

@@ -501,7 +501,7 @@ TEST(SessionTest, CpuUtilAndHostMemoryBecomeCounterTracks) {
   options.device.sample_period_ms = 2;
   Profiler prof(options);
   prof.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
   prof.Stop();
   std::map<std::string, int> samples;
   for (const auto& c : prof.trace().counters()) {
