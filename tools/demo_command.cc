@@ -1,17 +1,108 @@
-// opscope demo: registered here; the command is implemented with its component.
+// opscope demo rmsnorm [--device neuron|cpu] [--shape ROWS,HIDDEN] [--iters N] [--no-sync]
+//                      [--out DIR] [--json]: the RMSNorm case study (tools/demo_rmsnorm.h).
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
 
+#include "opscope/neuron.h"
 #include "tools/commands.h"
+#include "tools/demo_rmsnorm.h"
 
 namespace opscope::tools {
+namespace {
+
+struct DemoArgs {
+  DemoOptions options;
+  std::string shape;
+  std::string device_config;
+  std::string preset;
+  bool no_sync = false;
+  bool json = false;
+};
+
+// "ROWS,HIDDEN" -> sizes; false with a message on anything else.
+bool ParseShape(const std::string& text, int64_t* rows, int64_t* hidden, std::string* error) {
+  size_t comma = text.find(',');
+  char* end = nullptr;
+  if (comma != std::string::npos) {
+    long long r = std::strtoll(text.c_str(), &end, 10);
+    if (end == text.c_str() + comma && r > 0) {
+      const char* h_text = text.c_str() + comma + 1;
+      long long h = std::strtoll(h_text, &end, 10);
+      if (end != h_text && *end == '\0' && h > 0) {
+        *rows = r;
+        *hidden = h;
+        return true;
+      }
+    }
+  }
+  *error = "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" +
+           text + "'";
+  return false;
+}
+
+int RunDemo(DemoArgs& args) {
+  DemoOptions& o = args.options;
+  std::string error;
+  if (!args.shape.empty() && !ParseShape(args.shape, &o.rows, &o.hidden, &error)) {
+    std::fprintf(stderr, "opscope demo rmsnorm: %s\n", error.c_str());
+    return 2;
+  }
+  o.sync = !args.no_sync;
+  try {
+    if (!args.device_config.empty() || !args.preset.empty()) {
+      neuron::Params params = neuron::ParamsFromEnvironment();
+      if (!args.preset.empty()) params = neuron::Preset(args.preset);
+      if (!args.device_config.empty()) neuron::ApplyOverridesFile(args.device_config, &params);
+      neuron::ResetDefaultDevice(params);
+    }
+    DemoReport report = RunRmsNormDemo(o, RmsNormVariants());
+    if (args.json) {
+      std::string out = FormatDemoJson(report);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fputc('\n', stdout);
+      for (const auto& v : report.variants) {
+        std::string w = InFlightWarning(v);
+        std::fwrite(w.data(), 1, w.size(), stderr);
+      }
+    } else {
+      std::string out = FormatDemoText(report);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "opscope demo rmsnorm: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddDemoCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("demo", "(not yet available in this build)");
-  cmd->allow_extras();
-  cmd->callback([exit_code] {
-    std::fprintf(stderr, "opscope demo: not available in this build\n");
-    *exit_code = 2;
-  });
+  auto* demo = app.add_subcommand("demo", "Run a profiling case study");
+  demo->require_subcommand(1);
+  auto args = std::make_shared<DemoArgs>();
+  auto* cmd = demo->add_subcommand(
+      "rmsnorm", "Profile RMSNorm naive vs fused on the simulated Neuron device (or cpu) and "
+                 "print key_averages tables sorted by device time");
+  cmd->add_option("--device", args->options.device, "neuron (default, = neuron:0), neuron:N or cpu");
+  cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
+  cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)");
+  cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)");
+  cmd->add_flag("--no-sync", args->no_sync,
+                "do not synchronize the device inside the profiled loop (the pitfall)");
+  cmd->add_flag("--flush-on-stop", args->options.flush_on_stop,
+                "with --no-sync: have the profiler flush the device at stop (the fix)");
+  cmd->add_option("--out", args->options.out_dir,
+                  "write traces to DIR/<host>_pid_<pid>/<timestamp>/<variant>/trace.json");
+  cmd->add_flag("--json", args->json, "print the results as JSON");
+  cmd->add_option("--device-config", args->device_config,
+                  "key=value file overriding the Neuron model's parameters "
+                  "(docs/neuron-model.md; also $OPSCOPE_NEURON_CONFIG)");
+  cmd->add_option("--preset", args->preset, "Neuron model preset: trn1 (default) or trn2");
+  cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });
 }
 
 }  // namespace opscope::tools

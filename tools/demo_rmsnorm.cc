@@ -1,0 +1,289 @@
+// The RMSNorm case study: naive vs fused (and any variant added to the list) under the profiler.
+#include "tools/demo_rmsnorm.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "opscope/activity.h"
+#include "opscope/device.h"
+#include "opscope/neuron.h"
+#include "opscope/profiler.h"
+
+namespace opscope::tools {
+namespace {
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// <out>/<host>_pid_<pid>/<timestamp>: Neuron's profile output layout, one per demo run.
+std::string RunDirectory(const std::string& out) {
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[64];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
+  return fmt::format("{}/{}_pid_{}/{}", out, host, getpid(), stamp);
+}
+
+std::string Bytes(double b) {
+  if (b <= 0) return "-";
+  if (b >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
+// Thousands separators as the reference story writes its figures ("2,355.0").
+std::string Us(double us) {
+  std::string s = fmt::format("{:.1f}", us);
+  size_t dot = s.find('.');
+  for (int i = int(dot) - 3; i > (s[0] == '-' ? 1 : 0); i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+void Measure(const Profiler& prof, int iters, VariantResult* r) {
+  const Trace& t = prof.trace();
+  int64_t device_ns = 0, executions = 0;
+  double bytes = 0;
+  for (const Slice& s : t.slices()) {
+    if (s.kind != ActivityKind::kKernel) continue;
+    device_ns += s.dur_ns;
+    ++executions;
+    if (auto b = t.FindArg(s.args, "dma_bytes")) bytes += std::atof(b->c_str());
+  }
+  for (const auto& [reason, n] : t.metadata().dropped) {
+    if (reason == "in_flight_at_stop") r->in_flight_at_stop = n;
+  }
+  // key_averages lists device executions as rows of their own (as PyTorch lists kernels); the
+  // share is over host ops.
+  std::set<std::string, std::less<>> device_keys;
+  for (const Slice& s : t.slices()) {
+    if (IsDeviceActivity(s.kind)) device_keys.emplace(t.Str(s.name));
+  }
+  int64_t self_cpu = 0, self_device = 0;
+  for (const KeyAverage& row : r->averages.rows()) {
+    if (device_keys.contains(row.key)) continue;
+    self_cpu += row.self_cpu_time_total_ns;
+    self_device += row.self_device_time_total_ns;
+  }
+  for (const KeyAverage& row : r->averages.rows()) {
+    if (device_keys.contains(row.key)) continue;
+    if (row.self_device_time_total_ns > 0 && self_device > 0) {
+      r->device_share.emplace_back(row.key, double(row.self_device_time_total_ns) / self_device);
+    }
+  }
+  std::sort(r->device_share.begin(), r->device_share.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  r->device_us_per_call = device_ns / 1e3 / iters;
+  r->device_executions_per_call = double(executions) / iters;
+  r->host_self_cpu_us_per_call = self_cpu / 1e3 / iters;
+  r->bytes_per_call = bytes / iters;
+}
+
+}  // namespace
+
+std::vector<DemoVariant> RmsNormVariants() {
+  return {
+      {"naive", "x*x, mean, +eps, rsqrt, x*r, *w: six ATen ops, each its own device execution",
+       [](const Tensor& x, const Tensor& w, double eps) {
+         Tensor r = rsqrt(mean(x * x, {-1}, /*keepdim=*/true) + eps);
+         return x * r * w;
+       }},
+      {"fused", "rms_norm(x, [hidden], w, eps): one op, aten::_fused_rms_norm, one execution",
+       [](const Tensor& x, const Tensor& w, double eps) {
+         return rms_norm(x, {x.size(-1)}, w, eps);
+       }},
+  };
+}
+
+DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVariant>& variants) {
+  if (options.rows < 1 || options.hidden < 1) {
+    throw std::runtime_error(fmt::format("--shape must be two positive sizes ROWS,HIDDEN, got {},{}",
+                                         options.rows, options.hidden));
+  }
+  if (options.iters < 1) throw std::runtime_error("--iters must be at least 1");
+  RegisterCpuBackend();
+  Device device(options.device);
+  if (device.type == DeviceType::kPrivateUse1) RegisterNeuronBackend();
+  if (device.type == DeviceType::kMeta) {
+    throw std::runtime_error("opscope demo: the meta device computes nothing; use neuron or cpu");
+  }
+  const bool neuron = device.type == DeviceType::kPrivateUse1;
+  if (neuron && device.index >= GetBackend(device.type).device_count()) {
+    throw std::runtime_error(fmt::format("device {} does not exist: the model has {} NeuronCores",
+                                         device.str(), GetBackend(device.type).device_count()));
+  }
+
+  DemoReport report;
+  report.options = options;
+  report.device = device.str();
+  if (neuron) report.model = neuron::DefaultDevice().params().preset;
+  const std::string run_dir = options.out_dir.empty() ? "" : RunDirectory(options.out_dir);
+
+  const Tensor x_cpu = randn({options.rows, options.hidden}, /*seed=*/0);
+  const Tensor w_cpu = randn({options.hidden}, /*seed=*/1);
+  const std::vector<float> ref = rms_norm(x_cpu, {options.hidden}, w_cpu, options.eps).ToVector();
+  const Tensor x = x_cpu.to(device);
+  const Tensor w = w_cpu.to(device);
+
+  for (const DemoVariant& v : variants) {
+    for (int i = 0; i < options.warmup; ++i) v.run(x, w, options.eps);
+    synchronize(device);
+
+    ProfilerOptions po;
+    po.activities = {ProfilerActivity::kCPU, ProfilerActivity::kPrivateUse1};
+    po.record_shapes = true;
+    po.device.correlate_device_time = true;
+    po.device.flush_device_on_stop = options.sync || options.flush_on_stop;
+    Profiler prof(po);
+    Tensor y;
+    prof.Start();
+    const int64_t t0 = NowNs();
+    for (int i = 0; i < options.iters; ++i) {
+      y = v.run(x, w, options.eps);
+      if (options.sync) synchronize(device);  // torch.neuron.synchronize() in the loop
+    }
+    const int64_t t1 = NowNs();
+    prof.Stop();
+    synchronize(device);  // let the device finish before the next variant
+
+    VariantResult r;
+    r.name = v.name;
+    r.description = v.description;
+    r.averages = prof.key_averages();
+    r.sort_key = neuron ? "self_privateuse1_time_total" : "self_cpu_time_total";
+    r.wall_us_per_call = (t1 - t0) / 1e3 / options.iters;
+    Measure(prof, options.iters, &r);
+    const std::vector<float> got = y.ToVector();
+    for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+      r.max_abs_error = std::max(r.max_abs_error, double(std::fabs(got[i] - ref[i])));
+    }
+    if (!run_dir.empty()) {
+      r.trace_path = run_dir + "/" + v.name + "/trace.json";
+      std::error_code ec;
+      std::filesystem::create_directories(run_dir + "/" + v.name, ec);
+      if (ec) {
+        throw std::runtime_error(fmt::format("cannot create trace directory '{}/{}': {}", run_dir,
+                                             v.name, ec.message()));
+      }
+      prof.export_chrome_trace(r.trace_path);
+    }
+    report.variants.push_back(std::move(r));
+  }
+  return report;
+}
+
+std::string InFlightWarning(const VariantResult& r) {
+  if (r.in_flight_at_stop == 0) return "";
+  return fmt::format(
+      "warning: [{}] the profiler stopped while {} device execution{} still in flight, so "
+      "their device time is missing from the table (the NEURON columns are empty or short).\n"
+      "  Fix: call opscope::neuron::synchronize() (torch.neuron.synchronize()) inside the profiled "
+      "region before the profiler stops, or set DeviceConfig::flush_device_on_stop = true so the "
+      "profiler waits for the device at stop (demo: --no-sync --flush-on-stop).\n",
+      r.name, r.in_flight_at_stop, r.in_flight_at_stop == 1 ? " was" : "s were");
+}
+
+std::string FormatDemoText(const DemoReport& report) {
+  const DemoOptions& o = report.options;
+  std::string out = fmt::format(
+      "opscope demo rmsnorm: device {}{}, x [{}, {}] f32, {} iteration{} per variant after {} "
+      "warm-up, {}\n",
+      report.device,
+      report.model.empty() ? "" : " (simulated NeuronCore, preset " + report.model + ")",
+      o.rows, o.hidden, o.iters, o.iters == 1 ? "" : "s", o.warmup,
+      o.sync ? "synchronize after each iteration"
+             : (o.flush_on_stop ? "no synchronize (the profiler flushes the device at stop)"
+                                : "no synchronize (--no-sync)"));
+  for (const VariantResult& r : report.variants) {
+    out += fmt::format("\n== {}: {} ==\n", r.name, r.description);
+    out += r.averages.Table(r.sort_key, o.row_limit);
+    if (report.model.empty()) {
+      out += fmt::format("{}: {} us wall per call, host self CPU {} us per call", r.name,
+                         Us(r.wall_us_per_call), Us(r.host_self_cpu_us_per_call));
+    } else {
+      out += fmt::format("{}: {} us device time per call in {:.1f} device execution{}, host self "
+                         "CPU {} us per call, {} moved per call",
+                         r.name, Us(r.device_us_per_call), r.device_executions_per_call,
+                         r.device_executions_per_call == 1 ? "" : "s",
+                         Us(r.host_self_cpu_us_per_call), Bytes(r.bytes_per_call));
+      if (!r.device_share.empty()) {
+        out += "; device time share:";
+        for (const auto& [key, share] : r.device_share) {
+          out += fmt::format(" {} {:.1f}%", key, 100 * share);
+        }
+      }
+    }
+    out += fmt::format("; max |y - cpu reference| = {:.2g}\n", r.max_abs_error);
+    if (!r.trace_path.empty()) out += "trace: " + r.trace_path + "\n";
+    out += InFlightWarning(r);
+  }
+  if (report.variants.size() > 1) {
+    const VariantResult& base = report.variants.front();
+    const bool dev = !report.model.empty();
+    out += fmt::format("\n== comparison (per call) ==\n{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n",
+                       "variant", dev ? "device us" : "wall us",
+                       fmt::format("vs {}", base.name), "executions", "host self us",
+                       "wall us", "bytes moved");
+    for (const VariantResult& r : report.variants) {
+      const double t = dev ? r.device_us_per_call : r.wall_us_per_call;
+      const double b = dev ? base.device_us_per_call : base.wall_us_per_call;
+      out += fmt::format("{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n", r.name, Us(t),
+                         t > 0 ? fmt::format("{:.2f}x", b / t) : "-",
+                         dev ? fmt::format("{:.1f}", r.device_executions_per_call) : "-",
+                         Us(r.host_self_cpu_us_per_call), Us(r.wall_us_per_call),
+                         Bytes(r.bytes_per_call));
+    }
+    if (dev) out += fmt::format("(\"vs {}\" = {}'s device time / this variant's)\n", base.name, base.name);
+  }
+  return out;
+}
+
+std::string FormatDemoJson(const DemoReport& report) {
+  const DemoOptions& o = report.options;
+  std::string out = fmt::format(
+      "{{\"demo\": \"rmsnorm\", \"device\": {}, \"model\": {}, \"shape\": [{}, {}], \"iters\": {}, "
+      "\"warmup\": {}, \"sync\": {}, \"flush_on_stop\": {}, \"variants\": [",
+      JsonString(report.device), JsonString(report.model), o.rows, o.hidden, o.iters, o.warmup,
+      o.sync, o.flush_on_stop);
+  for (size_t i = 0; i < report.variants.size(); ++i) {
+    const VariantResult& r = report.variants[i];
+    std::string shares;
+    for (const auto& [key, share] : r.device_share) {
+      shares += fmt::format("{}{}: {:.6f}", shares.empty() ? "" : ", ", JsonString(key), share);
+    }
+    out += fmt::format(
+        "{}{{\"name\": {}, \"description\": {}, \"device_us_per_call\": {:.3f}, "
+        "\"device_executions_per_call\": {:.3f}, \"host_self_cpu_us_per_call\": {:.3f}, "
+        "\"wall_us_per_call\": {:.3f}, \"bytes_per_call\": {:.0f}, \"device_share\": {{{}}}, "
+        "\"in_flight_at_stop\": {}, \"max_abs_error\": {:.3g}, \"trace\": {}, \"sort_by\": {}, "
+        "\"key_averages\": {}}}",
+        i == 0 ? "" : ", ", JsonString(r.name), JsonString(r.description), r.device_us_per_call,
+        r.device_executions_per_call, r.host_self_cpu_us_per_call, r.wall_us_per_call,
+        r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error,
+        JsonString(r.trace_path), JsonString(r.sort_key), r.averages.ToJson(r.sort_key));
+  }
+  return out + "]}";
+}
+
+}  // namespace opscope::tools
