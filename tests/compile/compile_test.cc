@@ -3,6 +3,8 @@
 #include "opscope/compile.h"
 
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -15,6 +17,8 @@
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
 #include "opscope/tensor.h"
+
+extern char** environ;
 
 namespace opscope {
 namespace {
@@ -231,6 +235,37 @@ TEST_F(CompileTest, SecondInstanceReusesTheDiskCache) {
   EXPECT_EQ(f.last().cache, "disk");
   EXPECT_EQ(f.stats().disk_hits, 1);
   EXPECT_EQ(f.stats().cxx_runs, 0);
+}
+
+// Run by SecondProcessLoadsTheObjectFromDisk in a child process (skipped otherwise).
+TEST_F(CompileTest, ChildProcessFindsTheCompiledObjectOnDisk) {
+  const char* dir = std::getenv("OPSCOPE_COMPILE_TEST_CHILD_DIR");
+  if (!dir) GTEST_SKIP() << "runs only as the child of SecondProcessLoadsTheObjectFromDisk";
+  CompiledFunction f = compile(NaiveRmsNorm, {.backend = "cpu", .cache_dir = dir});
+  Tensor x = randn({3, 48}, 30), w = randn({48}, 31);
+  ExpectClose(f({x, w})[0], NaiveRmsNorm(std::vector<Tensor>{x, w})[0]);
+  EXPECT_EQ(f.last().cache, "disk");
+  EXPECT_EQ(f.stats().cxx_runs, 0);
+}
+
+TEST_F(CompileTest, SecondProcessLoadsTheObjectFromDisk) {
+  CompiledFunction f = compile(NaiveRmsNorm, Options());
+  f({randn({3, 48}, 30), randn({48}, 31)});
+  ASSERT_EQ(f.last().cache, "compiled") << f.last().fallback_reason;
+  std::string env = "OPSCOPE_COMPILE_TEST_CHILD_DIR=" + dir_.string();
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  envp.push_back(env.data());
+  envp.push_back(nullptr);
+  std::string filter = "--gtest_filter=CompileTest.ChildProcessFindsTheCompiledObjectOnDisk";
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  char* argv[] = {self.data(), filter.data(), nullptr};
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child process did not reuse the disk cache";
 }
 
 int CountSlices(const Trace& t, std::string_view name) {
