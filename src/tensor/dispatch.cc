@@ -17,59 +17,59 @@ namespace {
 
 constexpr size_t kNumOps = static_cast<size_t>(OpId::kNumOps);
 
-// Indexed by OpId. scalar_args follow ATen's schemas closely enough for Input Dims.
+// Indexed by OpId. Schemas list ATen's arguments in order (T tensor, s other) for Input Dims.
 constexpr std::array<OpDef, kNumOps> kOps = {{
-    {"aten::add", impl::Add, 1, true},
-    {"aten::sub", impl::Sub, 1, true},
-    {"aten::mul", impl::Mul, 0, true},
-    {"aten::div", impl::Div, 0, true},
-    {"aten::pow", impl::Pow, 0, true},
-    {"aten::rsqrt", impl::Rsqrt, 0, true},
-    {"aten::sqrt", impl::Sqrt, 0, true},
-    {"aten::exp", impl::Exp, 0, true},
-    {"aten::neg", impl::Neg, 0, true},
-    {"aten::silu", impl::Silu, 0, true},
-    {"aten::gelu", impl::Gelu, 1, true},
-    {"aten::sum", impl::Sum, 3, true},
-    {"aten::mean", impl::Mean, 3, true},
-    {"aten::amax", impl::Amax, 2, true},
-    {"aten::mm", impl::Mm, 0, true},
-    {"aten::bmm", impl::Bmm, 0, true},
-    {"aten::matmul", impl::Matmul, 0, true},
-    {"aten::softmax", impl::Softmax, 2, true},
-    {"aten::_softmax", impl::SoftmaxKernel, 2, true},
-    {"aten::layer_norm", impl::LayerNorm, 3, true},
-    {"aten::native_layer_norm", impl::NativeLayerNorm, 2, true},
-    {"aten::rms_norm", impl::RmsNorm, 2, true},
-    {"aten::_fused_rms_norm", impl::FusedRmsNorm, 2, true},
-    {"aten::to", impl::To, 4, true},
-    {"aten::_to_copy", impl::ToCopy, 6, true},
-    {"aten::copy_", impl::Copy, 1, true},
-    {"aten::empty", impl::Empty, 6, true},
-    {"aten::empty_strided", impl::EmptyStrided, 6, true},
-    {"aten::empty_like", impl::EmptyLike, 5, true},
-    {"aten::zeros", impl::Zeros, 5, true},
-    {"aten::ones", impl::Ones, 5, true},
-    {"aten::full", impl::Full, 6, true},
-    {"aten::fill_", impl::Fill, 1, true},
-    {"aten::zero_", impl::Zero, 0, true},
-    {"aten::arange", impl::Arange, 7, true},
-    {"aten::randn", impl::Randn, 5, true},
-    {"aten::normal_", impl::Normal, 3, true},
-    {"aten::view", impl::View, 1, true},
-    {"aten::reshape", impl::Reshape, 1, true},
-    {"aten::_unsafe_view", impl::UnsafeView, 1, true},
-    {"aten::transpose", impl::Transpose, 2, true},
-    {"aten::permute", impl::Permute, 1, true},
-    {"aten::slice", impl::Slice, 4, true},
-    {"aten::narrow", impl::Narrow, 3, true},
-    {"aten::expand", impl::Expand, 2, true},
-    {"aten::unsqueeze", impl::Unsqueeze, 1, true},
-    {"aten::contiguous", impl::Contiguous, 1, true},
-    {"aten::clone", impl::Clone, 1, true},
-    {"aten::item", impl::Item, 0, false},
-    {"aten::_local_scalar_dense", impl::LocalScalarDense, 0, false},
-    {"aten::t", impl::T, 0, true},
+    {"aten::add", impl::Add, "TTs", true},
+    {"aten::sub", impl::Sub, "TTs", true},
+    {"aten::mul", impl::Mul, "TT", true},
+    {"aten::div", impl::Div, "TT", true},
+    {"aten::pow", impl::Pow, "TT", true},
+    {"aten::rsqrt", impl::Rsqrt, "T", true},
+    {"aten::sqrt", impl::Sqrt, "T", true},
+    {"aten::exp", impl::Exp, "T", true},
+    {"aten::neg", impl::Neg, "T", true},
+    {"aten::silu", impl::Silu, "T", true},
+    {"aten::gelu", impl::Gelu, "Ts", true},
+    {"aten::sum", impl::Sum, "Tsss", true},
+    {"aten::mean", impl::Mean, "Tsss", true},
+    {"aten::amax", impl::Amax, "Tss", true},
+    {"aten::mm", impl::Mm, "TT", true},
+    {"aten::bmm", impl::Bmm, "TT", true},
+    {"aten::matmul", impl::Matmul, "TT", true},
+    {"aten::softmax", impl::Softmax, "Tss", true},
+    {"aten::_softmax", impl::SoftmaxKernel, "Tss", true},
+    {"aten::layer_norm", impl::LayerNorm, "TsTTss", true},
+    {"aten::native_layer_norm", impl::NativeLayerNorm, "TsTTs", true},
+    {"aten::rms_norm", impl::RmsNorm, "TsTs", true},
+    {"aten::_fused_rms_norm", impl::FusedRmsNorm, "TsTs", true},
+    {"aten::to", impl::To, "Tsssss", true},
+    {"aten::_to_copy", impl::ToCopy, "Tssssss", true},
+    {"aten::copy_", impl::Copy, "TTs", true},
+    {"aten::empty", impl::Empty, "ssssss", true},
+    {"aten::empty_strided", impl::EmptyStrided, "ssssss", true},
+    {"aten::empty_like", impl::EmptyLike, "Tsssss", true},
+    {"aten::zeros", impl::Zeros, "sssss", true},
+    {"aten::ones", impl::Ones, "sssss", true},
+    {"aten::full", impl::Full, "ssssss", true},
+    {"aten::fill_", impl::Fill, "Ts", true},
+    {"aten::zero_", impl::Zero, "T", true},
+    {"aten::arange", impl::Arange, "sssssss", true},
+    {"aten::randn", impl::Randn, "sssss", true},
+    {"aten::normal_", impl::Normal, "Tsss", true},
+    {"aten::view", impl::View, "Ts", true},
+    {"aten::reshape", impl::Reshape, "Ts", true},
+    {"aten::_unsafe_view", impl::UnsafeView, "Ts", true},
+    {"aten::transpose", impl::Transpose, "Tss", true},
+    {"aten::permute", impl::Permute, "Ts", true},
+    {"aten::slice", impl::Slice, "Tssss", true},
+    {"aten::narrow", impl::Narrow, "Tsss", true},
+    {"aten::expand", impl::Expand, "Tss", true},
+    {"aten::unsqueeze", impl::Unsqueeze, "Ts", true},
+    {"aten::contiguous", impl::Contiguous, "Ts", true},
+    {"aten::clone", impl::Clone, "Ts", true},
+    {"aten::item", impl::Item, "T", false},
+    {"aten::_local_scalar_dense", impl::LocalScalarDense, "T", false},
+    {"aten::t", impl::T, "T", true},
 }};
 
 const std::array<uint32_t, kNumOps>& NameIds() {
@@ -129,19 +129,19 @@ std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAt
   std::array<InputShape, kMaxRecorded> shapes;
   size_t num_shapes = 0;
   if (RecordShapesEnabled()) {
-    for (const Tensor& t : inputs) {
-      if (num_shapes == kMaxRecorded) break;
+    // One entry per ATen argument: tensors show their sizes, everything else (and an absent
+    // optional, or a Scalar standing in for a tensor operand) shows as [].
+    size_t next = 0;
+    for (const char* a = def.schema; *a != '\0' && num_shapes < kMaxRecorded; ++a) {
       InputShape& s = shapes[num_shapes++];
+      s.is_tensor = false;
+      if (*a != 'T' || next >= inputs.size()) continue;
+      const Tensor& t = inputs[next++];
       if (t.defined()) {
+        s.is_tensor = true;
         s.dims = t.sizes().data();
         s.ndim = static_cast<uint32_t>(t.dim());
-      } else {
-        s.is_tensor = false;
       }
-    }
-    const size_t scalars = def.scalar_args + (attrs.has_scalar ? 1 : 0);
-    for (size_t i = 0; i < scalars && num_shapes < kMaxRecorded; ++i) {
-      shapes[num_shapes++].is_tensor = false;
     }
   }
   RecordScope scope(NameIds()[index], std::span<const InputShape>(shapes.data(), num_shapes));

@@ -31,7 +31,9 @@ using OpImpl = std::vector<Tensor> (*)(std::span<const Tensor> inputs, const OpA
 struct OpDef {
   const char* name;      // ATen name
   OpImpl impl;
-  uint8_t scalar_args;   // non-tensor ATen arguments, recorded as "[]" in Input Dims
+  // ATen's arguments in order, 'T' for a tensor and 's' for anything else ("TsTs" for
+  // rms_norm(input, normalized_shape, weight, eps)): the entries of the recorded Input Dims.
+  const char* schema;
   bool interceptable;    // offered to DispatchInterceptors
 };
 

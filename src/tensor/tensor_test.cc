@@ -226,8 +226,8 @@ TEST_F(TensorTest, DispatcherRecordsAtenOpsWithNestingAndShapes) {
   Tensor m = matmul(x, x.t());
   prof.Stop();
   const std::vector<std::string> ops = RecordedOps(prof.trace());
-  EXPECT_THAT(ops, ::testing::ElementsAre("aten::rms_norm [[2, 4], [4], [], []]",
-                                          " aten::_fused_rms_norm [[2, 4], [4], [], []]",
+  EXPECT_THAT(ops, ::testing::ElementsAre("aten::rms_norm [[2, 4], [], [4], []]",
+                                          " aten::_fused_rms_norm [[2, 4], [], [4], []]",
                                           "aten::mul [[2, 4], []]", "aten::t [[2, 4]]",
                                           " aten::transpose [[2, 4], [], []]",
                                           "aten::matmul [[2, 4], [4, 2]]",
