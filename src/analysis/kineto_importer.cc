@@ -64,8 +64,9 @@ class Importer {
   Importer(Trace* trace, ImportStats* stats, const ImportOptions& options)
       : trace_(trace), stats_(stats), options_(options) {}
 
-  ImportStatus Run(ByteSource* source) {
-    JsonStream stream(source, options_.max_depth);
+  // `buffer_bytes`: the stream's starting buffer (it grows for larger values).
+  ImportStatus Run(ByteSource* source, size_t buffer_bytes) {
+    JsonStream stream(source, options_.max_depth, buffer_bytes);
     stream_ = &stream;
     ImportStatus st = ReadDocument();
     stats_->json_bytes = stream.bytes_read();
@@ -715,13 +716,13 @@ class Importer {
 };
 
 ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
-                    const ImportOptions& options) {
+                    const ImportOptions& options, size_t buffer_bytes = size_t{1} << 20) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};
   *out = Trace();
   Importer importer(out, s, options);
-  return importer.Run(source);
+  return importer.Run(source, buffer_bytes);
 }
 
 }  // namespace
@@ -739,7 +740,9 @@ ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats
 ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats,
                                    const ImportOptions& options) {
   auto source = analysis::OpenMemorySource(data);
-  return Import(source.get(), out, stats, options);
+  // Small inputs (tests, fuzzing) get a small buffer; gzip may expand, and the buffer grows.
+  const size_t buffer = std::clamp<size_t>(data.size() * 2, 4096, size_t{1} << 20);
+  return Import(source.get(), out, stats, options, buffer);
 }
 
 }  // namespace opscope

@@ -1,0 +1,30 @@
+// libFuzzer target for the trace importer: any bytes (plain JSON or gzip) must give either a
+// finalized trace or an error status, never a crash, a hang or unbounded memory; the analyses
+// must then run on whatever was imported.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "opscope/analysis.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  opscope::Trace trace;
+  opscope::ImportStats stats;
+  opscope::ImportOptions options;
+  options.max_depth = 32;
+  const opscope::ImportStatus st = opscope::ImportTraceFromMemory(
+      std::string_view(reinterpret_cast<const char*>(data), size), &trace, &stats, options);
+  if (!st.ok() && st.message().empty()) __builtin_trap();  // every error must say what and where
+  // Partial traces (after an error) are finalized too; the analyses must hold on both.
+  const opscope::DeviceTimeline tl = opscope::ComputeDeviceTimeline(trace, opscope::kNone, true);
+  if (tl.busy_ns > tl.total_ns || tl.idle_ns < 0) __builtin_trap();
+  (void)opscope::ComputeOpSummary(trace).ToJson();
+  (void)opscope::ComputeKernelSummary(trace).ToJson();
+  (void)opscope::ComputeLaunchStatistics(trace).ToJson();
+  (void)opscope::DiffTraces(trace, trace).ToJson();
+  for (uint32_t i = 0; i < trace.slices().size() && i < 64; ++i) {
+    (void)trace.ArgsJson(trace.slices()[i].args);
+    (void)trace.FindArg(trace.slices()[i].args, "External id");
+  }
+  return 0;
+}
