@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
   const std::vector<double> best = BestSeconds(
       iters, {[&] { std::memcpy(dst.data(), src.data(), bytes); },
               [&] {
-                opscope::cpu::RmsNormRows(x.data<float>(), w.data<float>(), y.data(), rows,
-                                          hidden, static_cast<float>(eps));
+                opscope::cpu::RmsNormRows(x.data<float>(), w.data<float>(), y.data(), rows, hidden,
+                                          static_cast<float>(eps));
               },
               [&] { fused_out = opscope::rms_norm(x, {hidden}, w, eps); },
               [&] {
@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   // The two paths agree (a benchmark of wrong results measures nothing).
   const std::vector<float> a = fused_out.ToVector(), b = naive_out.ToVector();
   double max_diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) max_diff = std::max<double>(max_diff, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size(); ++i)
+    max_diff = std::max<double>(max_diff, std::fabs(a[i] - b[i]));
 
   const double gbps_memcpy = 2.0 * static_cast<double>(bytes) / t_memcpy / 1e9;
   const double gbps_kernel = moved / t_kernel / 1e9;

@@ -2,7 +2,8 @@
 // registry the dispatcher finds them in.
 //
 //   class NeuronBackend : public opscope::DeviceBackend { ... };   // implements the pure virtuals
-//   opscope::RegisterBackend(std::make_unique<NeuronBackend>());    // once, from RegisterNeuronBackend()
+//   opscope::RegisterBackend(std::make_unique<NeuronBackend>());    // once, from
+//   RegisterNeuronBackend()
 //
 //   // For `y = x * w` with x [4, 8] and w [8] on neuron:0 the dispatcher then calls
 //   //   void* p = backend.Allocate(0, 4 * 8 * 4);                      // y's storage
@@ -20,11 +21,11 @@
 #ifndef OPSCOPE_DEVICE_H_
 #define OPSCOPE_DEVICE_H_
 
-#include <map>
-#include <mutex>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,20 +63,33 @@ enum class OpKind : uint16_t {
   // Elementwise: inputs already broadcast (expanded) to outputs[0]'s shape, any strides.
   // Binary: 2 inputs, or 1 input when attrs->has_scalar (the other operand is attrs->scalar).
   // add/sub compute a +/- alpha * b; pow: a ^ b (b = attrs->scalar when has_scalar).
-  kAdd, kSub, kMul, kDiv, kPow,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
   // Unary: 1 input. gelu reads attrs->gelu_tanh.
-  kRsqrt, kSqrt, kExp, kNeg, kSilu, kGelu,
+  kRsqrt,
+  kSqrt,
+  kExp,
+  kNeg,
+  kSilu,
+  kGelu,
   // Reductions: 1 input (any strides); outputs[0] has the input's rank with reduced dims of size
   // 1 (keepdim form); OpCall::reduce_mask has bit d set for each reduced dim d.
-  kSum, kMean, kAmax,
+  kSum,
+  kMean,
+  kAmax,
   // mm: [n,k] x [k,m] -> [n,m]; bmm: [b,n,k] x [b,k,m] -> [b,n,m]. Inputs any strides.
-  kMm, kBmm,
+  kMm,
+  kBmm,
   // aten::_softmax over attrs->dim (non-negative); input any strides, output same shape.
   kSoftmax,
   // aten::native_layer_norm / aten::_fused_rms_norm: inputs {x (contiguous), weight?, bias?}
   // (weight/bias contiguous with numel == normalized size, or absent); normalized over the
   // trailing dims of total size attrs->shape's product; attrs->eps. One output, x's shape.
-  kLayerNorm, kRmsNorm,
+  kLayerNorm,
+  kRmsNorm,
   // aten::copy_: inputs {src} broadcast to outputs[0] (which is `self`: NOT freshly allocated,
   // any strides); dtypes may differ (f32 <-> bf16). Same device.
   kCopy,
@@ -108,7 +122,7 @@ struct MemoryStats {
   size_t capacity_bytes = 0;
   size_t allocated_bytes = 0;  // held by live tensors
   size_t peak_bytes = 0;
-  size_t cached_bytes = 0;     // freed blocks kept for reuse (still counted against capacity)
+  size_t cached_bytes = 0;  // freed blocks kept for reuse (still counted against capacity)
 };
 
 class DeviceBackend {
@@ -192,7 +206,7 @@ class CapacityAllocator {
   size_t capacity_;
   size_t allocated_ = 0;  // live blocks, rounded up to the alignment
   size_t peak_ = 0;
-  size_t cached_ = 0;     // bytes in cache_
+  size_t cached_ = 0;  // bytes in cache_
   size_t cache_limit_;
   std::multimap<size_t, void*> cache_;  // rounded size -> block
 };

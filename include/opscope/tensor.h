@@ -3,19 +3,21 @@
 //   opscope::RegisterCpuBackend();                        // once per program (device.h)
 //   opscope::Tensor x = opscope::randn({1024, 4096}, /*seed=*/0);   // f32 on cpu
 //   opscope::Tensor w = opscope::ones({4096});
-//   opscope::Tensor y = opscope::rms_norm(x, {4096}, w, 1e-6);      // aten::rms_norm -> aten::_fused_rms_norm
-//   opscope::Tensor n = x.to("neuron:0");                 // aten::to -> aten::_to_copy -> ...
-//   opscope::Tensor r = opscope::rsqrt(opscope::mean(n * n, {-1}, /*keepdim=*/true) + 1e-6);
-//   float v = r.item();                                   // copies to the host (waits for the device)
-//   const float* p = y.data<float>();                     // cpu tensors only
+//   opscope::Tensor y = opscope::rms_norm(x, {4096}, w, 1e-6);      // aten::rms_norm ->
+//   aten::_fused_rms_norm opscope::Tensor n = x.to("neuron:0");                 // aten::to ->
+//   aten::_to_copy -> ... opscope::Tensor r = opscope::rsqrt(opscope::mean(n * n, {-1},
+//   /*keepdim=*/true) + 1e-6); float v = r.item();                                   // copies to
+//   the host (waits for the device) const float* p = y.data<float>();                     // cpu
+//   tensors only
 //
 // Every op call goes through one dispatcher: it records a host op named as in ATen ("aten::mul",
 // input shapes when the profiler records shapes), offers the call to the innermost
-// DispatchInterceptor of the thread (compile()'s capture hook), checks shapes and devices, allocates
-// the outputs and runs the device backend's kernel (device.h). Composite ops call their sub-ops
-// through the dispatcher, so nesting shows as in PyTorch (aten::rms_norm -> aten::_fused_rms_norm,
-// aten::matmul -> aten::mm, aten::to -> aten::_to_copy -> aten::empty_strided + aten::copy_,
-// aten::softmax -> aten::_softmax, aten::layer_norm -> aten::native_layer_norm).
+// DispatchInterceptor of the thread (compile()'s capture hook), checks shapes and devices,
+// allocates the outputs and runs the device backend's kernel (device.h). Composite ops call their
+// sub-ops through the dispatcher, so nesting shows as in PyTorch (aten::rms_norm ->
+// aten::_fused_rms_norm, aten::matmul -> aten::mm, aten::to -> aten::_to_copy ->
+// aten::empty_strided + aten::copy_, aten::softmax -> aten::_softmax, aten::layer_norm ->
+// aten::native_layer_norm).
 //
 // Errors: bad shapes, devices or dtypes throw TensorError with PyTorch's wording, e.g. "The size of
 // tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1".
@@ -111,14 +113,14 @@ class Storage {
 class Tensor {
  public:
   Tensor() = default;  // undefined (like an empty at::Tensor); defined() is false
-  Tensor(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes,
-         std::vector<int64_t> strides, int64_t storage_offset, DType dtype);
+  Tensor(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+         int64_t storage_offset, DType dtype);
 
   bool defined() const { return storage_ != nullptr; }
   int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
   const std::vector<int64_t>& sizes() const { return sizes_; }
   const std::vector<int64_t>& strides() const { return strides_; }  // in elements
-  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t size(int64_t dim) const;  // negative dims count from the end
   int64_t stride(int64_t dim) const;
   int64_t storage_offset() const { return offset_; }  // in elements
   int64_t numel() const;
@@ -130,7 +132,8 @@ class Tensor {
   // Host pointer to element [0, 0, ...]. CPU tensors only; T must match the dtype (float for f32).
   template <typename T>
   T* data() const;
-  // The single element as a float, from any device (waits for the device). Throws unless numel()==1.
+  // The single element as a float, from any device (waits for the device). Throws unless
+  // numel()==1.
   float item() const;
   // All elements in row-major order as f32, copied to the host from any device.
   std::vector<float> ToVector() const;
@@ -145,7 +148,7 @@ class Tensor {
   Tensor permute(std::vector<int64_t> dims) const;
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor expand(std::vector<int64_t> shape) const;   // -1 keeps a size
+  Tensor expand(std::vector<int64_t> shape) const;  // -1 keeps a size
   Tensor unsqueeze(int64_t dim) const;
   Tensor contiguous() const;  // self when already contiguous, else a copy
 
@@ -209,7 +212,8 @@ Tensor softmax(const Tensor& a, int64_t dim);
 Tensor layer_norm(const Tensor& x, std::vector<int64_t> normalized_shape,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   double eps = 1e-5);
-// x * rsqrt(mean(x^2 over normalized dims) + eps) * weight, one pass per row (weight may be undefined).
+// x * rsqrt(mean(x^2 over normalized dims) + eps) * weight, one pass per row (weight may be
+// undefined).
 Tensor rms_norm(const Tensor& x, std::vector<int64_t> normalized_shape,
                 const Tensor& weight = Tensor(), double eps = 1e-6);
 Tensor to(const Tensor& a, Device device);
@@ -237,29 +241,29 @@ std::vector<int64_t> BroadcastShapes(std::span<const int64_t> a, std::span<const
 // The non-tensor arguments of an op call. Which fields an op reads is listed in OpAttrs users'
 // comments in device.h (OpKind); unused fields keep their defaults.
 struct OpAttrs {
-  double scalar = 0;         // the number in add/sub/mul/div/pow(Tensor, Scalar); fill_/full value
-  bool has_scalar = false;   // true when the second operand is `scalar` rather than a tensor
-  double alpha = 1;          // add/sub
-  double eps = 0;            // layer_norm, rms_norm
-  std::vector<int64_t> dims;   // reductions (as given; empty = all), permute order
-  std::vector<int64_t> shape;  // view/reshape/expand/empty/full/randn sizes; normalized_shape
+  double scalar = 0;          // the number in add/sub/mul/div/pow(Tensor, Scalar); fill_/full value
+  bool has_scalar = false;    // true when the second operand is `scalar` rather than a tensor
+  double alpha = 1;           // add/sub
+  double eps = 0;             // layer_norm, rms_norm
+  std::vector<int64_t> dims;  // reductions (as given; empty = all), permute order
+  std::vector<int64_t> shape;    // view/reshape/expand/empty/full/randn sizes; normalized_shape
   std::vector<int64_t> strides;  // empty_strided
-  int64_t dim = 0;           // softmax; transpose dim0; slice/narrow/unsqueeze dim
-  int64_t dim1 = 0;          // transpose dim1
-  int64_t start = 0;         // slice/narrow start
-  int64_t end = 0;           // slice end (exclusive); narrow: start + length
-  int64_t step = 1;          // slice step
+  int64_t dim = 0;               // softmax; transpose dim0; slice/narrow/unsqueeze dim
+  int64_t dim1 = 0;              // transpose dim1
+  int64_t start = 0;             // slice/narrow start
+  int64_t end = 0;               // slice end (exclusive); narrow: start + length
+  int64_t step = 1;              // slice step
   double range_start = 0, range_end = 0, range_step = 1;  // arange
-  uint64_t seed = 0;         // randn
-  bool keepdim = false;      // reductions
-  bool gelu_tanh = false;    // gelu(approximate="tanh")
-  Device device;             // to/empty/factories: target device
-  DType dtype = DType::kFloat32;  // to/empty: target dtype
+  uint64_t seed = 0;                                      // randn
+  bool keepdim = false;                                   // reductions
+  bool gelu_tanh = false;                                 // gelu(approximate="tanh")
+  Device device;                                          // to/empty/factories: target device
+  DType dtype = DType::kFloat32;                          // to/empty: target dtype
 };
 
 // One op call as an interceptor sees it.
 struct OpRequest {
-  std::string_view name;         // ATen name, e.g. "aten::mul" (static storage)
+  std::string_view name;           // ATen name, e.g. "aten::mul" (static storage)
   std::span<const Tensor> inputs;  // undefined tensors stand for absent optional inputs
   const OpAttrs& attrs;
 };
@@ -269,8 +273,8 @@ struct OpRequest {
 // ops are not offered), after the host op was recorded and before any check or kernel. It returns
 // the outputs to stand in for the op (e.g. meta tensors of the right shape, or results it computed)
 // or nullopt to let the op run normally. While Intercept runs, its interceptor is suspended, so
-// ops it calls (including RunOp) run normally and are offered to the next-outer interceptor, if any.
-// Tensor creation from host data (from_vector) and item() are not offered.
+// ops it calls (including RunOp) run normally and are offered to the next-outer interceptor, if
+// any. Tensor creation from host data (from_vector) and item() are not offered.
 class DispatchInterceptor {
  public:
   virtual ~DispatchInterceptor() = default;

@@ -46,9 +46,12 @@ Registry& GetRegistry() {
 
 std::string_view DeviceTypeName(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU: return "cpu";
-    case DeviceType::kPrivateUse1: return "neuron";
-    case DeviceType::kMeta: return "meta";
+    case DeviceType::kCPU:
+      return "cpu";
+    case DeviceType::kPrivateUse1:
+      return "neuron";
+    case DeviceType::kMeta:
+      return "meta";
   }
   return "unknown";
 }
@@ -129,12 +132,27 @@ TensorRef MakeTensorRef(const Tensor& t) {
 
 const char* OpKindName(OpKind kind) {
   static constexpr const char* kNames[] = {
-      "aten::add",         "aten::sub",   "aten::mul",  "aten::div",
-      "aten::pow",         "aten::rsqrt", "aten::sqrt", "aten::exp",
-      "aten::neg",         "aten::silu",  "aten::gelu", "aten::sum",
-      "aten::mean",        "aten::amax",  "aten::mm",   "aten::bmm",
-      "aten::_softmax",    "aten::native_layer_norm",   "aten::_fused_rms_norm",
-      "aten::copy_",       "aten::fill_",
+      "aten::add",
+      "aten::sub",
+      "aten::mul",
+      "aten::div",
+      "aten::pow",
+      "aten::rsqrt",
+      "aten::sqrt",
+      "aten::exp",
+      "aten::neg",
+      "aten::silu",
+      "aten::gelu",
+      "aten::sum",
+      "aten::mean",
+      "aten::amax",
+      "aten::mm",
+      "aten::bmm",
+      "aten::_softmax",
+      "aten::native_layer_norm",
+      "aten::_fused_rms_norm",
+      "aten::copy_",
+      "aten::fill_",
   };
   static_assert(std::size(kNames) == static_cast<size_t>(OpKind::kNumKinds));
   const auto i = static_cast<size_t>(kind);
@@ -163,8 +181,9 @@ DeviceBackend* FindBackend(DeviceType type) {
 
 DeviceBackend& GetBackend(DeviceType type) {
   if (DeviceBackend* b = FindBackend(type)) return *b;
-  const char* init = type == DeviceType::kCPU ? "opscope::RegisterCpuBackend() (link opscope_device_cpu)"
-                                              : "opscope::RegisterNeuronBackend() (link opscope_device_neuron)";
+  const char* init = type == DeviceType::kCPU
+                         ? "opscope::RegisterCpuBackend() (link opscope_device_cpu)"
+                         : "opscope::RegisterNeuronBackend() (link opscope_device_neuron)";
   throw TensorError(fmt::format("no backend is registered for device type '{}': call {} first",
                                 DeviceTypeName(type), init));
 }

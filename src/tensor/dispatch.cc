@@ -175,8 +175,8 @@ std::vector<Tensor> RunOp(std::string_view name, std::span<const Tensor> inputs,
   for (size_t i = 0; i < kNumOps; ++i) {
     if (kOps[i].name == name) return Dispatch(static_cast<OpId>(i), inputs, attrs);
   }
-  throw TensorError(fmt::format("RunOp: unknown op '{}' (SupportedOps() lists the known ones)",
-                                name));
+  throw TensorError(
+      fmt::format("RunOp: unknown op '{}' (SupportedOps() lists the known ones)", name));
 }
 
 std::vector<std::string_view> SupportedOps() {

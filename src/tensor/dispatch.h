@@ -17,24 +17,69 @@ namespace opscope {
 
 // Every op the dispatcher knows, in the order of the table in dispatch.cc.
 enum class OpId : uint16_t {
-  kAdd, kSub, kMul, kDiv, kPow, kRsqrt, kSqrt, kExp, kNeg, kSilu, kGelu,
-  kSum, kMean, kAmax, kMm, kBmm, kMatmul, kSoftmax, kSoftmaxKernel,
-  kLayerNorm, kNativeLayerNorm, kRmsNorm, kFusedRmsNorm,
-  kTo, kToCopy, kCopy, kEmpty, kEmptyStrided, kEmptyLike, kZeros, kOnes, kFull, kFill, kZero,
-  kArange, kRandn, kNormal, kView, kReshape, kUnsafeView, kTranspose, kPermute, kSlice, kNarrow,
-  kExpand, kUnsqueeze, kContiguous, kClone, kItem, kLocalScalarDense, kT,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kRsqrt,
+  kSqrt,
+  kExp,
+  kNeg,
+  kSilu,
+  kGelu,
+  kSum,
+  kMean,
+  kAmax,
+  kMm,
+  kBmm,
+  kMatmul,
+  kSoftmax,
+  kSoftmaxKernel,
+  kLayerNorm,
+  kNativeLayerNorm,
+  kRmsNorm,
+  kFusedRmsNorm,
+  kTo,
+  kToCopy,
+  kCopy,
+  kEmpty,
+  kEmptyStrided,
+  kEmptyLike,
+  kZeros,
+  kOnes,
+  kFull,
+  kFill,
+  kZero,
+  kArange,
+  kRandn,
+  kNormal,
+  kView,
+  kReshape,
+  kUnsafeView,
+  kTranspose,
+  kPermute,
+  kSlice,
+  kNarrow,
+  kExpand,
+  kUnsqueeze,
+  kContiguous,
+  kClone,
+  kItem,
+  kLocalScalarDense,
+  kT,
   kNumOps,
 };
 
 using OpImpl = std::vector<Tensor> (*)(std::span<const Tensor> inputs, const OpAttrs& attrs);
 
 struct OpDef {
-  const char* name;      // ATen name
+  const char* name;  // ATen name
   OpImpl impl;
   // ATen's arguments in order, 'T' for a tensor and 's' for anything else ("TsTs" for
   // rms_norm(input, normalized_shape, weight, eps)): the entries of the recorded Input Dims.
   const char* schema;
-  bool interceptable;    // offered to DispatchInterceptors
+  bool interceptable;  // offered to DispatchInterceptors
 };
 
 const OpDef& GetOpDef(OpId id);

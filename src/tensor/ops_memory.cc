@@ -33,7 +33,8 @@ double Uniform(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.0) *
 // Writes host-computed f32 `values` into `t` (any device, strides, dtype).
 void WriteHostValues(const Tensor& t, const std::vector<float>& values) {
   Tensor host = AllocateTensor(t.sizes(), Device(), DType::kFloat32);
-  if (!values.empty()) std::memcpy(host.data<float>(), values.data(), values.size() * sizeof(float));
+  if (!values.empty())
+    std::memcpy(host.data<float>(), values.data(), values.size() * sizeof(float));
   CopyInto(t, host);
 }
 
@@ -82,7 +83,8 @@ Out EmptyStrided(In, const OpAttrs& a) {
   }
   int64_t extent = 1;
   for (size_t i = 0; i < a.shape.size(); ++i) {
-    if (a.shape[i] < 0 || a.strides[i] < 0) throw TensorError("empty_strided: negative size or stride");
+    if (a.shape[i] < 0 || a.strides[i] < 0)
+      throw TensorError("empty_strided: negative size or stride");
     if (a.shape[i] == 0) extent = 0;
   }
   if (extent != 0) {
@@ -171,7 +173,8 @@ Out Normal(In in, const OpAttrs& a) {
     const double u2 = Uniform(SplitMix64(key + 2 * pair + 1));
     const double r = std::sqrt(-2.0 * std::log(u1));
     values[2 * pair] = static_cast<float>(r * std::cos(2 * std::numbers::pi * u2));
-    if (2 * pair + 1 < n) values[2 * pair + 1] = static_cast<float>(r * std::sin(2 * std::numbers::pi * u2));
+    if (2 * pair + 1 < n)
+      values[2 * pair + 1] = static_cast<float>(r * std::sin(2 * std::numbers::pi * u2));
   }
   if (t.device().type != DeviceType::kMeta) WriteHostValues(t, values);
   return {t};

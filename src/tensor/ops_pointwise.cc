@@ -100,8 +100,8 @@ Tensor neg(const Tensor& a) { return Dispatch1(OpId::kNeg, {a}, OpAttrs{}); }
 Tensor silu(const Tensor& a) { return Dispatch1(OpId::kSilu, {a}, OpAttrs{}); }
 Tensor gelu(const Tensor& a, std::string_view approximate) {
   if (approximate != "none" && approximate != "tanh") {
-    throw TensorError(fmt::format("approximate argument must be either none or tanh, got '{}'",
-                                  approximate));
+    throw TensorError(
+        fmt::format("approximate argument must be either none or tanh, got '{}'", approximate));
   }
   OpAttrs attrs;
   attrs.gelu_tanh = approximate == "tanh";

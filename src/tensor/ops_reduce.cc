@@ -23,8 +23,8 @@ Out Reduce(OpKind kind, In in, const OpAttrs& a) {
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (mask & (1u << d)) {
       if (kind == OpKind::kAmax && keep[d] == 0) {
-        throw TensorError(fmt::format(
-            "amax(): Expected reduction dim {} to have non-zero size.", d));
+        throw TensorError(
+            fmt::format("amax(): Expected reduction dim {} to have non-zero size.", d));
       }
       keep[d] = 1;
       normalized.dims.push_back(d);
@@ -116,8 +116,8 @@ Out Bmm(In in, const OpAttrs& a) {
         "{}].",
         in[0].size(0), in[0].size(2), in[1].size(0), in[1].size(1)));
   }
-  Tensor out = AllocateTensor(Shape{in[0].size(0), in[0].size(1), in[1].size(2)}, device,
-                              DType::kFloat32);
+  Tensor out =
+      AllocateTensor(Shape{in[0].size(0), in[0].size(1), in[1].size(2)}, device, DType::kFloat32);
   LaunchKernel(OpKind::kBmm, in, std::span<const Tensor>(&out, 1), a);
   return {out};
 }

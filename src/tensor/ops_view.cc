@@ -103,8 +103,8 @@ Out Narrow(In in, const OpAttrs& a) {
   const int64_t start = a.start < 0 ? a.start + n : a.start;
   const int64_t length = a.end - a.start;
   if (start < 0 || length < 0 || start + length > n) {
-    throw TensorError(fmt::format("start ({}) + length ({}) exceeds dimension size ({}).", start,
-                                  length, n));
+    throw TensorError(
+        fmt::format("start ({}) + length ({}) exceeds dimension size ({}).", start, length, n));
   }
   OpAttrs s;
   s.dim = d;

@@ -31,8 +31,9 @@ std::string ShapeToString(std::span<const int64_t> shape) {
 int64_t NormalizeDim(int64_t dim, int64_t ndim) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n) {
-    throw TensorError(fmt::format(
-        "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim));
+    throw TensorError(
+        fmt::format("Dimension out of range (expected to be in range of [{}, {}], but got {})", -n,
+                    n - 1, dim));
   }
   return dim < 0 ? dim + n : dim;
 }
@@ -149,10 +150,10 @@ Shape ExpandStrides(std::span<const int64_t> sizes, std::span<const int64_t> str
     } else if (sizes[j] == 1) {
       out[i] = 0;
     } else {
-      throw TensorError(fmt::format(
-          "The expanded size of the tensor ({}) must match the existing size ({}) at "
-          "non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}",
-          want, sizes[j], i, ShapeToString(shape), ShapeToString(sizes)));
+      throw TensorError(
+          fmt::format("The expanded size of the tensor ({}) must match the existing size ({}) at "
+                      "non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}",
+                      want, sizes[j], i, ShapeToString(shape), ShapeToString(sizes)));
     }
   }
   return out;

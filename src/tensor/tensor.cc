@@ -1,10 +1,11 @@
 // Storage and the Tensor handle: accessors, host reads and printing.
+#include "opscope/tensor.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "opscope/device.h"
-#include "opscope/tensor.h"
 #include "tensor/dispatch.h"
 #include "tensor/shape.h"
 
@@ -62,8 +63,9 @@ bool Tensor::is_contiguous() const {
 void* DataPointerChecked(const Tensor& t, size_t element_size) {
   if (!t.defined()) throw TensorError("data() called on an undefined tensor");
   if (t.device().type != DeviceType::kCPU) {
-    throw TensorError(fmt::format(
-        "data() needs a cpu tensor but this one is on {}; call .to(\"cpu\") first", t.device().str()));
+    throw TensorError(
+        fmt::format("data() needs a cpu tensor but this one is on {}; call .to(\"cpu\") first",
+                    t.device().str()));
   }
   if (element_size != ElementSize(t.dtype())) {
     throw TensorError(fmt::format("data<T>(): T has {} bytes but the tensor's dtype {} has {}",

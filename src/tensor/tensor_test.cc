@@ -1,5 +1,7 @@
 // Unit tests of the tensor runtime: devices, views, broadcasting, PyTorch-style errors,
 // allocation limits, interception, RunOp, and the host ops the dispatcher records.
+#include "opscope/tensor.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 
 #include "opscope/device.h"
 #include "opscope/profiler.h"
-#include "opscope/tensor.h"
 
 namespace opscope {
 namespace {
@@ -45,7 +46,8 @@ TEST_F(TensorTest, FactoriesAndValues) {
   EXPECT_EQ(t.ToVector(), (std::vector<float>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(t.ToString(), "tensor([[0.0000, 1.0000, 2.0000], [3.0000, 4.0000, 5.0000]])");
   EXPECT_FLOAT_EQ(full({}, 2.5).item(), 2.5f);
-  EXPECT_THAT(ErrorOf([&] { t.item(); }), HasSubstr("a Tensor with 6 elements cannot be converted"));
+  EXPECT_THAT(ErrorOf([&] { t.item(); }),
+              HasSubstr("a Tensor with 6 elements cannot be converted"));
   // randn is deterministic per seed and roughly standard normal.
   const std::vector<float> r = randn({10000}, 3).ToVector();
   EXPECT_EQ(r, randn({10000}, 3).ToVector());
@@ -81,11 +83,15 @@ TEST_F(TensorTest, ViewsShareStorageAndHaveTorchStrides) {
   EXPECT_NE(flat.storage(), t.storage());
   EXPECT_EQ(flat.ToVector()[1], 12.0f);
   EXPECT_EQ(t.reshape({6, 4}).storage(), t.storage());  // viewable: no copy
-  EXPECT_THAT(ErrorOf([&] { t.view({5, -1}); }),
+  EXPECT_THAT(ErrorOf([&] {
+                t.view({5, -1});
+              }),
               HasSubstr("shape '[5, -1]' is invalid for input of size 24"));
   EXPECT_THAT(ErrorOf([&] { t.transpose(0, 3); }),
               HasSubstr("Dimension out of range (expected to be in range of [-3, 2], but got 3)"));
-  EXPECT_THAT(ErrorOf([&] { arange(0, 3).expand({2, 4}); }),
+  EXPECT_THAT(ErrorOf([&] {
+                arange(0, 3).expand({2, 4});
+              }),
               HasSubstr("The expanded size of the tensor (4) must match the existing size (3)"));
 }
 
@@ -95,17 +101,27 @@ TEST_F(TensorTest, BroadcastingAndItsErrors) {
   Tensor c = a + b;
   EXPECT_EQ(c.sizes(), (std::vector<int64_t>{3, 4, 5}));
   EXPECT_EQ(c.ToVector()[5], 2.0f);
-  EXPECT_THAT(ErrorOf([] { ones({2, 3}) + ones({2, 4}); }),
+  EXPECT_THAT(ErrorOf([] {
+                ones({2, 3}) + ones({2, 4});
+              }),
               HasSubstr("The size of tensor a (3) must match the size of tensor b (4) at "
                         "non-singleton dimension 1"));
-  EXPECT_THAT(ErrorOf([] { mm(ones({2, 3}), ones({4, 5})); }),
+  EXPECT_THAT(ErrorOf([] {
+                mm(ones({2, 3}), ones({4, 5}));
+              }),
               HasSubstr("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"));
-  EXPECT_THAT(ErrorOf([] { rms_norm(ones({2, 3}), {4}); }),
+  EXPECT_THAT(ErrorOf([] {
+                rms_norm(ones({2, 3}), {4});
+              }),
               HasSubstr("Given normalized_shape=[4], expected input with shape [*, 4], but got "
                         "input of size[2, 3]"));
-  EXPECT_THAT(ErrorOf([] { rms_norm(ones({2, 4}), {4}, ones({3})); }),
+  EXPECT_THAT(ErrorOf([] {
+                rms_norm(ones({2, 4}), {4}, ones({3}));
+              }),
               HasSubstr("Expected weight to be of same shape as normalized_shape"));
-  EXPECT_THAT(ErrorOf([] { sum(ones({2, 3}), {1, -1}); }),
+  EXPECT_THAT(ErrorOf([] {
+                sum(ones({2, 3}), {1, -1});
+              }),
               HasSubstr("dim 1 appears multiple times in the list of dims"));
 }
 
@@ -117,7 +133,8 @@ TEST_F(TensorTest, MixedDevicesAndDtypesFailLikeTorch) {
                         "devices, cpu and meta!"));
   Tensor bf = cpu.to(DType::kBFloat16);
   EXPECT_EQ(bf.dtype(), DType::kBFloat16);
-  EXPECT_THAT(ErrorOf([&] { exp(bf); }), HasSubstr("expected scalar type Float but found BFloat16"));
+  EXPECT_THAT(ErrorOf([&] { exp(bf); }),
+              HasSubstr("expected scalar type Float but found BFloat16"));
   EXPECT_THAT(ErrorOf([&] { meta.data<float>(); }), HasSubstr("needs a cpu tensor"));
   EXPECT_THAT(ErrorOf([&] { ones({2}, Device("neuron:7")); }), HasSubstr("neuron"));
 }
@@ -226,12 +243,11 @@ TEST_F(TensorTest, DispatcherRecordsAtenOpsWithNestingAndShapes) {
   Tensor m = matmul(x, x.t());
   prof.Stop();
   const std::vector<std::string> ops = RecordedOps(prof.trace());
-  EXPECT_THAT(ops, ::testing::ElementsAre("aten::rms_norm [[2, 4], [], [4], []]",
-                                          " aten::_fused_rms_norm [[2, 4], [], [4], []]",
-                                          "aten::mul [[2, 4], []]", "aten::t [[2, 4]]",
-                                          " aten::transpose [[2, 4], [], []]",
-                                          "aten::matmul [[2, 4], [4, 2]]",
-                                          " aten::mm [[2, 4], [4, 2]]"))
+  EXPECT_THAT(ops, ::testing::ElementsAre(
+                       "aten::rms_norm [[2, 4], [], [4], []]",
+                       " aten::_fused_rms_norm [[2, 4], [], [4], []]", "aten::mul [[2, 4], []]",
+                       "aten::t [[2, 4]]", " aten::transpose [[2, 4], [], []]",
+                       "aten::matmul [[2, 4], [4, 2]]", " aten::mm [[2, 4], [4, 2]]"))
       << ::testing::PrintToString(ops);
 }
 

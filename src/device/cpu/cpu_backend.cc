@@ -20,24 +20,34 @@ void RunKernel(const OpCall& call) {
     case OpKind::kSub:
     case OpKind::kMul:
     case OpKind::kDiv:
-    case OpKind::kPow: return BinaryKernel(call);
+    case OpKind::kPow:
+      return BinaryKernel(call);
     case OpKind::kRsqrt:
     case OpKind::kSqrt:
     case OpKind::kExp:
     case OpKind::kNeg:
     case OpKind::kSilu:
-    case OpKind::kGelu: return UnaryKernel(call);
+    case OpKind::kGelu:
+      return UnaryKernel(call);
     case OpKind::kSum:
     case OpKind::kMean:
-    case OpKind::kAmax: return ReduceKernel(call);
+    case OpKind::kAmax:
+      return ReduceKernel(call);
     case OpKind::kMm:
-    case OpKind::kBmm: return MatmulKernel(call);
-    case OpKind::kSoftmax: return SoftmaxKernel(call);
-    case OpKind::kLayerNorm: return LayerNormKernel(call);
-    case OpKind::kRmsNorm: return RmsNormKernel(call);
-    case OpKind::kCopy: return CopyKernel(call);
-    case OpKind::kFill: return FillKernel(call);
-    case OpKind::kNumKinds: break;
+    case OpKind::kBmm:
+      return MatmulKernel(call);
+    case OpKind::kSoftmax:
+      return SoftmaxKernel(call);
+    case OpKind::kLayerNorm:
+      return LayerNormKernel(call);
+    case OpKind::kRmsNorm:
+      return RmsNormKernel(call);
+    case OpKind::kCopy:
+      return CopyKernel(call);
+    case OpKind::kFill:
+      return FillKernel(call);
+    case OpKind::kNumKinds:
+      break;
   }
   throw TensorError(fmt::format("cpu: no kernel for op kind {}", static_cast<int>(call.kind)));
 }

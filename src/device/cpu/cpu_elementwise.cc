@@ -13,8 +13,7 @@ namespace {
 // out = f(a, b) over rows with unit or zero inner strides as fast paths.
 template <typename F>
 void BinaryRows(const TensorRef& out, const TensorRef& a, const TensorRef& b, F f) {
-  const auto loop =
-      MakeLoop<3>(out.ndim, out.sizes, {out.strides, a.strides, b.strides});
+  const auto loop = MakeLoop<3>(out.ndim, out.sizes, {out.strides, a.strides, b.strides});
   float* po = static_cast<float*>(out.data);
   const float* pa = static_cast<const float*>(a.data);
   const float* pb = static_cast<const float*>(b.data);
@@ -114,8 +113,10 @@ void BinaryKernel(const OpCall& c) {
     case OpKind::kSub:
       if (alpha == 1) return ScalarOrTensor(c, [](float x, float y) { return x - y; });
       return ScalarOrTensor(c, [alpha](float x, float y) { return x - alpha * y; });
-    case OpKind::kMul: return ScalarOrTensor(c, [](float x, float y) { return x * y; });
-    case OpKind::kDiv: return ScalarOrTensor(c, [](float x, float y) { return x / y; });
+    case OpKind::kMul:
+      return ScalarOrTensor(c, [](float x, float y) { return x * y; });
+    case OpKind::kDiv:
+      return ScalarOrTensor(c, [](float x, float y) { return x / y; });
     case OpKind::kPow:
       if (c.attrs->has_scalar) {
         const double e = c.attrs->scalar;
@@ -135,10 +136,14 @@ void UnaryKernel(const OpCall& c) {
   const TensorRef& out = c.outputs[0];
   const TensorRef& in = c.inputs[0];
   switch (c.kind) {
-    case OpKind::kRsqrt: return UnaryRows(out, in, [](float x) { return 1.0f / std::sqrt(x); });
-    case OpKind::kSqrt: return UnaryRows(out, in, [](float x) { return std::sqrt(x); });
-    case OpKind::kExp: return UnaryRows(out, in, [](float x) { return std::exp(x); });
-    case OpKind::kNeg: return UnaryRows(out, in, [](float x) { return -x; });
+    case OpKind::kRsqrt:
+      return UnaryRows(out, in, [](float x) { return 1.0f / std::sqrt(x); });
+    case OpKind::kSqrt:
+      return UnaryRows(out, in, [](float x) { return std::sqrt(x); });
+    case OpKind::kExp:
+      return UnaryRows(out, in, [](float x) { return std::exp(x); });
+    case OpKind::kNeg:
+      return UnaryRows(out, in, [](float x) { return -x; });
     case OpKind::kSilu:
       return UnaryRows(out, in, [](float x) { return x / (1.0f + std::exp(-x)); });
     case OpKind::kGelu:
@@ -148,9 +153,8 @@ void UnaryKernel(const OpCall& c) {
           return 0.5f * x * (1.0f + std::tanh(kBeta * (x + 0.044715f * x * x * x)));
         });
       }
-      return UnaryRows(out, in, [](float x) {
-        return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
-      });
+      return UnaryRows(
+          out, in, [](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f)); });
     default:
       throw TensorError(fmt::format("cpu: {} is not a unary kernel", OpKindName(c.kind)));
   }

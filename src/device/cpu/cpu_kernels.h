@@ -34,10 +34,9 @@ float Sum(const float* x, int64_t n);
 
 // Row kernels of the fused normalizations on contiguous memory: `rows` rows of `n` floats.
 // weight/bias may be null. y may not alias x.
-void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, int64_t n,
-                 float eps);
-void LayerNormRows(const float* x, const float* weight, const float* bias, float* y,
-                   int64_t rows, int64_t n, float eps);
+void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, int64_t n, float eps);
+void LayerNormRows(const float* x, const float* weight, const float* bias, float* y, int64_t rows,
+                   int64_t n, float eps);
 
 }  // namespace opscope::cpu
 

@@ -45,20 +45,21 @@ void SoftmaxKernel(const OpCall& c) {
   const auto loop = MakeLoop<2>(in.ndim, sizes.data(), {in.strides, out.strides});
   const int64_t si = in.strides[dim], so = out.strides[dim];
   std::vector<float> xin(n), yout(n);
-  ForEachRow<2>(loop, {in.offset, out.offset},
-                [&](const std::array<int64_t, 2>& off, int64_t rows, const std::array<int64_t, 2>& st) {
-                  for (int64_t r = 0; r < rows; ++r) {
-                    const float* x = static_cast<const float*>(in.data) + off[0] + r * st[0];
-                    float* y = static_cast<float*>(out.data) + off[1] + r * st[1];
-                    if (si == 1 && so == 1) {
-                      SoftmaxRow(x, y, n);
-                      continue;
-                    }
-                    for (int64_t i = 0; i < n; ++i) xin[i] = x[i * si];
-                    SoftmaxRow(xin.data(), yout.data(), n);
-                    for (int64_t i = 0; i < n; ++i) y[i * so] = yout[i];
-                  }
-                });
+  ForEachRow<2>(
+      loop, {in.offset, out.offset},
+      [&](const std::array<int64_t, 2>& off, int64_t rows, const std::array<int64_t, 2>& st) {
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* x = static_cast<const float*>(in.data) + off[0] + r * st[0];
+          float* y = static_cast<float*>(out.data) + off[1] + r * st[1];
+          if (si == 1 && so == 1) {
+            SoftmaxRow(x, y, n);
+            continue;
+          }
+          for (int64_t i = 0; i < n; ++i) xin[i] = x[i * si];
+          SoftmaxRow(xin.data(), yout.data(), n);
+          for (int64_t i = 0; i < n; ++i) y[i * so] = yout[i];
+        }
+      });
 }
 
 namespace {
@@ -112,8 +113,8 @@ void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, in
 #endif
 }
 
-void LayerNormRows(const float* x, const float* weight, const float* bias, float* y,
-                   int64_t rows, int64_t n, float eps) {
+void LayerNormRows(const float* x, const float* weight, const float* bias, float* y, int64_t rows,
+                   int64_t n, float eps) {
   const float inv_n = 1.0f / static_cast<float>(n);
   for (int64_t r = 0; r < rows; ++r) {
     const float* __restrict xr = x + r * n;

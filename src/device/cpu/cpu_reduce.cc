@@ -89,26 +89,27 @@ void ReduceKernel(const OpCall& c) {
   }
   const auto loop = MakeLoop<2>(in.ndim, in.sizes, {in.strides, acc_strides.data()});
   double* pa = acc.data();
-  ForEachRow<2>(loop, {in.offset, 0},
-                [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-                  const float* x = static_cast<const float*>(in.data) + off[0];
-                  double* a = pa + off[1];
-                  if (is_max) {
-                    for (int64_t i = 0; i < n; ++i) {
-                      const double v = x[i * st[0]];
-                      double& m = a[i * st[1]];
-                      if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
-                    }
-                  } else if (st[1] == 0) {
-                    double sum = 0;
-                    for (int64_t i = 0; i < n; ++i) sum += x[i * st[0]];
-                    *a += sum;
-                  } else if (st[0] == 1 && st[1] == 1) {
-                    for (int64_t i = 0; i < n; ++i) a[i] += x[i];
-                  } else {
-                    for (int64_t i = 0; i < n; ++i) a[i * st[1]] += x[i * st[0]];
-                  }
-                });
+  ForEachRow<2>(
+      loop, {in.offset, 0},
+      [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+        const float* x = static_cast<const float*>(in.data) + off[0];
+        double* a = pa + off[1];
+        if (is_max) {
+          for (int64_t i = 0; i < n; ++i) {
+            const double v = x[i * st[0]];
+            double& m = a[i * st[1]];
+            if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
+          }
+        } else if (st[1] == 0) {
+          double sum = 0;
+          for (int64_t i = 0; i < n; ++i) sum += x[i * st[0]];
+          *a += sum;
+        } else if (st[0] == 1 && st[1] == 1) {
+          for (int64_t i = 0; i < n; ++i) a[i] += x[i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) a[i * st[1]] += x[i * st[0]];
+        }
+      });
   const double dscale = c.kind == OpKind::kMean ? 1.0 / static_cast<double>(reduced) : 1.0;
   for (int64_t r = 0; r < outer; ++r) po[r] = static_cast<float>(acc[r] * dscale);
 }

@@ -21,7 +21,8 @@ struct LoopShape {
 // Builds the loop over `sizes[0..ndim)` with each operand's strides, dropping size-1 dims and
 // merging neighbours that are contiguous for all operands.
 template <int N>
-LoopShape<N> MakeLoop(int ndim, const int64_t* sizes, const std::array<const int64_t*, N>& strides) {
+LoopShape<N> MakeLoop(int ndim, const int64_t* sizes,
+                      const std::array<const int64_t*, N>& strides) {
   LoopShape<N> s;
   for (int d = 0; d < ndim; ++d) {
     if (sizes[d] == 1) continue;
