@@ -238,8 +238,8 @@ std::vector<int64_t> BroadcastShapes(std::span<const int64_t> a, std::span<const
 
 // ---- Running ops by name, and intercepting them (compile()'s capture hook) ----
 
-// The non-tensor arguments of an op call. Which fields an op reads is listed in OpAttrs users'
-// comments in device.h (OpKind); unused fields keep their defaults.
+// The non-tensor arguments of an op call. Each field's comment names the ops that read it;
+// fields an op does not read keep their defaults.
 struct OpAttrs {
   double scalar = 0;          // the number in add/sub/mul/div/pow(Tensor, Scalar); fill_/full value
   bool has_scalar = false;    // true when the second operand is `scalar` rather than a tensor

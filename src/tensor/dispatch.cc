@@ -154,7 +154,13 @@ std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAt
       SuspendGuard suspend;
       replaced = interceptor->Intercept(OpRequest{def.name, inputs, attrs});
     }
-    if (replaced) return std::move(*replaced);
+    if (replaced) {
+      if (replaced->empty()) {
+        throw TensorError(fmt::format("the dispatch interceptor returned no outputs for {}",
+                                      def.name));
+      }
+      return std::move(*replaced);
+    }
   }
   return def.impl(inputs, attrs);
 }
@@ -281,7 +287,8 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
   const Tensor s = ExpandView(src, dst.sizes());
   const Device dd = dst.device();
   const Device sd = src.device();
-  if (dd.type == DeviceType::kMeta || sd.type == DeviceType::kMeta) return;
+  if (dd.type == DeviceType::kMeta) return;
+  if (sd.type == DeviceType::kMeta) throw TensorError("Cannot copy out of meta tensor; no data!");
   const Tensor dst_arr[] = {dst};
   if (dd == sd) {
     const Tensor in[] = {s};

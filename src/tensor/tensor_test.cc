@@ -147,6 +147,8 @@ TEST_F(TensorTest, MetaTensorsInferShapesWithoutData) {
   EXPECT_EQ(y.device(), Device("meta"));
   EXPECT_EQ(y.storage()->data(), nullptr);
   EXPECT_THAT(ErrorOf([&] { sum(y).item(); }), HasSubstr("meta tensors"));
+  EXPECT_THAT(ErrorOf([&] { y.to(Device("cpu")); }), HasSubstr("Cannot copy out of meta tensor"));
+  EXPECT_EQ(ones({2, 3}).to(Device("meta")).sizes(), (std::vector<int64_t>{2, 3}));
 }
 
 TEST_F(TensorTest, OutOfMemoryNamesTheRequestAndWhatIsFree) {
