@@ -132,6 +132,14 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
                        std::string(DeviceTypeName(want)) + " tensors but the inputs are on " +
                        entry->device.str());
     }
+    for (const Tensor& t : cap.lifted) {
+      if (!inputs.empty() && t.device() != entry->device) {
+        throw GraphError(
+            "Expected all tensors to be on the same device, but found at least two devices, " +
+            entry->device.str() + " and " + t.device().str() + "! (a tensor the function uses "
+            "but does not take as an input)");
+      }
+    }
     entry->externs = std::move(cap.externs);
     entry->lifted = std::move(cap.lifted);
     CxxToolchain tc = CxxToolchain::Current();

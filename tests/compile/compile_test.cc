@@ -330,6 +330,24 @@ TEST_F(CompileTest, NeuronBackendIsOneDeviceExecutionPerCall) {
       << g.last().fallback_reason;
 }
 
+TEST_F(CompileTest, NeuronBackendCompilesSoftmaxLayerNormAndGating) {
+  auto fn = [](std::span<const Tensor> in) -> std::vector<Tensor> {
+    Tensor h = layer_norm(in[0], {64}, in[2], Tensor(), 1e-5);
+    return {softmax(h, -1) * silu(in[1]), sum(h, {0}, false)};
+  };
+  Device nc("neuron:0");
+  Tensor a = randn({32, 64}, 26), b = randn({32, 64}, 27), g = randn({64}, 28);
+  CompiledFunction f = compile(fn, Options("neuron"));
+  int64_t before = neuron::DefaultDevice().executions();
+  std::vector<Tensor> got = f({a.to(nc), b.to(nc), g.to(nc)});
+  neuron::synchronize();
+  ASSERT_TRUE(f.last().fallback_reason.empty()) << f.last().fallback_reason;
+  EXPECT_EQ(neuron::DefaultDevice().executions() - before, 1) << f.last().fusion;
+  std::vector<Tensor> want = fn(std::vector<Tensor>{a, b, g});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < got.size(); ++i) ExpectClose(got[i].to(Device("cpu")), want[i], 2e-4);
+}
+
 TEST_F(CompileTest, NeuronExecutionIsLinkedToTheRegionInTheTrace) {
   Device nc("neuron:0");
   Tensor x = randn({128, 256}, 24).to(nc), w = randn({256}, 25).to(nc);
