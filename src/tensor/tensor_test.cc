@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "opscope/device.h"
 #include "opscope/profiler.h"
@@ -168,6 +169,49 @@ TEST_F(TensorTest, OutOfMemoryNamesTheRequestAndWhatIsFree) {
   EXPECT_THAT(message, HasSubstr("free)"));
   EXPECT_EQ(keep.ToVector()[0], 1.0f);  // what was allocated is intact
   EXPECT_EQ(empty({1 << 20}).numel(), 1 << 20);
+}
+
+TEST_F(TensorTest, CapacityAllocatorCachesBlocksAndReleasesThemUnderPressure) {
+  CapacityAllocator alloc(Device("neuron:0"), 4 << 20);
+  alloc.set_cache_limit(2 << 20);
+  void* a = alloc.Allocate(1 << 20);
+  alloc.Free(a, 1 << 20);
+  EXPECT_EQ(alloc.stats().allocated_bytes, 0u);
+  EXPECT_EQ(alloc.stats().cached_bytes, size_t{1} << 20);
+  void* b = alloc.Allocate(1 << 20);  // same size: the cached block comes back
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(alloc.stats().cached_bytes, 0u);
+  alloc.Free(b, 1 << 20);
+  // 4 MiB does not fit next to the 1 MiB cached block: the cache is released, then it fits.
+  void* c = alloc.Allocate(4 << 20);
+  EXPECT_EQ(alloc.stats().cached_bytes, 0u);
+  EXPECT_EQ(alloc.stats().allocated_bytes, size_t{4} << 20);
+  EXPECT_EQ(alloc.stats().peak_bytes, size_t{4} << 20);
+  try {
+    alloc.Allocate(100);
+    ADD_FAILURE() << "expected out of memory";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_STREQ(e.what(),
+                 "neuron:0 out of memory: tried to allocate 100 bytes (capacity 4.00 MiB, 4.00 MiB "
+                 "already allocated, 0 bytes free)");
+  }
+  alloc.Free(c, 4 << 20);
+}
+
+TEST_F(TensorTest, OpsRunConcurrentlyFromSeveralThreads) {
+  const Tensor w = randn({256}, 1);
+  std::vector<std::vector<float>> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Tensor x = randn({64, 256}, 7);
+      Tensor y;
+      for (int i = 0; i < 50; ++i) y = rms_norm(x, {256}, w, 1e-6) + 0.0 * i;
+      results[t] = y.ToVector();
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 1; t < 4; ++t) EXPECT_EQ(results[t], results[0]);
 }
 
 // Records every top-level op; replaces aten::mul by a meta tensor of the right shape.
