@@ -1,9 +1,8 @@
 // Device backends: the one small interface every device implements (ggml-style), and the
 // registry the dispatcher finds them in.
 //
-//   class NeuronBackend : public opscope::DeviceBackend { ... };   // implements the pure virtuals
-//   opscope::RegisterBackend(std::make_unique<NeuronBackend>());    // once, from
-//   RegisterNeuronBackend()
+//   class NeuronBackend : public opscope::DeviceBackend { ... };  // implements the pure virtuals
+//   opscope::RegisterBackend(std::make_unique<NeuronBackend>());   // from RegisterNeuronBackend()
 //
 //   // For `y = x * w` with x [4, 8] and w [8] on neuron:0 the dispatcher then calls
 //   //   void* p = backend.Allocate(0, 4 * 8 * 4);                      // y's storage

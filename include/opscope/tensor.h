@@ -1,14 +1,14 @@
 // Tensors and the ops on them: opscope's eager runtime (the ATen of opscope).
 //
-//   opscope::RegisterCpuBackend();                        // once per program (device.h)
-//   opscope::Tensor x = opscope::randn({1024, 4096}, /*seed=*/0);   // f32 on cpu
+//   opscope::RegisterCpuBackend();                      // once per program (device.h)
+//   opscope::Tensor x = opscope::randn({1024, 4096}, /*seed=*/0);  // f32 on cpu
 //   opscope::Tensor w = opscope::ones({4096});
-//   opscope::Tensor y = opscope::rms_norm(x, {4096}, w, 1e-6);      // aten::rms_norm ->
-//   aten::_fused_rms_norm opscope::Tensor n = x.to("neuron:0");                 // aten::to ->
-//   aten::_to_copy -> ... opscope::Tensor r = opscope::rsqrt(opscope::mean(n * n, {-1},
-//   /*keepdim=*/true) + 1e-6); float v = r.item();                                   // copies to
-//   the host (waits for the device) const float* p = y.data<float>();                     // cpu
-//   tensors only
+//   opscope::Tensor y = opscope::rms_norm(x, {4096}, w, 1e-6);
+//                                        // aten::rms_norm -> aten::_fused_rms_norm
+//   opscope::Tensor n = x.to("neuron:0");  // aten::to -> aten::_to_copy -> ...
+//   opscope::Tensor r = opscope::rsqrt(opscope::mean(n * n, {-1}, /*keepdim=*/true) + 1e-6);
+//   float v = r.item();                   // copies to the host (waits for the device)
+//   const float* p = y.data<float>();     // cpu tensors only
 //
 // Every op call goes through one dispatcher: it records a host op named as in ATen ("aten::mul",
 // input shapes when the profiler records shapes), offers the call to the innermost
