@@ -101,6 +101,7 @@ TEST(NeuronDevice, RuntimeModeGivesRuntimeAndHardwareLanesOnly) {
   EXPECT_EQ(CountKind(t, ActivityKind::kKernel, "nc_exec_running"), 1);
   EXPECT_EQ(CountKind(t, ActivityKind::kInstruction), 0);
   EXPECT_EQ(t.flows().size(), 1u);  // ac2g: runtime call -> execution
+  EXPECT_GE(CountKind(t, ActivityKind::kOther, "timestamp_sync_point"), 1);
   EXPECT_EQ(t.metadata().device_type, "NEURON");
 }
 

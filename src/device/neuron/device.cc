@@ -75,6 +75,23 @@ struct NeuronDevice::Impl {
 
 namespace {
 
+// Pairs a host and a device clock reading for the profiler's ClockSync, and shows it in the
+// trace as the runtime does: a `timestamp_sync_point` on the host thread (kOther: not an op).
+void ReportSyncPoint(int core, int64_t host_ns, int64_t device_ticks) {
+  ReportClockSync({core, host_ns, device_ticks});
+  static const char* kSync = InternName("timestamp_sync_point");
+  DeviceActivity a;
+  a.kind = ActivityKind::kOther;
+  a.clock = ActivityClock::kHost;
+  a.name = kSync;
+  a.device = core;
+  a.start = host_ns;
+  a.end = host_ns;
+  a.host_tid = CurrentThreadId();
+  a.args = "{\"device_ticks\": " + std::to_string(device_ticks) + "}";
+  ReportDeviceActivity(a);
+}
+
 // The lane (stream) of an instruction within its NeuronCore: 0 is the execution queue, then the
 // four compute engines, then the DMA queues.
 int32_t Lane(const Instruction& ins) {
@@ -239,7 +256,7 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
                core_index < 64 && ((job.capture.core_mask >> core_index) & 1);
   if (job.record) {
     job.correlation = NewCorrelationId();
-    ReportClockSync({core_index, t0, impl_->clock.ToDevice(t0)});
+    ReportSyncPoint(core_index, t0, impl_->clock.ToDevice(t0));
   }
   const uint64_t correlation = job.correlation;
   const bool record = job.record;
@@ -316,7 +333,7 @@ uint64_t NeuronDevice::FlushActivity() {
     }
     if (events.empty() && dropped == 0) continue;
     const int64_t now = NowNs();
-    ReportClockSync({core->index, now, impl_->clock.ToDevice(now)});
+    ReportSyncPoint(core->index, now, impl_->clock.ToDevice(now));
     for (const auto& e : events) ReportDeviceActivity(e);
     if (dropped > 0) ReportDroppedDeviceEvents(core->index, dropped);
     dropped_total += dropped;
