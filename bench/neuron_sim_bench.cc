@@ -44,8 +44,8 @@ std::vector<Workload> Workloads() {
     naive.programs.push_back(EagerProgram("aten::mul", {x, col}, x));
     naive.programs.push_back(EagerProgram("aten::mul", {x, wt}, x));
     w.push_back(std::move(naive));
-    w.push_back({"fused rmsnorm [" + std::to_string(rows) + ", 4096]",
-                 {FusedRmsNormProgram(rows, 4096)}});
+    w.push_back(
+        {"fused rmsnorm [" + std::to_string(rows) + ", 4096]", {FusedRmsNormProgram(rows, 4096)}});
   }
   return w;
 }
@@ -106,9 +106,10 @@ void DevicePath(const Workload& w, bool profiled) {
 int main() {
   const opscope::neuron::Params params = opscope::neuron::Preset("trn1");
   std::printf("neuron_sim_bench: how fast the simulated NeuronCore (trn1) models work\n");
-  std::printf("(\"x real time\" = modeled device time incl. the %.0f us fixed cost per execution, "
-              "divided by host time)\n",
-              params.exec_fixed_us);
+  std::printf(
+      "(\"x real time\" = modeled device time incl. the %.0f us fixed cost per execution, "
+      "divided by host time)\n",
+      params.exec_fixed_us);
   for (const Workload& w : Workloads()) {
     ModelOnly(w, params);
     DevicePath(w, false);

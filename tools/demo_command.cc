@@ -38,8 +38,8 @@ bool ParseShape(const std::string& text, int64_t* rows, int64_t* hidden, std::st
       }
     }
   }
-  *error = "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" +
-           text + "'";
+  *error =
+      "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" + text + "'";
   return false;
 }
 
@@ -85,9 +85,11 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   demo->require_subcommand(1);
   auto args = std::make_shared<DemoArgs>();
   auto* cmd = demo->add_subcommand(
-      "rmsnorm", "Profile RMSNorm naive vs fused on the simulated Neuron device (or cpu) and "
-                 "print key_averages tables sorted by device time");
-  cmd->add_option("--device", args->options.device, "neuron (default, = neuron:0), neuron:N or cpu");
+      "rmsnorm",
+      "Profile RMSNorm naive vs fused on the simulated Neuron device (or cpu) and "
+      "print key_averages tables sorted by device time");
+  cmd->add_option("--device", args->options.device,
+                  "neuron (default, = neuron:0), neuron:N or cpu");
   cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
   cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)");
   cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)");

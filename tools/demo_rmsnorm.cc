@@ -118,8 +118,8 @@ std::vector<DemoVariant> RmsNormVariants() {
 
 DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVariant>& variants) {
   if (options.rows < 1 || options.hidden < 1) {
-    throw std::runtime_error(fmt::format("--shape must be two positive sizes ROWS,HIDDEN, got {},{}",
-                                         options.rows, options.hidden));
+    throw std::runtime_error(fmt::format(
+        "--shape must be two positive sizes ROWS,HIDDEN, got {},{}", options.rows, options.hidden));
   }
   if (options.iters < 1) throw std::runtime_error("--iters must be at least 1");
   RegisterCpuBackend();
@@ -210,8 +210,8 @@ std::string FormatDemoText(const DemoReport& report) {
       "opscope demo rmsnorm: device {}{}, x [{}, {}] f32, {} iteration{} per variant after {} "
       "warm-up, {}\n",
       report.device,
-      report.model.empty() ? "" : " (simulated NeuronCore, preset " + report.model + ")",
-      o.rows, o.hidden, o.iters, o.iters == 1 ? "" : "s", o.warmup,
+      report.model.empty() ? "" : " (simulated NeuronCore, preset " + report.model + ")", o.rows,
+      o.hidden, o.iters, o.iters == 1 ? "" : "s", o.warmup,
       o.sync ? "synchronize after each iteration"
              : (o.flush_on_stop ? "no synchronize (the profiler flushes the device at stop)"
                                 : "no synchronize (--no-sync)"));
@@ -222,11 +222,12 @@ std::string FormatDemoText(const DemoReport& report) {
       out += fmt::format("{}: {} us wall per call, host self CPU {} us per call", r.name,
                          Us(r.wall_us_per_call), Us(r.host_self_cpu_us_per_call));
     } else {
-      out += fmt::format("{}: {} us device time per call in {:.1f} device execution{}, host self "
-                         "CPU {} us per call, {} moved per call",
-                         r.name, Us(r.device_us_per_call), r.device_executions_per_call,
-                         r.device_executions_per_call == 1 ? "" : "s",
-                         Us(r.host_self_cpu_us_per_call), Bytes(r.bytes_per_call));
+      out += fmt::format(
+          "{}: {} us device time per call in {:.1f} device execution{}, host self "
+          "CPU {} us per call, {} moved per call",
+          r.name, Us(r.device_us_per_call), r.device_executions_per_call,
+          r.device_executions_per_call == 1 ? "" : "s", Us(r.host_self_cpu_us_per_call),
+          Bytes(r.bytes_per_call));
       if (!r.device_share.empty()) {
         out += "; device time share:";
         for (const auto& [key, share] : r.device_share) {
@@ -241,10 +242,10 @@ std::string FormatDemoText(const DemoReport& report) {
   if (report.variants.size() > 1) {
     const VariantResult& base = report.variants.front();
     const bool dev = !report.model.empty();
-    out += fmt::format("\n== comparison (per call) ==\n{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n",
-                       "variant", dev ? "device us" : "wall us",
-                       fmt::format("vs {}", base.name), "executions", "host self us",
-                       "wall us", "bytes moved");
+    out +=
+        fmt::format("\n== comparison (per call) ==\n{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n",
+                    "variant", dev ? "device us" : "wall us", fmt::format("vs {}", base.name),
+                    "executions", "host self us", "wall us", "bytes moved");
     for (const VariantResult& r : report.variants) {
       const double t = dev ? r.device_us_per_call : r.wall_us_per_call;
       const double b = dev ? base.device_us_per_call : base.wall_us_per_call;
@@ -254,7 +255,8 @@ std::string FormatDemoText(const DemoReport& report) {
                          Us(r.host_self_cpu_us_per_call), Us(r.wall_us_per_call),
                          Bytes(r.bytes_per_call));
     }
-    if (dev) out += fmt::format("(\"vs {}\" = {}'s device time / this variant's)\n", base.name, base.name);
+    if (dev)
+      out += fmt::format("(\"vs {}\" = {}'s device time / this variant's)\n", base.name, base.name);
   }
   return out;
 }
@@ -280,8 +282,8 @@ std::string FormatDemoJson(const DemoReport& report) {
         "\"key_averages\": {}}}",
         i == 0 ? "" : ", ", JsonString(r.name), JsonString(r.description), r.device_us_per_call,
         r.device_executions_per_call, r.host_self_cpu_us_per_call, r.wall_us_per_call,
-        r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error,
-        JsonString(r.trace_path), JsonString(r.sort_key), r.averages.ToJson(r.sort_key));
+        r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error, JsonString(r.trace_path),
+        JsonString(r.sort_key), r.averages.ToJson(r.sort_key));
   }
   return out + "]}";
 }

@@ -23,13 +23,13 @@ struct DemoOptions {
   std::string device = "neuron";  // "neuron" or "cpu" (any torch-style device string)
   int64_t rows = 128;             // the default shape shows the reference story's structure
   int64_t hidden = 4096;
-  int iters = 10;                 // profiled iterations per variant
-  int warmup = 2;                 // unprofiled iterations first (hide first-execution load)
+  int iters = 10;  // profiled iterations per variant
+  int warmup = 2;  // unprofiled iterations first (hide first-execution load)
   double eps = 1e-6;
-  bool sync = true;               // synchronize the device after each profiled iteration
-  bool flush_on_stop = false;     // with sync off: let the profiler flush the device at stop
-  std::string out_dir;            // traces go to <out_dir>/<host>_pid_<pid>/<timestamp>/<variant>/
-  int row_limit = 12;             // rows per key_averages table
+  bool sync = true;            // synchronize the device after each profiled iteration
+  bool flush_on_stop = false;  // with sync off: let the profiler flush the device at stop
+  std::string out_dir;         // traces go to <out_dir>/<host>_pid_<pid>/<timestamp>/<variant>/
+  int row_limit = 12;          // rows per key_averages table
 };
 
 // One implementation of RMSNorm: y = run(x, w) with x [rows, hidden] and w [hidden] on the
@@ -47,14 +47,14 @@ struct VariantResult {
   std::string name;
   std::string description;
   KeyAverages averages;
-  std::string sort_key;           // the key the table is sorted by
-  std::string trace_path;         // "" when no --out
+  std::string sort_key;    // the key the table is sorted by
+  std::string trace_path;  // "" when no --out
   // Per profiled call (per iteration), from the trace.
   double device_us_per_call = 0;  // sum of device executions (nc_exec_running)
   double device_executions_per_call = 0;
   double host_self_cpu_us_per_call = 0;  // sum of host ops' self CPU time
-  double bytes_per_call = 0;      // bytes the device moved (DMA), 0 when not known
-  double wall_us_per_call = 0;    // host wall time of the profiled loop (incl. waiting)
+  double bytes_per_call = 0;             // bytes the device moved (DMA), 0 when not known
+  double wall_us_per_call = 0;           // host wall time of the profiled loop (incl. waiting)
   // Share of device time by op key, e.g. {"aten::mul", 0.51}, largest first.
   std::vector<std::pair<std::string, double>> device_share;
   uint64_t in_flight_at_stop = 0;  // device executions still running when the profiler stopped
@@ -63,8 +63,8 @@ struct VariantResult {
 
 struct DemoReport {
   DemoOptions options;
-  std::string device;      // resolved device ("neuron:0", "cpu")
-  std::string model;       // the Neuron model preset ("trn1"), "" on cpu
+  std::string device;  // resolved device ("neuron:0", "cpu")
+  std::string model;   // the Neuron model preset ("trn1"), "" on cpu
   std::vector<VariantResult> variants;
 };
 

@@ -23,8 +23,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <span>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,21 +40,21 @@ namespace opscope::neuron {
 // overridden by name from a key=value file (the key is the field name).
 struct Params {
   std::string preset = "trn1";
-  double num_cores = 2;        // NeuronCores on the simulated chip
-  double partitions = 128;     // SBUF partitions = rows per tile
+  double num_cores = 2;           // NeuronCores on the simulated chip
+  double partitions = 128;        // SBUF partitions = rows per tile
   double free_tile_bytes = 8192;  // bytes per partition per tile along the free dimension
   double sbuf_bytes = 24.0 * 1024 * 1024;
-  double hbm_gib = 16;          // device memory per core (the allocator's capacity)
+  double hbm_gib = 16;  // device memory per core (the allocator's capacity)
   // Engines: clock, FP32 throughput (whole engine, TFLOPS), fixed cycles per instruction.
   double tensor_ghz = 2.8, tensor_fp32_tflops = 23, tensor_overhead_cycles = 64;
   double vector_ghz = 1.12, vector_fp32_tflops = 2.3, vector_overhead_cycles = 100;
   double scalar_ghz = 1.4, scalar_fp32_tflops = 2.9, scalar_overhead_cycles = 264;
   double gpsimd_ghz = 1.4, gpsimd_fp32_tflops = 0.36, gpsimd_overhead_cycles = 100;
   // Memory and DMA.
-  double hbm_gbps = 410;        // per core (GB/s = bytes/ns)
-  double dma_queues = 16;       // DMA engines per core, each an in-order queue
-  double dma_queue_gbps = 17;   // per queue
-  double dma_setup_ns = 1300;   // per transfer: descriptor + semaphore latency
+  double hbm_gbps = 410;       // per core (GB/s = bytes/ns)
+  double dma_queues = 16;      // DMA engines per core, each an in-order queue
+  double dma_queue_gbps = 17;  // per queue
+  double dma_setup_ns = 1300;  // per transfer: descriptor + semaphore latency
   // Runtime: the fixed cost of one device execution (launch, semaphore and descriptor setup,
   // completion notification), the share of it spent before the engines start, and the one-time
   // library load of a program's first execution.
@@ -117,8 +117,8 @@ struct Op {
   std::string name;
   OpClass op_class = OpClass::kElementwise;
   Engine engine = Engine::kVector;
-  std::vector<int> inputs;  // buffer indices
-  int output = -1;          // buffer index
+  std::vector<int> inputs;       // buffer indices
+  int output = -1;               // buffer index
   double flops_per_element = 1;  // per element of the iteration space
 };
 
@@ -141,9 +141,9 @@ struct Program {
 // ---- The cost model (pure) ---------------------------------------------------------------------
 
 struct ProgramCost {
-  int64_t device_ns = 0;       // nc_exec_running duration: fixed cost + engine makespan (+ load)
-  int64_t fixed_ns = 0;        // the execution's fixed cost
-  int64_t makespan_ns = 0;     // engines, first instruction start to last end
+  int64_t device_ns = 0;    // nc_exec_running duration: fixed cost + engine makespan (+ load)
+  int64_t fixed_ns = 0;     // the execution's fixed cost
+  int64_t makespan_ns = 0;  // engines, first instruction start to last end
   int64_t instructions = 0;
   int64_t dma_bytes = 0;
   std::array<int64_t, kNumEngines> busy_ns{};  // per engine kind, summed over queues
@@ -157,9 +157,9 @@ ProgramCost EstimateProgram(const Program& program, const Params& params,
 // What activity the device records for the profiler; the backend reads it from the profiler's
 // device config at each Execute.
 struct CaptureOptions {
-  bool runtime = true;     // nrta_execute_schedule + nc_exec_running
-  bool device = true;      // engine instructions and DMA (DEVICE mode)
-  uint64_t core_mask = ~0ull;  // capture_enabled_for_nc; bit i = core i
+  bool runtime = true;                  // nrta_execute_schedule + nc_exec_running
+  bool device = true;                   // engine instructions and DMA (DEVICE mode)
+  uint64_t core_mask = ~0ull;           // capture_enabled_for_nc; bit i = core i
   int64_t max_events_per_nc = 1000000;  // device ring buffer size per core
 };
 
@@ -221,8 +221,7 @@ int InFlightExecutions();
 class NeuronDeviceProgram : public opscope::DeviceProgram {
  public:
   Program program;
-  std::function<void(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs)>
-      kernel;
+  std::function<void(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs)> kernel;
 };
 
 }  // namespace opscope::neuron

@@ -2,8 +2,9 @@
 // (naive = six executions with aten::mul about half the device time; fused = one execution of
 // aten::_fused_rms_norm at about one sixth), traces in Neuron's layout, JSON output, and the
 // --no-sync pitfall with its warning. Figures are model facts, not timings of this host.
-#include <gtest/gtest.h>
+#include "tools/demo_rmsnorm.h"
 
+#include <gtest/gtest.h>
 #include <simdjson.h>
 
 #include <filesystem>
@@ -11,7 +12,6 @@
 #include <string>
 
 #include "opscope/neuron.h"
-#include "tools/demo_rmsnorm.h"
 
 namespace opscope::tools {
 namespace {

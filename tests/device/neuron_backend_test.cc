@@ -59,10 +59,10 @@ TEST_F(NeuronBackendTest, ExecuteProgramRunsAFusedProgramAsOneExecution) {
   int in = prog.program.AddBuffer({"x", 128, 512});
   int tmp = prog.program.AddBuffer({"t", 128, 512, 4, neuron::Memory::kSbuf});
   int out = prog.program.AddBuffer({"y", 128, 512});
-  prog.program.AddOp({"tensor_scalar", neuron::OpClass::kElementwise, neuron::Engine::kVector,
-                      {in}, tmp});
-  prog.program.AddOp({"activation", neuron::OpClass::kElementwise, neuron::Engine::kScalar,
-                      {tmp}, out});
+  prog.program.AddOp(
+      {"tensor_scalar", neuron::OpClass::kElementwise, neuron::Engine::kVector, {in}, tmp});
+  prog.program.AddOp(
+      {"activation", neuron::OpClass::kElementwise, neuron::Engine::kScalar, {tmp}, out});
   prog.kernel = [](std::span<const TensorRef> ins, std::span<const TensorRef> outs) {
     const float* a = ins[0].f32();
     float* b = outs[0].f32();

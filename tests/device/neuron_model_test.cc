@@ -63,7 +63,8 @@ TEST(NeuronParams, ErrorsNameTheKeyAndLine) {
             "my.cfg:3: value of 'vector_ghz' is not a number: 'fast'");
   EXPECT_EQ(ErrorOf("vector_ghz"), "my.cfg:1: expected 'key = value', got 'vector_ghz'");
   EXPECT_EQ(ErrorOf("dma_queues = 0"), "my.cfg:1: 'dma_queues' must be positive, got 0");
-  EXPECT_EQ(ErrorOf("exec_fixed_us = -1"), "my.cfg:1: 'exec_fixed_us' must not be negative, got -1");
+  EXPECT_EQ(ErrorOf("exec_fixed_us = -1"),
+            "my.cfg:1: 'exec_fixed_us' must not be negative, got -1");
   EXPECT_NE(ErrorOf("preset = trn7").find("unknown Neuron preset 'trn7'"), std::string::npos);
 }
 
@@ -196,9 +197,8 @@ TEST(NeuronCost, RmsNormStoryStructureAtDefaultShape) {
       const char* op;
       std::vector<Shape2D> in;
       Shape2D out;
-    } steps[] = {{"aten::mul", {x, x}, x},     {"aten::mean", {x}, col},
-                 {"aten::add", {col}, col},    {"aten::rsqrt", {col}, col},
-                 {"aten::mul", {x, col}, x},   {"aten::mul", {x, w}, x}};
+    } steps[] = {{"aten::mul", {x, x}, x},    {"aten::mean", {x}, col},   {"aten::add", {col}, col},
+                 {"aten::rsqrt", {col}, col}, {"aten::mul", {x, col}, x}, {"aten::mul", {x, w}, x}};
     int64_t naive = 0, mul = 0;
     for (const auto& s : steps) {
       int64_t t = EstimateProgram(EagerProgram(s.op, s.in, s.out), p).device_ns;

@@ -20,8 +20,7 @@ EngineChoice ElementwiseChoice(std::string_view op, size_t num_inputs) {
       op == "aten::silu" || op == "aten::gelu") {
     return {"activation", Engine::kScalar, 1};
   }
-  if (op == "aten::copy_" || op == "aten::to" || op == "aten::clone" ||
-      op == "aten::contiguous") {
+  if (op == "aten::copy_" || op == "aten::to" || op == "aten::clone" || op == "aten::contiguous") {
     return {"tensor_copy", Engine::kGpSimd, 1};
   }
   if (num_inputs >= 2) return {"tensor_tensor", Engine::kVector, 1};

@@ -1,6 +1,7 @@
 // How ATen ops become device programs on the Neuron model: which engine runs each op, with which
 // instruction, over which tiles. Eager ops are programs of one op (a few for composite kernels
-// like softmax); aten::_fused_rms_norm is one program of three ops whose intermediates stay in SBUF.
+// like softmax); aten::_fused_rms_norm is one program of three ops whose intermediates stay in
+// SBUF.
 //
 // Shapes are given as the 2-D view the device tiles: rows over partitions, cols along the free
 // dimension (a tensor [..., N] is [numel / N, N]; a per-row value is [rows, 1]; a vector shared

@@ -46,11 +46,11 @@ struct NeuronDevice::Impl {
     std::mutex mu;
     std::condition_variable work_cv;
     std::deque<Job> queue;
-    int pending = 0;             // enqueued and not finished
-    int64_t free_at_ticks = 0;   // device time at which the core is idle
+    int pending = 0;                         // enqueued and not finished
+    int64_t free_at_ticks = 0;               // device time at which the core is idle
     std::unordered_set<std::string> loaded;  // programs already executed once
     EventRing ring;
-    InstructionGraph graph;      // worker-only
+    InstructionGraph graph;  // worker-only
     std::thread worker;
   };
 
@@ -145,7 +145,8 @@ void NeuronDevice::Impl::Run(Core* core) {
   }
 }
 
-void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end, int64_t fixed_ns) {
+void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end,
+                                int64_t fixed_ns) {
   // Events of an execution that finishes after its session stopped are lost, as on the device.
   const bool record = job.record && DeviceActivityEnabled();
   std::lock_guard<std::mutex> lock(core->mu);
@@ -164,8 +165,8 @@ void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end
     exec.end = end;
     exec.external_id = job.external_id;
     exec.correlation = job.correlation;
-    exec.args = "{\"program\": \"" + job.program.name + "\", \"instructions\": " +
-                std::to_string(core->graph.instructions().size()) +
+    exec.args = "{\"program\": \"" + job.program.name +
+                "\", \"instructions\": " + std::to_string(core->graph.instructions().size()) +
                 ", \"dma_bytes\": " + std::to_string(core->graph.dma_bytes()) + "}";
     core->ring.Push(std::move(exec));
     if (job.capture.device) {
@@ -252,8 +253,8 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   } else {
     job.record = CurrentCaptureOptions(&job.capture);
   }
-  job.record = job.record && (job.capture.runtime || job.capture.device) &&
-               core_index < 64 && ((job.capture.core_mask >> core_index) & 1);
+  job.record = job.record && (job.capture.runtime || job.capture.device) && core_index < 64 &&
+               ((job.capture.core_mask >> core_index) & 1);
   if (job.record) {
     job.correlation = NewCorrelationId();
     ReportSyncPoint(core_index, t0, impl_->clock.ToDevice(t0));

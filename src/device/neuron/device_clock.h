@@ -15,9 +15,7 @@ namespace opscope::neuron {
 class DeviceClock {
  public:
   DeviceClock(int64_t host_origin_ns, double offset_ns, double drift_ppm)
-      : origin_(host_origin_ns),
-        offset_(std::llround(offset_ns)),
-        rate_(1.0 + drift_ppm * 1e-6) {}
+      : origin_(host_origin_ns), offset_(std::llround(offset_ns)), rate_(1.0 + drift_ppm * 1e-6) {}
 
   int64_t ToDevice(int64_t host_ns) const {
     return offset_ + origin_ + std::llround(double(host_ns - origin_) * rate_);

@@ -25,11 +25,16 @@ uint64_t TileKey(int64_t buffer, int64_t scope, int64_t rt, int64_t ct) {
 
 double EngineGhz(Engine e, const Params& p) {
   switch (e) {
-    case Engine::kTensor: return p.tensor_ghz;
-    case Engine::kVector: return p.vector_ghz;
-    case Engine::kScalar: return p.scalar_ghz;
-    case Engine::kGpSimd: return p.gpsimd_ghz;
-    case Engine::kDma: return 1;
+    case Engine::kTensor:
+      return p.tensor_ghz;
+    case Engine::kVector:
+      return p.vector_ghz;
+    case Engine::kScalar:
+      return p.scalar_ghz;
+    case Engine::kGpSimd:
+      return p.gpsimd_ghz;
+    case Engine::kDma:
+      return 1;
   }
   return 1;
 }
@@ -47,11 +52,24 @@ int64_t InstructionGraph::ComputeNs(Engine engine, double flops, const Params& p
   double ghz = EngineGhz(engine, p);
   double overhead = 0, tflops = 1;
   switch (engine) {
-    case Engine::kTensor: overhead = p.tensor_overhead_cycles; tflops = p.tensor_fp32_tflops; break;
-    case Engine::kVector: overhead = p.vector_overhead_cycles; tflops = p.vector_fp32_tflops; break;
-    case Engine::kScalar: overhead = p.scalar_overhead_cycles; tflops = p.scalar_fp32_tflops; break;
-    case Engine::kGpSimd: overhead = p.gpsimd_overhead_cycles; tflops = p.gpsimd_fp32_tflops; break;
-    case Engine::kDma: break;
+    case Engine::kTensor:
+      overhead = p.tensor_overhead_cycles;
+      tflops = p.tensor_fp32_tflops;
+      break;
+    case Engine::kVector:
+      overhead = p.vector_overhead_cycles;
+      tflops = p.vector_fp32_tflops;
+      break;
+    case Engine::kScalar:
+      overhead = p.scalar_overhead_cycles;
+      tflops = p.scalar_fp32_tflops;
+      break;
+    case Engine::kGpSimd:
+      overhead = p.gpsimd_overhead_cycles;
+      tflops = p.gpsimd_fp32_tflops;
+      break;
+    case Engine::kDma:
+      break;
   }
   // TFLOPS * 1e3 = FLOP per ns.
   return std::llround(overhead / ghz + flops / (tflops * 1e3));
@@ -102,9 +120,8 @@ void InstructionGraph::NeedTile(const Program& program, int b, int64_t rt, int64
   uint64_t load_key = TileKey(b, cache ? 0 : op + 1, rt, ct);
   if (auto it = tiles_.find(load_key); it != tiles_.end()) return add(it->second);
   if (buf.memory != Memory::kHbm) {
-    throw std::invalid_argument("neuron program '" + program.name + "': op " +
-                                std::to_string(op) + " reads SBUF buffer '" + buf.name +
-                                "' before any op writes it");
+    throw std::invalid_argument("neuron program '" + program.name + "': op " + std::to_string(op) +
+                                " reads SBUF buffer '" + buf.name + "' before any op writes it");
   }
   int64_t rows = std::min(P, buf.rows - rt * P);
   int64_t cols = std::min(F, buf.cols - ct * F);
@@ -173,8 +190,8 @@ void InstructionGraph::Lower(const Program& program, const Params& p) {
           deps.clear();
           for (int64_t kt = 0; kt < kt_n; ++kt) {
             const int64_t kk = std::min(P, K - kt * P);
-            for (TileRange tr : {load(op.inputs[0], mt, kt, rows, kk),
-                                 load(op.inputs[1], kt, nt, kk, cols)}) {
+            for (TileRange tr :
+                 {load(op.inputs[0], mt, kt, rows, kk), load(op.inputs[1], kt, nt, kk, cols)}) {
               for (uint32_t i = 0; i < tr.count; ++i) deps.push_back(tr.first + i);
             }
           }

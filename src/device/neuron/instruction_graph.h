@@ -28,15 +28,15 @@ const char* InternName(std::string_view name);
 struct Instruction {
   const char* name = "";
   int64_t duration_ns = 0;
-  int64_t bytes = 0;       // DMA: bytes moved; 0 for compute
-  int64_t start_ns = 0;    // set by Schedule(), relative to the first instruction's start
+  int64_t bytes = 0;     // DMA: bytes moved; 0 for compute
+  int64_t start_ns = 0;  // set by Schedule(), relative to the first instruction's start
   int64_t end_ns = 0;
   uint32_t dep_begin = 0;  // range in InstructionGraph::deps
   uint32_t dep_count = 0;
-  int32_t op = -1;         // index of the program op it belongs to
+  int32_t op = -1;  // index of the program op it belongs to
   Engine engine = Engine::kVector;
-  uint16_t queue = 0;      // lane within the engine kind (DMA queue index), set by Schedule()
-  bool is_load = false;    // DMA direction: HBM -> SBUF
+  uint16_t queue = 0;    // lane within the engine kind (DMA queue index), set by Schedule()
+  bool is_load = false;  // DMA direction: HBM -> SBUF
 };
 
 class InstructionGraph {

@@ -11,11 +11,16 @@ namespace opscope::neuron {
 
 const char* EngineName(Engine e) {
   switch (e) {
-    case Engine::kTensor: return "TensorE";
-    case Engine::kVector: return "VectorE";
-    case Engine::kScalar: return "ScalarE";
-    case Engine::kGpSimd: return "GpSimdE";
-    case Engine::kDma: return "DMA";
+    case Engine::kTensor:
+      return "TensorE";
+    case Engine::kVector:
+      return "VectorE";
+    case Engine::kScalar:
+      return "ScalarE";
+    case Engine::kGpSimd:
+      return "GpSimdE";
+    case Engine::kDma:
+      return "DMA";
   }
   return "?";
 }
