@@ -127,6 +127,7 @@ void Profiler::step() {
   if (!running_) return;
   const Schedule::Action previous = action_;
   step_num_ += 1;
+  if (window_ != nullptr) internal::AddTickPoint();
   action_ = options_.schedule ? options_.schedule->At(step_num_) : Schedule::Action::kRecord;
   if (window_ != nullptr && window_->step_open) {
     // Close ProfilerStep#N; the next one opens below if a window records step N+1.

@@ -4,6 +4,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 
 namespace opscope {
@@ -71,7 +73,7 @@ TickClock TickClock::Process() {
   TickPoint now = ReadTickPoint();
   if (now.ns - c.first.ns > c.last.ns - c.first.ns) c.last = now;
   TickClock clock;
-  clock.origin_ = c.first;
+  clock.anchors_ = {c.last};
 #if defined(__x86_64__)
   clock.ns_per_tick_ = static_cast<double>(c.last.ns - c.first.ns) /
                        static_cast<double>(c.last.ticks - c.first.ticks);
@@ -79,21 +81,46 @@ TickClock TickClock::Process() {
   return clock;
 }
 
-void TickClock::Refine(const TickPoint& later) {
-#if defined(__x86_64__)
-  if (later.ns - origin_.ns > 1'000'000 && later.ticks > origin_.ticks) {
-    ns_per_tick_ = static_cast<double>(later.ns - origin_.ns) /
-                   static_cast<double>(later.ticks - origin_.ticks);
+TickClock TickClock::FromPoints(std::vector<TickPoint> points) {
+  TickClock clock = Process();
+  if (points.empty()) return clock;
+  std::sort(points.begin(), points.end(),
+            [](const TickPoint& a, const TickPoint& b) { return a.ticks < b.ticks; });
+  std::vector<TickPoint> kept = {points.front()};
+  for (size_t i = 1; i < points.size(); ++i) {
+    const bool last = i + 1 == points.size();
+    if (points[i].ns - kept.back().ns >= 1'000'000) {
+      kept.push_back(points[i]);
+    } else if (last && kept.size() > 1) {
+      kept.back() = points[i];  // end exactly at the final reading
+    }
   }
-#else
-  (void)later;
-#endif
+  clock.anchors_ = std::move(kept);
+  clock.slopes_.clear();
+  for (size_t i = 0; i + 1 < clock.anchors_.size(); ++i) {
+    const TickPoint& a = clock.anchors_[i];
+    const TickPoint& b = clock.anchors_[i + 1];
+    clock.slopes_.push_back(static_cast<double>(b.ns - a.ns) / static_cast<double>(b.ticks - a.ticks));
+  }
+  return clock;
 }
 
 int64_t TickClock::ToNs(uint64_t ticks) const {
 #if defined(__x86_64__)
-  int64_t delta = static_cast<int64_t>(ticks - origin_.ticks);
-  return origin_.ns + static_cast<int64_t>(static_cast<double>(delta) * ns_per_tick_);
+  // Segment i covers [anchors_[i], anchors_[i + 1]); before the first and after the last anchor
+  // the nearest segment (or the process slope) extends.
+  size_t i = static_cast<size_t>(
+      std::upper_bound(anchors_.begin(), anchors_.end(), ticks,
+                       [](uint64_t t, const TickPoint& p) { return t < p.ticks; }) -
+      anchors_.begin());
+  i = i == 0 ? 0 : i - 1;
+  double slope = ns_per_tick_;
+  if (!slopes_.empty()) slope = slopes_[std::min(i, slopes_.size() - 1)];
+  if (i >= anchors_.size()) i = anchors_.size() - 1;
+  const TickPoint& a = anchors_[i];
+  const double delta = ticks >= a.ticks ? static_cast<double>(ticks - a.ticks)
+                                        : -static_cast<double>(a.ticks - ticks);
+  return a.ns + std::llround(delta * slope);
 #else
   return static_cast<int64_t>(ticks);
 #endif

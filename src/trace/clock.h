@@ -9,6 +9,7 @@
 #define OPSCOPE_SRC_TRACE_CLOCK_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "opscope/activity.h"
 
@@ -33,19 +34,24 @@ struct TickPoint {
 };
 TickPoint ReadTickPoint();
 
-// Maps ticks to host ns with a line through two points far apart. The first point is taken
-// once per process; Refine() adds a later one (the slope improves as the span grows).
+// Maps ticks to host ns. Within a recording it interpolates piecewise-linearly between
+// (ticks, ns) points read during that recording (at start, at stop, at each profiler step), so
+// the result tracks CLOCK_MONOTONIC even while NTP slews it; outside them, or when the points are
+// too close together to give a slope, it uses the process-wide slope (a ~2 ms calibration the
+// first time, refined as the process runs).
 class TickClock {
  public:
-  // Uses the process-wide calibration (a ~2 ms measurement the first time it is called).
+  // The process-wide line alone.
   static TickClock Process();
-  void Refine(const TickPoint& later);
+  // Anchored on `points` (any order); points closer than 1 ms to a kept one are skipped.
+  static TickClock FromPoints(std::vector<TickPoint> points);
   int64_t ToNs(uint64_t ticks) const;
   double ns_per_tick() const { return ns_per_tick_; }
 
  private:
-  TickPoint origin_;
-  double ns_per_tick_ = 1.0;
+  std::vector<TickPoint> anchors_;  // sorted by ticks; at least one
+  std::vector<double> slopes_;      // ns per tick of segment i (anchors_[i] -> anchors_[i + 1])
+  double ns_per_tick_ = 1.0;        // process-wide slope, used outside the anchors
 };
 
 // Epoch nanoseconds (CLOCK_REALTIME) matching a NowNs() reading.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "opscope/activity.h"
 #include "trace/clock.h"
@@ -47,6 +48,23 @@ TEST(ClockSyncTest, RecoversInjectedOffsetAndDrift) {
     EXPECT_NEAR(static_cast<double>(sync.ToHost(device0 + t)), static_cast<double>(expected), 150.0)
         << "at device offset " << t;
   }
+}
+
+TEST(TickClockTest, InterpolatesBetweenAnchorsAndFollowsSlewing) {
+  // Ticks at 2.5 per ns; the ns clock runs 100 ppm fast in the second segment (NTP slewing).
+  std::vector<internal::TickPoint> points = {{1'000'000'000, 400'000'000},
+                                             {1'025'000'000, 410'000'000},
+                                             {1'050'000'000, 420'001'000}};
+  internal::TickClock clock = internal::TickClock::FromPoints(points);
+#if defined(__x86_64__)
+  EXPECT_EQ(clock.ToNs(1'000'000'000), 400'000'000);
+  EXPECT_EQ(clock.ToNs(1'012'500'000), 405'000'000);
+  EXPECT_EQ(clock.ToNs(1'025'000'000), 410'000'000);
+  EXPECT_EQ(clock.ToNs(1'037'500'000), 415'000'500);
+  EXPECT_EQ(clock.ToNs(1'050'000'000), 420'001'000);
+  EXPECT_EQ(clock.ToNs(1'050'002'500), 420'002'000);  // past the end: last segment's slope
+  EXPECT_EQ(clock.ToNs(999'997'500), 399'999'000);     // before the start: first segment's
+#endif
 }
 
 TEST(TickClockTest, TicksMapToMonotonicNanoseconds) {

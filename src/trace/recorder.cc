@@ -39,6 +39,7 @@ struct RecorderState {
   std::vector<DeviceDescription> devices;
   std::vector<bool> capture;  // by device index; empty = all
   int64_t start_ns = 0;
+  std::vector<TickPoint> tick_points;  // anchors for converting this recording's ticks
 };
 
 RecorderState& State() {
@@ -125,6 +126,8 @@ void StartRecording(const RecorderConfig& config) {
     s.capture[core] = true;
   }
   s.running = true;
+  s.tick_points.clear();
+  s.tick_points.push_back(ReadTickPoint());
   s.start_ns = NowNs();
   s.last_generation += 1;
   g_generation.store(s.last_generation, std::memory_order_release);
@@ -175,8 +178,17 @@ Recording StopRecording() {
   s.device = DeviceStore{};
   out.devices = s.devices;
   out.start_ns = s.start_ns;
-  out.tick_clock = TickClock::Process();
+  s.tick_points.push_back(ReadTickPoint());
+  out.tick_clock = TickClock::FromPoints(std::move(s.tick_points));
+  s.tick_points.clear();
   return out;
+}
+
+void AddTickPoint() {
+  RecorderState& s = State();
+  TickPoint p = ReadTickPoint();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.running && s.tick_points.size() < 1'000'000) s.tick_points.push_back(p);
 }
 
 void RecordRange(uint32_t name, ActivityKind kind, uint64_t start_ticks, uint64_t end_ticks,

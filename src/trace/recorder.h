@@ -86,6 +86,10 @@ void StartRecording(const RecorderConfig& config);
 Recording StopRecording();
 bool RecordingRunning();
 
+// Reads the tick and ns clocks side by side and keeps the pair as an anchor for converting this
+// recording's ticks (see TickClock). The profiler calls it at each step; ~100 ns and a lock.
+void AddTickPoint();
+
 // Appends one complete range to the calling thread's buffer (used by the profiler for
 // ProfilerStep#N ranges). No-op when not recording.
 void RecordRange(uint32_t name, ActivityKind kind, uint64_t start_ticks, uint64_t end_ticks,
