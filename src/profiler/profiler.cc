@@ -23,7 +23,6 @@ struct Profiler::Window {
   uint64_t step_start_ticks = 0;
   int64_t step = 0;
   bool step_open = false;
-  DeviceConfig device;  // published through ActiveDeviceConfig while recording
 };
 
 namespace {
@@ -158,7 +157,6 @@ void Profiler::Transition(Schedule::Action from, Schedule::Action to) {
 
 void Profiler::BeginRecording() {
   auto window = std::make_unique<Window>();
-  window->device = options_.device;
   const bool device = Has(options_.activities, ProfilerActivity::kPrivateUse1);
   internal::RecorderConfig config;
   config.host = Has(options_.activities, ProfilerActivity::kCPU);
@@ -178,7 +176,9 @@ void Profiler::BeginRecording() {
   } catch (const std::logic_error& e) {
     throw ProfilerError(std::string("Profiler::Start: ") + e.what());
   }
-  if (device) internal::SetActiveDeviceConfig(&window->device);
+  // options_ outlives every window and never changes, so a backend thread that read the pointer
+  // just before the session stopped still reads valid memory.
+  if (device) internal::SetActiveDeviceConfig(&options_.device);
   const bool cpu_util = options_.device.HasMode(ProfileMode::kCpuUtil);
   const bool host_memory = options_.device.HasMode(ProfileMode::kHostMemory);
   if (cpu_util || host_memory) {
