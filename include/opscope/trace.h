@@ -212,6 +212,8 @@ class Trace {
   uint32_t FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text = {},
                           TrackKind kind = TrackKind::kThread);
   uint32_t AddSlice(const Slice& s);
+  // Capacity hint for AddSlice. Over-reserving is cheap: pages never written are never resident.
+  void ReserveSlices(size_t n) { slices_.reserve(n); }
   // Labels, sort indices and names of processes and tracks added above (before Finalize).
   Process& MutableProcess(uint32_t index) { return processes_[index]; }
   Track& MutableTrack(uint32_t index) { return tracks_[index]; }
@@ -277,7 +279,9 @@ class Trace {
   std::vector<PendingFlowEndpoint> pending_flows_;
   std::vector<DeviceLink> links_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> device_activity_of_;
-  StringTable args_;  // arg objects as JSON text (appended, not indexed); handle = StringId
+  // Arg objects as JSON text, in blocks; large stores compress sealed blocks (trace_model.cc).
+  class ArgStore;
+  std::unique_ptr<ArgStore> args_;
   std::unordered_map<int64_t, uint32_t> pid_index_;
   std::unordered_multimap<uint64_t, uint32_t> track_index_;  // hash of (process, tid)
   TraceMetadata metadata_;

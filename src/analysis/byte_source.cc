@@ -160,6 +160,10 @@ ImportStatus Sniff(std::unique_ptr<ByteSource> raw, std::unique_ptr<ByteSource>*
 
 }  // namespace
 
+bool IsGzipSource(const ByteSource* source) {
+  return dynamic_cast<const GzipSource*>(source) != nullptr;
+}
+
 ImportStatus OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {

@@ -27,6 +27,8 @@ class ByteSource {
 
 // Opens `path`; gzip is detected from the magic bytes, not the name.
 ImportStatus OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
+// True when `source` (from OpenFileSource / OpenMemorySource) inflates gzip.
+bool IsGzipSource(const ByteSource* source);
 // `data` must outlive the source. gzip is detected from the magic bytes.
 std::unique_ptr<ByteSource> OpenMemorySource(std::string_view data);
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,7 +66,12 @@ class Importer {
       : trace_(trace), stats_(stats), options_(options) {}
 
   // `buffer_bytes`: the stream's starting buffer (it grows for larger values).
-  ImportStatus Run(ByteSource* source, size_t buffer_bytes) {
+  // `json_bytes_hint`: expected JSON size, for reserving slice storage up front (no copies as it
+  // grows; pages that are never written cost no memory).
+  ImportStatus Run(ByteSource* source, size_t buffer_bytes, uint64_t json_bytes_hint) {
+    // A complete event takes at least ~90 bytes of JSON.
+    trace_->ReserveSlices(static_cast<size_t>(
+        std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
     JsonStream stream(source, options_.max_depth, buffer_bytes);
     stream_ = &stream;
     ImportStatus st = ReadDocument();
@@ -715,14 +721,18 @@ class Importer {
   std::vector<bool> device_marked_;
 };
 
+// JSON bytes to expect from `stored` bytes of input (gzip'd Kineto JSON inflates ~8-12x).
+uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 : stored; }
+
 ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
-                    const ImportOptions& options, size_t buffer_bytes = size_t{1} << 20) {
+                    const ImportOptions& options, uint64_t json_bytes_hint,
+                    size_t buffer_bytes = size_t{1} << 20) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};
   *out = Trace();
   Importer importer(out, s, options);
-  return importer.Run(source, buffer_bytes);
+  return importer.Run(source, buffer_bytes, json_bytes_hint);
 }
 
 }  // namespace
@@ -732,7 +742,10 @@ ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats
   std::unique_ptr<ByteSource> source;
   ImportStatus st = analysis::OpenFileSource(path, &source);
   if (!st.ok()) return st;
-  st = Import(source.get(), out, stats, options);
+  std::error_code ec;
+  const uint64_t stored = std::filesystem::file_size(path, ec);
+  st = Import(source.get(), out, stats, options,
+              ec ? 0 : JsonBytesHint(stored, analysis::IsGzipSource(source.get())));
   if (!st.ok()) return ImportStatus::Error(path + ": " + st.message(), st.offset());
   return st;
 }
@@ -742,7 +755,9 @@ ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStat
   auto source = analysis::OpenMemorySource(data);
   // Small inputs (tests, fuzzing) get a small buffer; gzip may expand, and the buffer grows.
   const size_t buffer = std::clamp<size_t>(data.size() * 2, 4096, size_t{1} << 20);
-  return Import(source.get(), out, stats, options, buffer);
+  const bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+                    static_cast<unsigned char>(data[1]) == 0x8b;
+  return Import(source.get(), out, stats, options, JsonBytesHint(data.size(), gzip), buffer);
 }
 
 }  // namespace opscope

@@ -1,7 +1,11 @@
 // The trace model: building, Finalize (sort, nesting, flows, device links) and queries.
+#include <zstd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <list>
 #include <map>
+#include <mutex>
 #include <numeric>
 
 #include "opscope/trace.h"
@@ -105,9 +109,122 @@ std::string_view KinetoCategory(ActivityKind kind) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// ArgStore: args objects as JSON text, appended into 64 KiB blocks. Args are most of a trace's
+// text and are read rarely (one event's details at a time), so once a store holds more than
+// kCompressAbove bytes, each filled block is compressed with zstd and inflated on demand through a
+// small LRU cache. Small traces (a live profiling session) are never compressed. Handles are
+// dense: handle -> block by binary search over each block's first handle.
+//
+// Thread safety: Add/Seal from the building thread; Get from any thread (the cache is locked).
+
+class Trace::ArgStore {
+ public:
+  uint32_t Add(std::string_view text) {
+    if (open_.size() + text.size() > kBlockBytes && !open_.empty()) Seal();
+    const auto handle = static_cast<uint32_t>(offsets_.size());
+    offsets_.push_back(static_cast<uint32_t>(open_.size()));
+    open_.append(text);
+    raw_bytes_ += text.size();
+    return handle;
+  }
+
+  // Moves the open block into the sealed list (compressed when the store is large).
+  void Seal() {
+    if (open_.empty()) return;
+    Block b;
+    b.first = open_first_;
+    b.raw_size = static_cast<uint32_t>(open_.size());
+    if (raw_bytes_ > kCompressAbove) {
+      std::string packed(ZSTD_compressBound(open_.size()), '\0');
+      const size_t n = ZSTD_compress(packed.data(), packed.size(), open_.data(), open_.size(), 1);
+      if (!ZSTD_isError(n) && n < open_.size()) {
+        packed.resize(n);
+        packed.shrink_to_fit();
+        b.text = std::move(packed);
+        b.compressed = true;
+      }
+    }
+    if (!b.compressed) {
+      b.text = std::move(open_);
+      b.text.shrink_to_fit();
+    }
+    blocks_.push_back(std::move(b));
+    open_ = std::string();
+    open_first_ = static_cast<uint32_t>(offsets_.size());
+  }
+
+  size_t size() const { return offsets_.size(); }
+
+  std::string Get(uint32_t handle) const {
+    if (handle >= offsets_.size()) return "{}";
+    const uint32_t begin = offsets_[handle];
+    if (handle >= open_first_) {
+      const uint32_t end =
+          handle + 1 < offsets_.size() ? offsets_[handle + 1] : static_cast<uint32_t>(open_.size());
+      return open_.substr(begin, end - begin);
+    }
+    // The block holding `handle`: the last one whose first handle is <= handle.
+    auto it = std::upper_bound(blocks_.begin(), blocks_.end(), handle,
+                               [](uint32_t h, const Block& b) { return h < b.first; });
+    const size_t index = static_cast<size_t>(it - blocks_.begin()) - 1;
+    const Block& block = blocks_[index];
+    const uint32_t next_first =
+        index + 1 < blocks_.size() ? blocks_[index + 1].first : open_first_;
+    const uint32_t end = handle + 1 < next_first ? offsets_[handle + 1] : block.raw_size;
+    if (!block.compressed) return block.text.substr(begin, end - begin);
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string& raw = Inflate(index);
+    return raw.substr(begin, end - begin);
+  }
+
+  size_t MemoryBytes() const {
+    size_t bytes = open_.capacity() + offsets_.capacity() * sizeof(uint32_t) +
+                   blocks_.capacity() * sizeof(Block);
+    for (const Block& b : blocks_) bytes += b.text.capacity();
+    return bytes;
+  }
+
+ private:
+  static constexpr size_t kBlockBytes = 64 * 1024;
+  static constexpr size_t kCompressAbove = 16u << 20;
+  static constexpr size_t kCacheBlocks = 16;
+  struct Block {
+    std::string text;  // raw or zstd-compressed
+    uint32_t first = 0;
+    uint32_t raw_size = 0;
+    bool compressed = false;
+  };
+
+  // Caller holds mu_.
+  const std::string& Inflate(size_t index) const {
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->first == index) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().second;
+      }
+    }
+    if (cache_.size() >= kCacheBlocks) cache_.pop_back();
+    const Block& b = blocks_[index];
+    std::string raw(b.raw_size, '\0');
+    const size_t n = ZSTD_decompress(raw.data(), raw.size(), b.text.data(), b.text.size());
+    if (ZSTD_isError(n)) raw = std::string(b.raw_size, ' ');  // cannot happen for our own data
+    cache_.emplace_front(index, std::move(raw));
+    return cache_.front().second;
+  }
+
+  std::vector<Block> blocks_;
+  std::vector<uint32_t> offsets_;  // per handle: byte offset inside its block
+  std::string open_;
+  uint32_t open_first_ = 0;
+  size_t raw_bytes_ = 0;
+  mutable std::mutex mu_;
+  mutable std::list<std::pair<size_t, std::string>> cache_;  // most recent first
+};
+
+// ---------------------------------------------------------------------------------------------
 // Trace building
 
-Trace::Trace() = default;
+Trace::Trace() : args_(std::make_unique<ArgStore>()) {}
 Trace::Trace(Trace&&) noexcept = default;
 Trace& Trace::operator=(Trace&&) noexcept = default;
 Trace::~Trace() = default;
@@ -176,7 +293,7 @@ void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint3
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
   if (json_object_text.empty() || json_object_text == "{}") return kNone;
-  return args_.Append(json_object_text);
+  return args_->Add(json_object_text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,19 +393,41 @@ void Trace::Finalize() {
     if (!enclosing && it != last) return static_cast<uint32_t>(it - slices_.begin());
     return kNone;
   };
+  // Endpoints are joined by (category, id) with a sort rather than a map: a large trace has
+  // millions of them. Within a pair the last start and the last finish win.
   if (!pending_flows_.empty()) {
-    std::map<std::pair<StringId, uint64_t>, std::pair<uint32_t, uint32_t>> ends;
-    for (const auto& e : pending_flows_) {
-      uint32_t slice = bind(e.track, e.ts_ns, e.binds_enclosing || e.is_start);
-      auto& pair = ends.try_emplace({e.category, e.id}, kNone, kNone).first->second;
-      (e.is_start ? pair.first : pair.second) = slice;
+    const auto m = static_cast<uint32_t>(pending_flows_.size());
+    std::vector<uint32_t> bound(m);
+    for (uint32_t k = 0; k < m; ++k) {
+      const auto& e = pending_flows_[k];
+      bound[k] = bind(e.track, e.ts_ns, e.binds_enclosing || e.is_start);
     }
-    for (const auto& e : pending_flows_) {
-      auto it = ends.find({e.category, e.id});
-      if (it == ends.end() || !e.is_start) continue;
-      auto [from, to] = it->second;
-      if (from != kNone && to != kNone) flows_.push_back({e.id, e.category, e.name, from, to});
-      ends.erase(it);
+    std::vector<uint32_t> by_key(m);
+    std::iota(by_key.begin(), by_key.end(), 0u);
+    std::stable_sort(by_key.begin(), by_key.end(), [this](uint32_t a, uint32_t b) {
+      const auto& x = pending_flows_[a];
+      const auto& y = pending_flows_[b];
+      return x.category != y.category ? x.category < y.category : x.id < y.id;
+    });
+    for (uint32_t g = 0; g < m;) {
+      const auto& first = pending_flows_[by_key[g]];
+      uint32_t from = kNone, to = kNone, name_of = kNone;
+      uint32_t h = g;
+      for (; h < m && pending_flows_[by_key[h]].category == first.category &&
+             pending_flows_[by_key[h]].id == first.id;
+           ++h) {
+        const auto& e = pending_flows_[by_key[h]];
+        if (e.is_start) {
+          from = bound[by_key[h]];
+          name_of = by_key[h];
+        } else {
+          to = bound[by_key[h]];
+        }
+      }
+      if (from != kNone && to != kNone) {
+        flows_.push_back({first.id, first.category, pending_flows_[name_of].name, from, to});
+      }
+      g = h;
     }
     pending_flows_.clear();
     pending_flows_.shrink_to_fit();
@@ -297,47 +436,42 @@ void Trace::Finalize() {
   // 5. Device links. A device activity belongs to the host op whose External id it carries; its
   // runtime call is the host-side runtime/driver slice with the same correlation. When the
   // activity has no usable External id, the op is the innermost cpu_op enclosing its runtime call.
+  // Lookups are sorted (key, slice) vectors: a third of the memory of hash maps at this scale.
   links_.assign(n, DeviceLink{});
   device_activity_of_.clear();
-  std::unordered_map<int64_t, uint32_t> op_by_external_id;
-  std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
+  using KeyIndex = std::pair<int64_t, uint32_t>;
+  std::vector<KeyIndex> ops, annotations, runtimes;
   for (uint32_t i = 0; i < n; ++i) {
     const Slice& s = slices_[i];
     if (s.kind == ActivityKind::kCpuOp && s.external_id != 0) {
-      op_by_external_id.emplace(s.external_id, i);
+      ops.emplace_back(s.external_id, i);
+    } else if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) {
+      annotations.emplace_back(s.external_id, i);
     } else if ((s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) &&
                s.correlation != 0) {
-      runtime_by_correlation.emplace(s.correlation, i);
+      runtimes.emplace_back(s.correlation, i);
     }
   }
-  // User annotations share Kineto's External id space; use them only when no cpu_op matches.
-  for (uint32_t i = 0; i < n; ++i) {
-    const Slice& s = slices_[i];
-    if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) {
-      op_by_external_id.emplace(s.external_id, i);
-    }
-  }
+  for (auto* v : {&ops, &annotations, &runtimes}) std::sort(v->begin(), v->end());
+  // The first slice (in sorted order) carrying `key`, or kNone.
+  auto lookup = [](const std::vector<KeyIndex>& v, int64_t key) -> uint32_t {
+    auto it = std::lower_bound(v.begin(), v.end(), KeyIndex{key, 0});
+    return it != v.end() && it->first == key ? it->second : kNone;
+  };
+  // User annotations share Kineto's External id space; used only when no cpu_op matches.
+  auto op_by_external_id = [&](int64_t key) {
+    const uint32_t op = lookup(ops, key);
+    return op != kNone ? op : lookup(annotations, key);
+  };
   for (uint32_t i = 0; i < n; ++i) {
     const Slice& s = slices_[i];
     if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
     DeviceLink link;
-    if (s.correlation != 0) {
-      if (auto it = runtime_by_correlation.find(s.correlation); it != runtime_by_correlation.end()) {
-        link.runtime = it->second;
-      }
-    }
-    if (s.external_id != 0) {
-      if (auto it = op_by_external_id.find(s.external_id); it != op_by_external_id.end()) {
-        link.op = it->second;
-      }
-    }
+    if (s.correlation != 0) link.runtime = lookup(runtimes, s.correlation);
+    if (s.external_id != 0) link.op = op_by_external_id(s.external_id);
     if (link.op == kNone && link.runtime != kNone) {
       const Slice& rt = slices_[link.runtime];
-      if (rt.external_id != 0) {
-        if (auto it = op_by_external_id.find(rt.external_id); it != op_by_external_id.end()) {
-          link.op = it->second;
-        }
-      }
+      if (rt.external_id != 0) link.op = op_by_external_id(rt.external_id);
       for (uint32_t p = rt.parent; link.op == kNone && p != kNone; p = slices_[p].parent) {
         if (slices_[p].kind == ActivityKind::kCpuOp) link.op = p;
       }
@@ -376,8 +510,8 @@ const std::vector<uint32_t>& Trace::DeviceActivityOf(uint32_t op_slice) const {
 }
 
 std::string Trace::ArgsJson(uint32_t args) const {
-  if (args == kNone || args >= args_.size()) return "{}";
-  return std::string(args_.Get(args));
+  if (args == kNone || !args_ || args >= args_->size()) return "{}";
+  return args_->Get(args);
 }
 
 namespace {
@@ -430,8 +564,9 @@ size_t ValueEnd(std::string_view s, size_t i) {
 }  // namespace
 
 std::optional<std::string> Trace::FindArg(uint32_t args, std::string_view key) const {
-  if (args == kNone || args >= args_.size()) return std::nullopt;
-  std::string_view s = args_.Get(args);
+  if (args == kNone || !args_ || args >= args_->size()) return std::nullopt;
+  const std::string text = args_->Get(args);
+  std::string_view s = text;
   size_t i = SkipWs(s, 0);
   if (i >= s.size() || s[i] != '{') return std::nullopt;
   i = SkipWs(s, i + 1);
@@ -459,8 +594,8 @@ bool Trace::HasDeviceActivity() const {
 }
 
 size_t Trace::MemoryBytes() const {
-  size_t bytes = strings_.MemoryBytes() + args_.MemoryBytes();
-  bytes += slices_.capacity() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink);
+  size_t bytes = strings_.MemoryBytes() + (args_ ? args_->MemoryBytes() : 0);
+  bytes += slices_.size() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink);
   bytes += instants_.capacity() * sizeof(Instant) + counters_.capacity() * sizeof(CounterSample);
   bytes += flows_.capacity() * sizeof(Flow) + tracks_.capacity() * sizeof(Track);
   bytes += processes_.capacity() * sizeof(Process) + track_begin_.capacity() * sizeof(uint32_t);

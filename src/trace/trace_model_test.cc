@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "opscope/trace.h"
 
@@ -186,6 +188,36 @@ TEST(TraceTest, ArgsRoundTripAndFindArg) {
   EXPECT_EQ(trace.FindArg(a, "dims"), "[[1, 2], []]");
   EXPECT_EQ(trace.FindArg(a, "missing"), std::nullopt);
   EXPECT_EQ(trace.FindArg(kNone, "x"), std::nullopt);
+}
+
+// Large stores compress sealed blocks; every handle must still read back exactly, from any
+// thread, including args larger than a block and the still-open last block.
+TEST(TraceTest, LargeArgStoresCompressAndReadBackExactly) {
+  Trace trace;
+  std::vector<uint32_t> handles;
+  std::vector<std::string> texts;
+  size_t total = 0;
+  for (int i = 0; total < (40u << 20); ++i) {
+    std::string text = "{\"External id\": " + std::to_string(i) + ", \"correlation\": " +
+                       std::to_string(i * 7) + ", \"pad\": \"" + std::string(i % 300, 'x') + "\"}";
+    if (i == 5000) text = "{\"big\": \"" + std::string(200000, 'b') + "\"}";
+    total += text.size();
+    handles.push_back(trace.AddArgs(text));
+    texts.push_back(std::move(text));
+  }
+  trace.Finalize();
+  EXPECT_LT(trace.MemoryBytes(), total / 2) << "large arg stores should be compressed";
+  auto check = [&](size_t start, size_t step) {
+    for (size_t i = start; i < handles.size(); i += step) {
+      ASSERT_EQ(trace.ArgsJson(handles[i]), texts[i]) << i;
+    }
+  };
+  std::vector<std::thread> readers;
+  for (size_t t = 0; t < 4; ++t) readers.emplace_back(check, t, 97);
+  for (auto& r : readers) r.join();
+  check(handles.size() - 50, 1);  // the open block
+  EXPECT_EQ(trace.FindArg(handles[1234], "correlation"), std::to_string(1234 * 7));
+  EXPECT_EQ(trace.ArgsJson(handles[5000]), texts[5000]);
 }
 
 TEST(TraceTest, FindOrAddReusesProcessesAndTracks) {

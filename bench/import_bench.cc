@@ -1,0 +1,296 @@
+// Import throughput and peak memory, end to end (parse + trace model + key_averages), against
+// Python's json.load on the same file in the same run.
+//
+//   import_bench                      1 GiB generated trace + the largest fixture
+//   OPSCOPE_IMPORT_BENCH_MB=64 import_bench   a quick run
+//   import_bench --mb 256 --keep      keep the generated file in /tmp
+//
+// Each measurement runs in a fresh child process (this binary re-executed with --child) so its
+// peak RSS (VmHWM) is the import's alone. Targets: >= 500 MB/s on one core; peak memory <= half
+// the JSON size.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "opscope/analysis.h"
+#include "opscope/key_averages.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+int64_t PeakRssKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return -1;
+}
+
+int64_t AvailableMemoryKb() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) return std::atoll(line.c_str() + 13);
+  }
+  return -1;
+}
+
+// Child: import + key_averages; prints "import_s total_s slices peak_kb baseline_kb".
+int RunChild(const char* path) {
+  const int64_t baseline_kb = PeakRssKb();
+  const auto t0 = Clock::now();
+  opscope::Trace trace;
+  opscope::ImportStats stats;
+  opscope::ImportStatus st = opscope::ImportTrace(path, &trace, &stats);
+  if (!st.ok()) {
+    std::fprintf(stderr, "import failed: %s\n", st.message().c_str());
+    return 1;
+  }
+  const auto t1 = Clock::now();
+  const opscope::KeyAverages avg = opscope::KeyAverages::FromTrace(trace);
+  const std::string table = avg.Table("self_cpu_time_total", 10);
+  const auto t2 = Clock::now();
+  std::printf("%.6f %.6f %zu %lld %lld %llu %zu\n",
+              std::chrono::duration<double>(t1 - t0).count(),
+              std::chrono::duration<double>(t2 - t0).count(), trace.slices().size(),
+              static_cast<long long>(PeakRssKb()), static_cast<long long>(baseline_kb),
+              static_cast<unsigned long long>(stats.json_bytes), table.size());
+  return 0;
+}
+
+struct ChildResult {
+  bool ok = false;
+  double import_s = 0, total_s = 0;
+  size_t slices = 0;
+  int64_t peak_kb = 0, baseline_kb = 0;
+  uint64_t json_bytes = 0;
+};
+
+ChildResult Measure(const std::string& self, const std::string& path) {
+  ChildResult r;
+  const std::string cmd = "'" + self + "' --child '" + path + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char line[512] = {0};
+  const bool got = std::fgets(line, sizeof(line), p) != nullptr;
+  const int status = pclose(p);
+  if (!got || status != 0) return r;
+  long long peak = 0, base = 0;
+  unsigned long long json = 0;
+  size_t table = 0;
+  if (std::sscanf(line, "%lf %lf %zu %lld %lld %llu %zu", &r.import_s, &r.total_s, &r.slices,
+                  &peak, &base, &json, &table) == 7) {
+    r.ok = true;
+    r.peak_kb = peak;
+    r.baseline_kb = base;
+    r.json_bytes = json;
+  }
+  return r;
+}
+
+// Seconds Python's json.load takes on `path` (plain JSON), or a negative value when skipped.
+double PythonJsonLoad(const std::string& path, uint64_t bytes, std::string* note) {
+  // json.load needs roughly 8-10x the text in RAM for Kineto-shaped events.
+  const int64_t avail_kb = AvailableMemoryKb();
+  if (avail_kb > 0 && static_cast<double>(bytes) * 10 > static_cast<double>(avail_kb) * 1024) {
+    *note = fmt::format("skipped: needs ~{:.1f} GiB, {:.1f} GiB available",
+                        bytes * 10.0 / (1 << 30), avail_kb / 1048576.0);
+    return -1;
+  }
+  const std::string cmd =
+      "python3 -c \"import json,sys,time; t=time.perf_counter(); json.load(open(sys.argv[1])); "
+      "print(time.perf_counter()-t)\" '" + path + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  double seconds = -1;
+  if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;
+  if (pclose(p) != 0) seconds = -1;
+  if (seconds < 0) *note = "python3 failed";
+  return seconds;
+}
+
+// Writes a Kineto-shaped trace of about `target_bytes`: per step, a cpu_op with shapes, a child
+// op, a runtime launch, its kernel on a device stream and the ac2g flow pair.
+uint64_t Generate(const std::string& path, uint64_t target_bytes) {
+  static const char* kOps[] = {"aten::linear", "aten::addmm", "aten::mul", "aten::add",
+                               "aten::layer_norm", "aten::gelu", "aten::softmax", "aten::copy_",
+                               "aten::matmul", "aten::bmm", "aten::silu", "aten::cat"};
+  std::vector<std::string> kernels;
+  for (int i = 0; i < 200; ++i) {
+    kernels.push_back(fmt::format(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, "
+        "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> "
+        ">(int, variant_{})",
+        i));
+  }
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return 0;
+  std::string buf;
+  buf.reserve(8 << 20);
+  buf += "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n"
+         "  \"traceEvents\": [\n";
+  uint64_t written = 0;
+  int64_t ts_ns = 1000000;
+  int64_t ext = 1, corr = 100000, idx = 0;
+  bool first = true;
+  auto us = [](int64_t ns) { return fmt::format("{}.{:03d}", ns / 1000, ns % 1000); };
+  while (written + buf.size() < target_bytes) {
+    const char* op = kOps[idx % 12];
+    const char* child = kOps[(idx + 5) % 12];
+    const std::string& kernel = kernels[idx % kernels.size()];
+    const int64_t op_ts = ts_ns, op_dur = 40000 + (idx % 997) * 13;
+    const int64_t child_ts = op_ts + 2000, child_dur = op_dur - 6000;
+    const int64_t rt_ts = child_ts + 3000, rt_dur = 4500 + idx % 300;
+    const int64_t k_ts = rt_ts + 20000, k_dur = 15000 + (idx * 7919) % 30000;
+    if (!first) buf += ",\n";
+    first = false;
+    fmt::format_to(std::back_inserter(buf),
+                   "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": 4242, "
+                   "\"tid\": 4242, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                   "\"Record function id\": 0, \"Sequence number\": {}, \"Input Dims\": [[16, "
+                   "1024], [1024, 1024], [1024]], \"Input type\": [\"float\", \"float\", "
+                   "\"float\"], \"Ev Idx\": {}}}}},\n",
+                   op, us(op_ts), us(op_dur), ext, idx, idx * 4);
+    fmt::format_to(std::back_inserter(buf),
+                   "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": 4242, "
+                   "\"tid\": 4242, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                   "\"Record function id\": 0, \"Input Dims\": [[16, 1024], [1024]], \"Ev Idx\": "
+                   "{}}}}},\n",
+                   child, us(child_ts), us(child_dur), ext + 1, idx * 4 + 1);
+    fmt::format_to(std::back_inserter(buf),
+                   "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+                   "\"pid\": 4242, \"tid\": 4242, \"ts\": {}, \"dur\": {}, \"args\": {{\"External "
+                   "id\": {}, \"cbid\": 211, \"correlation\": {}}}}},\n",
+                   us(rt_ts), us(rt_dur), ext + 1, corr);
+    fmt::format_to(std::back_inserter(buf),
+                   "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": 0, \"tid\": "
+                   "7, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"queued\": 0, "
+                   "\"device\": 0, \"context\": 1, \"stream\": 7, \"correlation\": {}, "
+                   "\"registers per thread\": 32, \"shared memory\": 0, \"grid\": [4096, 1, 1], "
+                   "\"block\": [128, 1, 1]}}}},\n",
+                   kernel, us(k_ts), us(k_dur), ext + 1, corr);
+    fmt::format_to(std::back_inserter(buf),
+                   "  {{\"ph\": \"s\", \"id\": {}, \"pid\": 4242, \"tid\": 4242, \"ts\": {}, "
+                   "\"cat\": \"ac2g\", \"name\": \"ac2g\"}},\n"
+                   "  {{\"ph\": \"f\", \"id\": {}, \"pid\": 0, \"tid\": 7, \"ts\": {}, \"cat\": "
+                   "\"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}}",
+                   corr, us(rt_ts), corr, us(k_ts));
+    ts_ns += op_dur + 1000;
+    ext += 2;
+    ++corr;
+    ++idx;
+    if (buf.size() > (4 << 20)) {
+      std::fwrite(buf.data(), 1, buf.size(), f);
+      written += buf.size();
+      buf.clear();
+    }
+  }
+  buf += "\n  ],\n  \"traceName\": \"generated\",\n  \"displayTimeUnit\": \"ms\",\n"
+         "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
+  std::fwrite(buf.data(), 1, buf.size(), f);
+  written += buf.size();
+  std::fclose(f);
+  return written;
+}
+
+void Report(const char* label, const std::string& self, const std::string& path,
+            uint64_t file_bytes, const std::string& python_path) {
+  const ChildResult r = Measure(self, path);
+  if (!r.ok) {
+    std::printf("%s: import failed\n", label);
+    return;
+  }
+  const double mb = static_cast<double>(r.json_bytes) / 1e6;
+  const double peak_mb = (r.peak_kb - r.baseline_kb) * 1024.0 / 1e6;
+  std::printf("%s\n", label);
+  std::printf("  file                 %10.1f MB on disk, %.1f MB of JSON, %zu slices\n",
+              file_bytes / 1e6, mb, r.slices);
+  std::printf("  import               %10.3f s   %8.1f MB/s\n", r.import_s, mb / r.import_s);
+  std::printf("  import+key_averages  %10.3f s   %8.1f MB/s   (target >= 500 MB/s: %s)\n",
+              r.total_s, mb / r.total_s, mb / r.total_s >= 500 ? "met" : "NOT met");
+  std::printf("  peak memory          %10.1f MB  = %.2f x JSON size   (target <= 0.50: %s; "
+              "process VmHWM %.1f MB)\n",
+              peak_mb, peak_mb / mb, peak_mb / mb <= 0.5 ? "met" : "NOT met",
+              r.peak_kb * 1024.0 / 1e6);
+  std::string note;
+  const double py = PythonJsonLoad(python_path, r.json_bytes, &note);
+  if (py > 0) {
+    std::printf("  python json.load     %10.3f s   %8.1f MB/s   opscope end to end is %.1fx faster\n",
+                py, mb / py, py / r.total_s);
+  } else {
+    std::printf("  python json.load     %s\n", note.c_str());
+  }
+}
+
+fs::path LargestFixture() {
+  fs::path best;
+  uintmax_t best_size = 0;
+  for (const char* root : {OPSCOPE_SOURCE_DIR "/../shared/fixtures/traces", "/work/shared/fixtures/traces"}) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
+      if (e.is_regular_file() && e.file_size() > best_size &&
+          e.path().string().find(".json") != std::string::npos) {
+        best = e.path();
+        best_size = e.file_size();
+      }
+    }
+    if (!best.empty()) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--child") == 0) return RunChild(argv[2]);
+  uint64_t mb = 1024;
+  if (const char* env = std::getenv("OPSCOPE_IMPORT_BENCH_MB")) mb = std::strtoull(env, nullptr, 10);
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) mb = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--keep") == 0) keep = true;
+  }
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::printf("opscope import benchmark (one core; each figure from a fresh child process)\n\n");
+
+  // The largest real fixture, as stored (gzip) and decompressed.
+  const fs::path fixture = LargestFixture();
+  if (!fixture.empty()) {
+    const std::string plain = fmt::format("/tmp/opscope_import_bench_fixture_{}.json", getpid());
+    const std::string cmd = "gzip -dc '" + fixture.string() + "' > '" + plain + "'";
+    if (std::system(cmd.c_str()) == 0) {
+      Report(("largest fixture, gzip: " + fixture.filename().string()).c_str(), self,
+             fixture.string(), fs::file_size(fixture), plain);
+      std::printf("\n");
+      Report("largest fixture, decompressed", self, plain, fs::file_size(plain), plain);
+      std::printf("\n");
+    }
+    std::remove(plain.c_str());
+  }
+
+  const std::string path = fmt::format("/tmp/opscope_import_bench_{}.json", getpid());
+  const auto g0 = Clock::now();
+  const uint64_t bytes = Generate(path, mb << 20);
+  if (bytes == 0) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    return 1;
+  }
+  std::printf("(generated %.1f MB in %.1f s)\n", bytes / 1e6,
+              std::chrono::duration<double>(Clock::now() - g0).count());
+  Report(fmt::format("generated Kineto trace, {} MiB", mb).c_str(), self, path, bytes, path);
+  if (!keep) std::remove(path.c_str());
+  return 0;
+}
