@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "opscope/activity.h"
+#include "trace/recorder.h"
 
 namespace opscope::internal {
 namespace {
@@ -81,6 +82,7 @@ void ProcSampler::Run() {
 }
 
 void ProcSampler::SampleOnce() {
+  AddTickPoint();  // while awake anyway: one more anchor for converting the recording's ticks
   const int64_t now = NowNs();
   if (cpu_util_) {
     uint64_t busy = 0, total = 0;
