@@ -12,6 +12,14 @@
 
 namespace opscope::cpu {
 
+// Hot row kernels are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OPSCOPE_CPU_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define OPSCOPE_CPU_CLONES
+#endif
+
 // Runs call.kind's kernel now, reading call.inputs and writing call.outputs through their data
 // pointers (host memory). Throws TensorError for an unsupported kind or dtype.
 void RunKernel(const OpCall& call);

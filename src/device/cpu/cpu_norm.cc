@@ -70,7 +70,8 @@ namespace {
 constexpr int64_t kStreamingBytes = int64_t{8} << 20;
 
 // y = x * inv * w (w may be null) with streaming stores where the CPU has them.
-void ScaleRowStreaming(const float* x, const float* w, float* y, int64_t n, float inv) {
+OPSCOPE_CPU_CLONES void ScaleRowStreaming(const float* x, const float* w, float* y, int64_t n,
+                                          float inv) {
   int64_t i = 0;
 #if defined(__SSE2__)
   for (; i < n && (reinterpret_cast<uintptr_t>(y + i) & 15) != 0; ++i) {
@@ -90,8 +91,8 @@ void ScaleRowStreaming(const float* x, const float* w, float* y, int64_t n, floa
 
 }  // namespace
 
-void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, int64_t n,
-                 float eps) {
+OPSCOPE_CPU_CLONES void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows,
+                                    int64_t n, float eps) {
   const float inv_n = 1.0f / static_cast<float>(n);
   const bool streaming = rows * n * static_cast<int64_t>(sizeof(float)) >= kStreamingBytes;
   for (int64_t r = 0; r < rows; ++r) {
@@ -113,8 +114,8 @@ void RmsNormRows(const float* x, const float* weight, float* y, int64_t rows, in
 #endif
 }
 
-void LayerNormRows(const float* x, const float* weight, const float* bias, float* y, int64_t rows,
-                   int64_t n, float eps) {
+OPSCOPE_CPU_CLONES void LayerNormRows(const float* x, const float* weight, const float* bias,
+                                      float* y, int64_t rows, int64_t n, float eps) {
   const float inv_n = 1.0f / static_cast<float>(n);
   for (int64_t r = 0; r < rows; ++r) {
     const float* __restrict xr = x + r * n;

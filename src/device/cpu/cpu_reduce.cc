@@ -27,7 +27,7 @@ namespace {
 constexpr int kLanes = 32;  // independent partial sums: 4 AVX or 8 SSE vectors
 }  // namespace
 
-float SumOfSquares(const float* x, int64_t n) {
+OPSCOPE_CPU_CLONES float SumOfSquares(const float* x, int64_t n) {
   float acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -39,7 +39,7 @@ float SumOfSquares(const float* x, int64_t n) {
   return s;
 }
 
-float Sum(const float* x, int64_t n) {
+OPSCOPE_CPU_CLONES float Sum(const float* x, int64_t n) {
   float acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
