@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   }
   opscope::RegisterCpuBackend();
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("opscope-compile-bench-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("opscope-compile-bench-" + std::to_string(::getpid()));
   opscope::CompileOptions options{.backend = "cpu", .cache_dir = dir.string()};
 
   // 1. Compile latency.
@@ -90,8 +91,8 @@ int main(int argc, char** argv) {
     f({xs, ws});
     cold.push_back(NowUs() - t0);
     if (f.last().cache != "compiled") {
-      std::fprintf(stderr, "cold compile did not run the compiler (%s): %s\n", f.last().cache.c_str(),
-                   f.last().fallback_reason.c_str());
+      std::fprintf(stderr, "cold compile did not run the compiler (%s): %s\n",
+                   f.last().cache.c_str(), f.last().fallback_reason.c_str());
       return 1;
     }
     opscope::ClearCompileMemoryCache();
@@ -140,7 +141,8 @@ int main(int argc, char** argv) {
   auto compiled = opscope::compile(NaiveRmsNorm, options);
   compiled({x, w});
   if (!compiled.last().fallback_reason.empty()) {
-    std::fprintf(stderr, "compile fell back to eager: %s\n", compiled.last().fallback_reason.c_str());
+    std::fprintf(stderr, "compile fell back to eager: %s\n",
+                 compiled.last().fallback_reason.c_str());
     return 1;
   }
   std::vector<double> tc, tf, tn;
@@ -153,11 +155,12 @@ int main(int argc, char** argv) {
   auto Min = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   double c = Min(tc), f = Min(tf), n = Min(tn);
   double gbps = 2.0 * rows * hidden * 4 / (c * 1e3);
-  std::printf("cpu rmsnorm [%ld, %ld] f32, %d interleaved reps (min / median):\n", rows, hidden, reps);
+  std::printf("cpu rmsnorm [%ld, %ld] f32, %d interleaved reps (min / median):\n", rows, hidden,
+              reps);
   std::printf("  naive (6 eager ops)        %10.1f / %10.1f us\n", n, Median(tn));
   std::printf("  fused (hand-written op)    %10.1f / %10.1f us\n", f, Median(tf));
-  std::printf("  compiled (generated C++)   %10.1f / %10.1f us   (%.1f GB/s read+write at min)\n", c,
-              Median(tc), gbps);
+  std::printf("  compiled (generated C++)   %10.1f / %10.1f us   (%.1f GB/s read+write at min)\n",
+              c, Median(tc), gbps);
   std::printf("  compiled / fused = %.3f at min, %.3f at median (target <= 1.15)\n", c / f,
               Median(tc) / Median(tf));
   std::printf("  naive / compiled = %.2fx at min\n", n / c);

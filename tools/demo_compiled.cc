@@ -51,9 +51,10 @@ std::string CompiledVsFusedLine(const DemoReport& report) {
   double f = dev ? fused->device_us_per_call : fused->wall_us_per_call;
   double c = dev ? compiled->device_us_per_call : compiled->wall_us_per_call;
   if (f <= 0 || c <= 0) return "";
-  return fmt::format("compiled / fused {} time = {:.3f} (compile() target: within +-15 % of the "
-                     "hand-fused op)\n",
-                     dev ? "device" : "wall", c / f);
+  return fmt::format(
+      "compiled / fused {} time = {:.3f} (compile() target: within +-15 % of the "
+      "hand-fused op)\n",
+      dev ? "device" : "wall", c / f);
 }
 
 }  // namespace opscope::tools

@@ -48,9 +48,9 @@
 namespace opscope {
 
 struct CompileOptions {
-  std::string backend = "cpu";  // "cpu" or "neuron"
-  std::string cache_dir;        // "" = $OPSCOPE_CACHE_DIR, else ~/.cache/opscope/compile
-  bool disk_cache = true;       // reuse objects compiled by other processes
+  std::string backend = "cpu";   // "cpu" or "neuron"
+  std::string cache_dir;         // "" = $OPSCOPE_CACHE_DIR, else ~/.cache/opscope/compile
+  bool disk_cache = true;        // reuse objects compiled by other processes
   bool warn_on_fallback = true;  // print why a function runs eagerly (once per guard entry)
 };
 
@@ -59,26 +59,26 @@ using CompileFn = std::function<std::vector<Tensor>(std::span<const Tensor>)>;
 // Counters over a CompiledFunction's life.
 struct CompileStats {
   int64_t calls = 0;
-  int64_t compiles = 0;      // guard entries built (first call + recompiles)
-  int64_t recompiles = 0;    // entries built after the first (a guard failed)
-  int64_t memory_hits = 0;   // entries whose code came from this process's cache
-  int64_t disk_hits = 0;     // ... from the on-disk cache
-  int64_t cxx_runs = 0;      // ... from running the C++ compiler
-  int64_t eager_calls = 0;   // calls that ran eagerly (fallback)
+  int64_t compiles = 0;     // guard entries built (first call + recompiles)
+  int64_t recompiles = 0;   // entries built after the first (a guard failed)
+  int64_t memory_hits = 0;  // entries whose code came from this process's cache
+  int64_t disk_hits = 0;    // ... from the on-disk cache
+  int64_t cxx_runs = 0;     // ... from running the C++ compiler
+  int64_t eager_calls = 0;  // calls that ran eagerly (fallback)
 };
 
 // What compile() made of the graph for the entry that served the latest call.
 struct CompiledGraphInfo {
-  std::string region_name;  // "Torch-Compiled Region: 0/0"
-  std::string graph;        // the IR after the passes
-  std::string fusion;       // kernels and extern ops, in order
-  std::string memory;       // the memory plan
-  std::string source_path;  // generated C++ ("" for none)
-  std::string cache;        // "memory", "disk", "compiled" or "" (no code)
+  std::string region_name;      // "Torch-Compiled Region: 0/0"
+  std::string graph;            // the IR after the passes
+  std::string fusion;           // kernels and extern ops, in order
+  std::string memory;           // the memory plan
+  std::string source_path;      // generated C++ ("" for none)
+  std::string cache;            // "memory", "disk", "compiled" or "" (no code)
   std::string fallback_reason;  // non-empty when the entry runs eagerly
   int kernels = 0;
   int extern_ops = 0;
-  int captured_ops = 0;           // op calls seen during capture
+  int captured_ops = 0;            // op calls seen during capture
   int64_t materialized_bytes = 0;  // bytes the compiled code writes to memory per call
   int64_t eager_bytes = 0;         // bytes the eager ops would allocate
 };

@@ -20,7 +20,8 @@ Tensor MetaTwin(const Tensor& t) {
   int64_t extent = 1;
   for (size_t d = 0; d < t.sizes().size(); ++d)
     if (t.sizes()[d] > 0) extent += (t.sizes()[d] - 1) * t.strides()[d];
-  auto storage = std::make_shared<Storage>(Device(DeviceType::kMeta), extent * ElementSize(t.dtype()));
+  auto storage =
+      std::make_shared<Storage>(Device(DeviceType::kMeta), extent * ElementSize(t.dtype()));
   return Tensor(storage, t.sizes(), t.strides(), 0, t.dtype());
 }
 
@@ -147,7 +148,8 @@ class Recorder : public DispatchInterceptor {
     for (bool d : defined) all_defined = all_defined && d;
     int node = -1;
     OpInfo info = LookupOp(name);
-    if (info.kind == OpKind::kPointwise && all_defined && !(name == "aten::gelu" && attrs.gelu_tanh)) {
+    if (info.kind == OpKind::kPointwise && all_defined &&
+        !(name == "aten::gelu" && attrs.gelu_tanh)) {
       std::vector<Operand> ops = in;
       if (attrs.has_scalar) ops.push_back(Operand::Scalar(attrs.scalar));
       if (static_cast<int>(ops.size()) != info.arity) return extern_op();
@@ -167,7 +169,9 @@ class Recorder : public DispatchInterceptor {
       Operand x = in[0];
       int sq = Op("aten::mul", {x, x});
       int ms = Op("aten::mean", {Operand::Value(sq)}, red);
-      int r = Op("aten::rsqrt", {Operand::Value(Op("aten::add", {Operand::Value(ms), Operand::Scalar(attrs.eps)}))});
+      int r =
+          Op("aten::rsqrt",
+             {Operand::Value(Op("aten::add", {Operand::Value(ms), Operand::Scalar(attrs.eps)}))});
       node = Op("aten::mul", {x, Operand::Value(r)});
       if (defined.size() > 1 && defined[1]) node = Op("aten::mul", {Operand::Value(node), in[1]});
     } else if ((name == "aten::layer_norm" || name == "aten::native_layer_norm") && !in.empty()) {
@@ -175,18 +179,25 @@ class Recorder : public DispatchInterceptor {
       Operand x = in[0];
       int mu = Op("aten::mean", {x}, red);
       int xc = Op("aten::sub", {x, Operand::Value(mu)});
-      int var = Op("aten::mean", {Operand::Value(Op("aten::mul", {Operand::Value(xc), Operand::Value(xc)}))}, red);
-      int r = Op("aten::rsqrt", {Operand::Value(Op("aten::add", {Operand::Value(var), Operand::Scalar(attrs.eps)}))});
+      int var =
+          Op("aten::mean",
+             {Operand::Value(Op("aten::mul", {Operand::Value(xc), Operand::Value(xc)}))}, red);
+      int r =
+          Op("aten::rsqrt",
+             {Operand::Value(Op("aten::add", {Operand::Value(var), Operand::Scalar(attrs.eps)}))});
       node = Op("aten::mul", {Operand::Value(xc), Operand::Value(r)});
       size_t next = 1;
-      if (defined.size() > 1 && defined[1]) node = Op("aten::mul", {Operand::Value(node), in[next++]});
-      if (defined.size() > 2 && defined[2]) node = Op("aten::add", {Operand::Value(node), in[next++]});
+      if (defined.size() > 1 && defined[1])
+        node = Op("aten::mul", {Operand::Value(node), in[next++]});
+      if (defined.size() > 2 && defined[2])
+        node = Op("aten::add", {Operand::Value(node), in[next++]});
     } else {
       return extern_op();
     }
     if (out_->graph.node(node).type.sizes != outs[0].sizes()) {
-      throw CaptureError("compile() inferred shape " + ShapeString(out_->graph.node(node).type.sizes) +
-                         " for " + name + " but the op produced " + ShapeString(outs[0].sizes()));
+      throw CaptureError("compile() inferred shape " +
+                         ShapeString(out_->graph.node(node).type.sizes) + " for " + name +
+                         " but the op produced " + ShapeString(outs[0].sizes()));
     }
     return node;
   }
@@ -211,7 +222,8 @@ CapturedGraph CaptureGraph(const CompileFn& fn, std::span<const Tensor> inputs) 
   Recorder recorder(&out);
   std::vector<Tensor> metas;
   for (const Tensor& t : inputs) {
-    if (!t.defined()) throw CaptureError("compile(): input " + std::to_string(metas.size()) + " is undefined");
+    if (!t.defined())
+      throw CaptureError("compile(): input " + std::to_string(metas.size()) + " is undefined");
     metas.push_back(MetaTwin(t));
     recorder.AddInput(t, metas.back());
   }

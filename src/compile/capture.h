@@ -27,13 +27,13 @@ class CaptureError : public std::runtime_error {
 
 // An op compile() does not model, as the function called it.
 struct ExternCall {
-  std::string name;            // ATen name for RunOp
+  std::string name;  // ATen name for RunOp
   OpAttrs attrs;
-  std::vector<bool> defined;   // per ATen input: false for an absent optional (not an operand)
+  std::vector<bool> defined;  // per ATen input: false for an absent optional (not an operand)
 };
 
 struct CapturedGraph {
-  Graph graph;  // inputs: the call's inputs in order, then the lifted tensors
+  Graph graph;                      // inputs: the call's inputs in order, then the lifted tensors
   std::vector<ExternCall> externs;  // Node::extern_id indexes this
   std::vector<Tensor> lifted;
   int captured_ops = 0;

@@ -14,7 +14,8 @@ class KernelWriter {
  public:
   KernelWriter(const Graph& graph, const FusedKernel& kernel) : g_(graph), k_(kernel) {
     for (size_t i = 0; i < k_.inputs.size(); ++i) param_[k_.inputs[i]] = "in" + std::to_string(i);
-    for (size_t i = 0; i < k_.outputs.size(); ++i) out_param_[k_.outputs[i]] = "out" + std::to_string(i);
+    for (size_t i = 0; i < k_.outputs.size(); ++i)
+      out_param_[k_.outputs[i]] = "out" + std::to_string(i);
     for (size_t d = 0; d < k_.domain.size(); ++d) {
       bool reduced = std::find(k_.reduce_dims.begin(), k_.reduce_dims.end(), static_cast<int>(d)) !=
                      k_.reduce_dims.end();
@@ -156,8 +157,10 @@ class KernelWriter {
           std::string clause = n.op == "aten::amax" ? "max" : n.op == "aten::amin" ? "min" : "+";
           Loops(reduce_, "#pragma omp simd reduction(" + clause + ":acc)", [&] { body("acc"); });
         }
-        if (n.op == "aten::mean") Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
-        else Line(v + " = acc;");
+        if (n.op == "aten::mean")
+          Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
+        else
+          Line(v + " = acc;");
         --indent_;
         Line("}");
       } else if (IsRow(node)) {
@@ -179,7 +182,8 @@ class KernelWriter {
       // 4 floats at a time; unaligned output pointers take the plain path.
       std::string cond;
       for (int o : element_outputs)
-        cond += (cond.empty() ? "" : " | ") + std::string("(unsigned long long)") + out_param_.at(o);
+        cond +=
+            (cond.empty() ? "" : " | ") + std::string("(unsigned long long)") + out_param_.at(o);
       Line("if (((" + cond + ") & 15) == 0) {");
       ++indent_;
       int inner = reduce_.back();
@@ -195,7 +199,8 @@ class KernelWriter {
         Line("const long long " + iv + " = " + iv + "b + j;");
         std::set<int> loaded = outer_loaded;
         EmitElements(element_outputs, &loaded);
-        for (int o : element_outputs) Line("t" + std::to_string(o) + "[j] = v" + std::to_string(o) + ";");
+        for (int o : element_outputs)
+          Line("t" + std::to_string(o) + "[j] = v" + std::to_string(o) + ";");
         --indent_;
         Line("}");
         Line("{");

@@ -1,5 +1,7 @@
 // Generated C++ kernels, compiled with the system compiler and run on host buffers, against the
 // reference interpreter; the kernel cache (memory, disk, failures).
+#include "compile/cpp_codegen.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <fstream>
 #include <random>
 
-#include "compile/cpp_codegen.h"
 #include "compile/graph_interpreter.h"
 #include "compile/kernel_cache.h"
 #include "compile/program.h"
@@ -61,8 +62,9 @@ class CodegenTest : public ::testing::Test {
       for (size_t i = 0; i < want[o].data.size(); ++i) {
         double w = want[o].data[i];
         if (std::fabs(out[i] - w) > tol * (1 + std::fabs(w))) {
-          ADD_FAILURE() << "output " << o << " element " << i << ": got " << out[i] << " want "
-                        << w << "\n" << p.graph.ToString() << p.source;
+          ADD_FAILURE() << "output " << o << " element " << i << ": got " << out[i] << " want " << w
+                        << "\n"
+                        << p.graph.ToString() << p.source;
           return p;
         }
       }
@@ -102,13 +104,17 @@ TEST_F(CodegenTest, SoftmaxLayerNormAndGatedSilu) {
   // softmax(x, -1)
   int m = g.AddOp("aten::amax", {V(x)}, {.dims = {-1}, .keepdim = true});
   int e = g.AddOp("aten::exp", {V(g.AddOp("aten::sub", {V(x), V(m)}))});
-  int sm = g.AddOp("aten::div", {V(e), V(g.AddOp("aten::sum", {V(e)}, {.dims = {-1}, .keepdim = true}))});
+  int sm = g.AddOp("aten::div",
+                   {V(e), V(g.AddOp("aten::sum", {V(e)}, {.dims = {-1}, .keepdim = true}))});
   // layer_norm(x) * gamma + 0.5
   int mu = g.AddOp("aten::mean", {V(x)}, {.dims = {-1}, .keepdim = true});
   int xc = g.AddOp("aten::sub", {V(x), V(mu)});
-  int var = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(xc), V(xc)}))}, {.dims = {-1}, .keepdim = true});
+  int var = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(xc), V(xc)}))},
+                    {.dims = {-1}, .keepdim = true});
   int rs = g.AddOp("aten::rsqrt", {V(g.AddOp("aten::add", {V(var), S(1e-5)}))});
-  int ln = g.AddOp("aten::add", {V(g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(xc), V(rs)})), V(gamma)})), S(0.5)});
+  int ln = g.AddOp(
+      "aten::add",
+      {V(g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(xc), V(rs)})), V(gamma)})), S(0.5)});
   // silu(x) * b
   int gate = g.AddOp("aten::mul", {V(g.AddOp("aten::silu", {V(x)})), V(b)});
   g.SetOutputs({sm, ln, gate});
@@ -137,8 +143,8 @@ TEST_F(CodegenTest, NonContiguousBroadcastKeepdimFalseAndOtherDims) {
 // Random pointwise/reduction graphs: random shapes (with broadcasting), ops, keepdim; several
 // per translation unit so the test compiles few objects.
 TEST_F(CodegenTest, RandomGraphsMatchReference) {
-  const char* kUnary[] = {"aten::exp", "aten::neg", "aten::silu", "aten::gelu", "aten::relu",
-                          "aten::sigmoid", "aten::abs", "aten::tanh"};
+  const char* kUnary[] = {"aten::exp",  "aten::neg",     "aten::silu", "aten::gelu",
+                          "aten::relu", "aten::sigmoid", "aten::abs",  "aten::tanh"};
   const char* kBinary[] = {"aten::add", "aten::sub", "aten::mul", "aten::maximum", "aten::minimum"};
   const char* kReduce[] = {"aten::sum", "aten::mean", "aten::amax", "aten::amin"};
   for (int trial = 0; trial < 4; ++trial) {

@@ -92,8 +92,14 @@ CxxToolchain CxxToolchain::Current() {
   CxxToolchain t;
   const char* env = std::getenv("OPSCOPE_CXX");
   t.compiler = env && *env ? env : OPSCOPE_SYSTEM_CXX;
-  t.flags = {"-O3", "-std=c++17", "-fPIC", "-shared", "-fopenmp-simd", "-fno-math-errno",
-             "-fno-trapping-math", "-w"};
+  t.flags = {"-O3",
+             "-std=c++17",
+             "-fPIC",
+             "-shared",
+             "-fopenmp-simd",
+             "-fno-math-errno",
+             "-fno-trapping-math",
+             "-w"};
 #if defined(__x86_64__)
   t.flags.push_back("-march=x86-64-v2");
 #endif
@@ -118,20 +124,21 @@ bool CompileSharedObject(const CxxToolchain& toolchain, const std::string& sourc
   int rc = Run(args, log_path, &spawn_errno);
   if (rc < 0) {
     *error = "C++ compiler '" + toolchain.compiler + "' could not be run (" +
-             std::strerror(spawn_errno) + "); set OPSCOPE_CXX to a working compiler. Generated file: " +
-             source_path;
+             std::strerror(spawn_errno) +
+             "); set OPSCOPE_CXX to a working compiler. Generated file: " + source_path;
     return false;
   }
   if (rc != 0) {
     std::remove(tmp.c_str());
     *error = "C++ compiler '" + toolchain.compiler + "' failed (exit " + std::to_string(rc) +
-             ") on generated file " + source_path + " (full log: " + log_path + "):" +
-             ReadHead(log_path, 6);
+             ") on generated file " + source_path + " (full log: " + log_path +
+             "):" + ReadHead(log_path, 6);
     return false;
   }
   if (std::rename(tmp.c_str(), so_path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    *error = "cannot move the compiled object into place at " + so_path + ": " + std::strerror(errno);
+    *error =
+        "cannot move the compiled object into place at " + so_path + ": " + std::strerror(errno);
     return false;
   }
   return true;

@@ -18,9 +18,9 @@
 namespace opscope::compiler {
 
 struct CxxToolchain {
-  std::string compiler;             // path or name looked up in PATH
-  std::vector<std::string> flags;   // without -o and the source
-  std::string version;              // first line of `compiler --version`; "unavailable" if none
+  std::string compiler;            // path or name looked up in PATH
+  std::vector<std::string> flags;  // without -o and the source
+  std::string version;             // first line of `compiler --version`; "unavailable" if none
 
   // The toolchain compile() uses now (reads $OPSCOPE_CXX on every call; the version is
   // memoized per compiler path).

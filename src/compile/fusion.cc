@@ -111,8 +111,9 @@ FusedKernel SingleNodeKernel(const Graph& graph, int node) {
   FusedKernel empty;
   empty.device = graph.node(node).type.device;
   FusionDecision d = CanFuse(graph, empty, node);
-  if (!d.legal) throw GraphError("opscope compile: node %" + std::to_string(node) + " (" +
-                                 graph.node(node).op + ") cannot form a kernel: " + d.reason);
+  if (!d.legal)
+    throw GraphError("opscope compile: node %" + std::to_string(node) + " (" + graph.node(node).op +
+                     ") cannot form a kernel: " + d.reason);
   empty.nodes = {node};
   empty.domain = d.domain;
   empty.reduce_dims = d.reduce_dims;
@@ -136,8 +137,8 @@ std::vector<int64_t> AlignedStrides(const Graph& graph, const FusedKernel& kerne
   const Node& n = graph.node(node);
   size_t rank = kernel.domain.size();
   std::vector<int64_t> out(rank, 0);
-  bool squeezed = LookupOp(n.op).kind == OpKind::kReduction && !n.attrs.keepdim &&
-                  kernel.Contains(node);
+  bool squeezed =
+      LookupOp(n.op).kind == OpKind::kReduction && !n.attrs.keepdim && kernel.Contains(node);
   if (squeezed) {
     size_t j = 0;
     for (size_t d = 0; d < rank; ++d) {
@@ -211,14 +212,16 @@ std::string FusionPlan::ToString(const Graph& graph) const {
       continue;
     }
     const FusedKernel& k = kernels[step.index];
-    s += "kernel " + std::to_string(step.index) + " domain=" + ShapeString(k.domain) +
-         " reduce=" + ShapeString(std::vector<int64_t>(k.reduce_dims.begin(), k.reduce_dims.end())) +
-         " nodes=";
-    for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? "," : "") + std::string("%") + std::to_string(k.nodes[i]);
+    s += "kernel " + std::to_string(step.index) + " domain=" + ShapeString(k.domain) + " reduce=" +
+         ShapeString(std::vector<int64_t>(k.reduce_dims.begin(), k.reduce_dims.end())) + " nodes=";
+    for (size_t i = 0; i < k.nodes.size(); ++i)
+      s += (i ? "," : "") + std::string("%") + std::to_string(k.nodes[i]);
     s += " in=";
-    for (size_t i = 0; i < k.inputs.size(); ++i) s += (i ? "," : "") + std::string("%") + std::to_string(k.inputs[i]);
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      s += (i ? "," : "") + std::string("%") + std::to_string(k.inputs[i]);
     s += " out=";
-    for (size_t i = 0; i < k.outputs.size(); ++i) s += (i ? "," : "") + std::string("%") + std::to_string(k.outputs[i]);
+    for (size_t i = 0; i < k.outputs.size(); ++i)
+      s += (i ? "," : "") + std::string("%") + std::to_string(k.outputs[i]);
     s += "\n";
   }
   return s;

@@ -30,9 +30,9 @@
 namespace opscope::compiler {
 
 struct FusedKernel {
-  std::vector<int> nodes;         // graph nodes computed here, in topological order
-  std::vector<int64_t> domain;    // S
-  std::vector<int> reduce_dims;   // D: sorted indices into `domain`
+  std::vector<int> nodes;        // graph nodes computed here, in topological order
+  std::vector<int64_t> domain;   // S
+  std::vector<int> reduce_dims;  // D: sorted indices into `domain`
   std::string device;
   // Filled by PlanFusion once grouping is final:
   std::vector<int> inputs;   // values read from memory (graph inputs, other kernels' outputs)

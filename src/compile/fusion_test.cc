@@ -1,7 +1,8 @@
 // The IR, the passes, the fusion predicate and the memory planner, on graphs built directly.
+#include "compile/fusion.h"
+
 #include <gtest/gtest.h>
 
-#include "compile/fusion.h"
 #include "compile/graph.h"
 #include "compile/memory_plan.h"
 #include "compile/passes.h"
@@ -89,10 +90,10 @@ TEST(PassesTest, ConstantsFoldAndIdentitiesVanish) {
   int x = g.AddInput(TensorType::Contiguous({2, 4}));
   int two = g.AddConstant(2.0, {});
   int three = g.AddConstant(3.0, {});
-  int six = g.AddOp("aten::mul", {V(two), V(three)});      // folds to 6
-  int one = g.AddOp("aten::div", {V(six), S(6.0)});        // folds to 1
-  int y = g.AddOp("aten::mul", {V(x), V(one)});            // x * 1 -> x
-  int z = g.AddOp("aten::add", {V(y), V(six)});            // 6 inlined as a scalar
+  int six = g.AddOp("aten::mul", {V(two), V(three)});          // folds to 6
+  int one = g.AddOp("aten::div", {V(six), S(6.0)});            // folds to 1
+  int y = g.AddOp("aten::mul", {V(x), V(one)});                // x * 1 -> x
+  int z = g.AddOp("aten::add", {V(y), V(six)});                // 6 inlined as a scalar
   int s = g.AddOp("aten::sum", {V(g.AddConstant(0.5, {4}))});  // folds to 2
   int out = g.AddOp("aten::mul", {V(z), V(s)});
   g.SetOutputs({out});

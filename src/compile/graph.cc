@@ -89,7 +89,8 @@ int Graph::AddInput(TensorType type) {
   Node n;
   n.op = "input";
   n.type = std::move(type);
-  if (n.type.strides.empty() && !n.type.sizes.empty()) n.type.strides = ContiguousStrides(n.type.sizes);
+  if (n.type.strides.empty() && !n.type.sizes.empty())
+    n.type.strides = ContiguousStrides(n.type.sizes);
   n.input_index = num_inputs_++;
   nodes_.push_back(std::move(n));
   return static_cast<int>(nodes_.size()) - 1;
@@ -139,8 +140,10 @@ int Graph::AddOp(std::string op, std::vector<Operand> operands, Attributes attrs
     std::vector<int64_t> out;
     for (int i = 0; i < rank; ++i) {
       bool reduced = std::find(rd.begin(), rd.end(), i) != rd.end();
-      if (!reduced) out.push_back(sizes[i]);
-      else if (attrs.keepdim) out.push_back(1);
+      if (!reduced)
+        out.push_back(sizes[i]);
+      else if (attrs.keepdim)
+        out.push_back(1);
     }
     sizes = std::move(out);
   }
@@ -177,12 +180,13 @@ void Graph::Validate() const {
   for (size_t n = 0; n < nodes_.size(); ++n) {
     for (const Operand& o : nodes_[n].operands) {
       if (!o.is_scalar() && (o.value < 0 || o.value >= static_cast<int>(n))) {
-        throw GraphError("graph node %" + std::to_string(n) + " (" + nodes_[n].op +
-                         ") uses %" + std::to_string(o.value) + " before it is defined");
+        throw GraphError("graph node %" + std::to_string(n) + " (" + nodes_[n].op + ") uses %" +
+                         std::to_string(o.value) + " before it is defined");
       }
     }
     if (nodes_[n].type.sizes.size() != nodes_[n].type.strides.size()) {
-      throw GraphError("graph node %" + std::to_string(n) + " has sizes and strides of different rank");
+      throw GraphError("graph node %" + std::to_string(n) +
+                       " has sizes and strides of different rank");
     }
   }
   for (int o : outputs_) {
@@ -225,7 +229,8 @@ std::string Graph::ToString() const {
       s += o.is_scalar() ? DoubleText(o.scalar) : "%" + std::to_string(o.value);
     }
     if (LookupOp(node.op).kind == OpKind::kReduction || !node.attrs.dims.empty()) {
-      s += ", dims=" + ShapeString(node.attrs.dims) + ", keepdim=" + (node.attrs.keepdim ? "1" : "0");
+      s += ", dims=" + ShapeString(node.attrs.dims) +
+           ", keepdim=" + (node.attrs.keepdim ? "1" : "0");
     }
     if (node.attrs.alpha != 1.0) s += ", alpha=" + DoubleText(node.attrs.alpha);
     if (!node.attrs.text.empty()) s += ", " + node.attrs.text;

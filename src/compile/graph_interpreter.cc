@@ -78,9 +78,12 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
           linear = linear * keep_sizes[d] + (keep_sizes[d] == 1 ? 0 : in_idx[d]);
         double x = in.data[k++];
         double& a = acc[linear];
-        if (n.op == "aten::amax") a = std::max(a, x);
-        else if (n.op == "aten::amin") a = std::min(a, x);
-        else a += x;
+        if (n.op == "aten::amax")
+          a = std::max(a, x);
+        else if (n.op == "aten::amin")
+          a = std::min(a, x);
+        else
+          a += x;
       } while (!in_idx.empty() && Next(in_idx, in.sizes));
       if (n.op == "aten::mean")
         for (double& a : acc) a /= static_cast<double>(count);

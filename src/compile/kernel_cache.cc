@@ -39,18 +39,24 @@ std::shared_ptr<CompiledModule> Load(const std::string& key, const std::string& 
 
 const char* CacheSourceName(CacheSource s) {
   switch (s) {
-    case CacheSource::kMemory: return "memory";
-    case CacheSource::kDisk: return "disk";
-    case CacheSource::kCompiled: return "compiled";
-    case CacheSource::kFailed: return "failed";
+    case CacheSource::kMemory:
+      return "memory";
+    case CacheSource::kDisk:
+      return "disk";
+    case CacheSource::kCompiled:
+      return "compiled";
+    case CacheSource::kFailed:
+      return "failed";
   }
   return "?";
 }
 
 std::string DefaultCacheDir() {
   if (const char* d = std::getenv("OPSCOPE_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/opscope/compile";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/opscope/compile";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return std::string(x) + "/opscope/compile";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.cache/opscope/compile";
   return std::filesystem::temp_directory_path().string() + "/opscope-compile";
 }
 
@@ -101,8 +107,8 @@ CacheLookup KernelCache::GetOrCompile(const std::string& key, const std::string&
     if (module) result.source = CacheSource::kDisk;
   }
   if (!module) {
-    std::string full = source + "\nextern \"C\" const char* " + kKeySymbol + "() { return \"" +
-                       key + "\"; }\n";
+    std::string full =
+        source + "\nextern \"C\" const char* " + kKeySymbol + "() { return \"" + key + "\"; }\n";
     if (!WriteFileAtomically(result.source_path, full, &error)) {
       result.error = error;
       return result;

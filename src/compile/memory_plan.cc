@@ -33,11 +33,16 @@ MemoryPlan PlanMemory(const Graph& graph, const FusionPlan& plan) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     if (!n.is_input()) mp.eager_bytes += n.type.numel() * 4;
-    if (n.is_input()) mp.values[i].storage = MemoryPlan::kInput;
-    else if (n.is_constant()) mp.values[i].storage = MemoryPlan::kConstant;
-    else if (by_extern[i]) mp.values[i].storage = MemoryPlan::kExtern;
-    else if (is_output[i]) mp.values[i].storage = MemoryPlan::kOutput;
-    else if (def[i] < 0) ++mp.fused_away;
+    if (n.is_input())
+      mp.values[i].storage = MemoryPlan::kInput;
+    else if (n.is_constant())
+      mp.values[i].storage = MemoryPlan::kConstant;
+    else if (by_extern[i])
+      mp.values[i].storage = MemoryPlan::kExtern;
+    else if (is_output[i])
+      mp.values[i].storage = MemoryPlan::kOutput;
+    else if (def[i] < 0)
+      ++mp.fused_away;
   }
 
   // Slots for intermediates, allocated in step order; freed after their last reader.
@@ -64,7 +69,8 @@ MemoryPlan PlanMemory(const Graph& graph, const FusionPlan& plan) {
   }
   for (int64_t b : mp.slot_bytes) mp.materialized_bytes += b;
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (is_output[i] && !nodes[i].is_input() && !nodes[i].is_constant()) mp.materialized_bytes += nodes[i].type.numel() * 4;
+    if (is_output[i] && !nodes[i].is_input() && !nodes[i].is_constant())
+      mp.materialized_bytes += nodes[i].type.numel() * 4;
   return mp;
 }
 

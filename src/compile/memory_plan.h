@@ -24,7 +24,7 @@ struct MemoryPlan {
   struct ValueStorage {
     // kNone: not materialized (fused away); kExtern: allocated by the extern op that makes it.
     Storage storage = kNone;
-    int slot = -1;            // for kSlot
+    int slot = -1;  // for kSlot
   };
   std::vector<ValueStorage> values;  // per graph node
   std::vector<int64_t> slot_bytes;   // size of each shared intermediate slot

@@ -66,7 +66,8 @@ class Lowerer {
       bool uses_rows = false;
       for (int b : ins) uses_rows = uses_rows || out_->buffers[b].cols == 1;
       Emit(uses_rows ? "scalar_tensor_tensor" : "tensor_tensor", neuron::OpClass::kElementwise,
-           neuron::Engine::kVector, ins, Buffer(o), static_cast<double>(std::max<size_t>(closure.size(), 1)));
+           neuron::Engine::kVector, ins, Buffer(o),
+           static_cast<double>(std::max<size_t>(closure.size(), 1)));
     }
   }
 
@@ -100,7 +101,8 @@ class Lowerer {
   }
 
   neuron::Memory MemoryOf(int v) const {
-    return g_.node(v).is_input() || outputs_.count(v) ? neuron::Memory::kHbm : neuron::Memory::kSbuf;
+    return g_.node(v).is_input() || outputs_.count(v) ? neuron::Memory::kHbm
+                                                      : neuron::Memory::kSbuf;
   }
 
   int RowBuffer(int v) {

@@ -14,7 +14,8 @@ Program RmsNormProgram(int64_t rows, int64_t hidden) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({rows, hidden}, "neuron:0"));
   int w = g.AddInput(TensorType::Contiguous({hidden}, "neuron:0"));
-  int ms = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(x), V(x)}))}, {.dims = {-1}, .keepdim = true});
+  int ms = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(x), V(x)}))},
+                   {.dims = {-1}, .keepdim = true});
   int r = g.AddOp("aten::rsqrt", {V(g.AddOp("aten::add", {V(ms), Operand::Scalar(1e-6)}))});
   g.SetOutputs({g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(x), V(r)})), V(w)})});
   return PlanProgram(std::move(g), "neuron", "");
@@ -40,7 +41,8 @@ TEST(NeuronLoweringTest, RmsNormLowersLikeTheHandFusedKernel) {
 TEST(NeuronLoweringTest, ExternOpsCannotBeLowered) {
   Graph g;
   int a = g.AddInput(TensorType::Contiguous({4, 4}, "neuron:0"));
-  g.SetOutputs({g.AddOpWithType("aten::mm", {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}, "neuron:0"))});
+  g.SetOutputs(
+      {g.AddOpWithType("aten::mm", {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}, "neuron:0"))});
   Program p = PlanProgram(std::move(g), "neuron", "");
   try {
     LowerToNeuron(p, "x");

@@ -11,11 +11,11 @@ OpInfo LookupOp(std::string_view op) {
   if (op == "input") return {OpKind::kInput, 0};
   if (op == "constant") return {OpKind::kConstant, 0};
   static constexpr std::string_view kUnary[] = {
-      "aten::neg", "aten::exp",     "aten::sqrt", "aten::rsqrt",      "aten::silu",
-      "aten::gelu", "aten::relu",   "aten::tanh", "aten::sigmoid",    "aten::log",
+      "aten::neg",  "aten::exp",        "aten::sqrt",  "aten::rsqrt",     "aten::silu",
+      "aten::gelu", "aten::relu",       "aten::tanh",  "aten::sigmoid",   "aten::log",
       "aten::abs",  "aten::reciprocal", "aten::clone", "aten::contiguous"};
-  static constexpr std::string_view kBinary[] = {"aten::add",     "aten::sub",    "aten::mul",
-                                                 "aten::div",     "aten::pow",    "aten::maximum",
+  static constexpr std::string_view kBinary[] = {"aten::add",    "aten::sub", "aten::mul",
+                                                 "aten::div",    "aten::pow", "aten::maximum",
                                                  "aten::minimum"};
   static constexpr std::string_view kReduction[] = {"aten::sum", "aten::mean", "aten::amax",
                                                     "aten::amin"};
@@ -39,11 +39,12 @@ std::string FloatLiteral(double v) {
   return "(" + s + "f)";
 }
 
-std::string PointwiseExpr(std::string_view op, const std::vector<std::string>& args,
-                          double alpha) {
+std::string PointwiseExpr(std::string_view op, const std::vector<std::string>& args, double alpha) {
   const std::string& a = args.at(0);
   auto b = [&]() -> const std::string& { return args.at(1); };
-  auto scaled_b = [&] { return alpha == 1.0 ? b() : "(" + FloatLiteral(alpha) + " * " + b() + ")"; };
+  auto scaled_b = [&] {
+    return alpha == 1.0 ? b() : "(" + FloatLiteral(alpha) + " * " + b() + ")";
+  };
   if (op == "aten::add") return "(" + a + " + " + scaled_b() + ")";
   if (op == "aten::sub") return "(" + a + " - " + scaled_b() + ")";
   if (op == "aten::mul") return "(" + a + " * " + b() + ")";

@@ -56,9 +56,9 @@ int EliminateDeadCode(Graph& graph) {
 
 int EliminateCommonSubexpressions(Graph& graph) {
   // Key: op, operands (value or scalar bits), attrs, constant value, type.
-  using Key = std::tuple<std::string, std::vector<std::pair<int, double>>, std::vector<int64_t>,
-                         bool, double, double, std::vector<int64_t>, std::vector<int64_t>,
-                         std::string>;
+  using Key =
+      std::tuple<std::string, std::vector<std::pair<int, double>>, std::vector<int64_t>, bool,
+                 double, double, std::vector<int64_t>, std::vector<int64_t>, std::string>;
   std::map<Key, int> seen;
   int merged = 0;
   auto& nodes = graph.mutable_nodes();
@@ -67,8 +67,15 @@ int EliminateCommonSubexpressions(Graph& graph) {
     if (n.is_input() || (!n.op.empty() && n.op.back() == '_')) continue;
     std::vector<std::pair<int, double>> ops;
     for (const Operand& o : n.operands) ops.emplace_back(o.value, o.is_scalar() ? o.scalar : 0.0);
-    Key key{n.op, ops, n.attrs.dims, n.attrs.keepdim, n.attrs.alpha, n.constant,
-            n.type.sizes, n.type.strides, n.attrs.text + "@" + n.type.device};
+    Key key{n.op,
+            ops,
+            n.attrs.dims,
+            n.attrs.keepdim,
+            n.attrs.alpha,
+            n.constant,
+            n.type.sizes,
+            n.type.strides,
+            n.attrs.text + "@" + n.type.device};
     auto [it, inserted] = seen.emplace(std::move(key), static_cast<int>(i));
     if (inserted) continue;
     // Outputs may alias: two identical outputs become one value returned twice.
@@ -119,7 +126,8 @@ int FoldConstants(Graph& graph) {
     // 2. Inline single-element constants as scalars when that keeps the output shape.
     for (size_t k = 0; k < n.operands.size(); ++k) {
       Operand& o = n.operands[k];
-      if (o.is_scalar() || !nodes[o.value].is_constant() || nodes[o.value].type.numel() != 1) continue;
+      if (o.is_scalar() || !nodes[o.value].is_constant() || nodes[o.value].type.numel() != 1)
+        continue;
       std::vector<int64_t> rest;
       bool has_rest = false;
       for (size_t j = 0; j < n.operands.size(); ++j) {
@@ -137,8 +145,9 @@ int FoldConstants(Graph& graph) {
         !IsOutput(graph, static_cast<int>(i))) {
       double s = n.operands[1].scalar;
       const Node& a = nodes[n.operands[0].value];
-      bool identity = ((n.op == "aten::mul" || n.op == "aten::div" || n.op == "aten::pow") && s == 1.0) ||
-                      ((n.op == "aten::add" || n.op == "aten::sub") && s == 0.0);
+      bool identity =
+          ((n.op == "aten::mul" || n.op == "aten::div" || n.op == "aten::pow") && s == 1.0) ||
+          ((n.op == "aten::add" || n.op == "aten::sub") && s == 0.0);
       if (identity && a.type.sizes == n.type.sizes) {
         ReplaceUses(graph, static_cast<int>(i), n.operands[0].value, /*outputs_too=*/false);
         ++changed;

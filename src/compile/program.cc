@@ -4,7 +4,8 @@
 
 namespace opscope::compiler {
 
-Program PlanProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity) {
+Program PlanProgram(Graph graph, const std::string& backend,
+                    const std::string& toolchain_identity) {
   Program p;
   graph.Validate();
   p.pass_stats = RunPasses(graph);
@@ -12,8 +13,8 @@ Program PlanProgram(Graph graph, const std::string& backend, const std::string& 
   p.fusion = PlanFusion(p.graph);
   p.memory = PlanMemory(p.graph, p.fusion);
   std::string printed = p.graph.ToString();
-  p.key = HexHash(StableHash(printed + "\nbackend=" + backend + "\ntoolchain=" + toolchain_identity +
-                             "\ncodegen=" + kCodegenVersion));
+  p.key = HexHash(StableHash(printed + "\nbackend=" + backend +
+                             "\ntoolchain=" + toolchain_identity + "\ncodegen=" + kCodegenVersion));
   return p;
 }
 
@@ -21,7 +22,8 @@ void GenerateSource(Program* p) {
   p->source = GenerateCpp(p->graph, p->fusion, "key " + p->key + "\n" + p->graph.ToString());
 }
 
-Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity) {
+Program BuildProgram(Graph graph, const std::string& backend,
+                     const std::string& toolchain_identity) {
   Program p = PlanProgram(std::move(graph), backend, toolchain_identity);
   GenerateSource(&p);
   return p;

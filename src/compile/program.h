@@ -29,7 +29,8 @@ Program PlanProgram(Graph graph, const std::string& backend, const std::string& 
 // Fills program->source with the C++ of its kernels.
 void GenerateSource(Program* program);
 // PlanProgram + GenerateSource.
-Program BuildProgram(Graph graph, const std::string& backend, const std::string& toolchain_identity);
+Program BuildProgram(Graph graph, const std::string& backend,
+                     const std::string& toolchain_identity);
 
 // Executes the program's steps in order. `address(value)` gives the memory of each
 // materialized value (inputs, outputs, slots); `run_extern(node)` runs an extern op.

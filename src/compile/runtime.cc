@@ -72,7 +72,8 @@ void RunExtern(const CompiledEntry& e, CallValues& cv, int node) {
   for (bool d : call.defined) ins.push_back(d ? cv.values[n.operands.at(next++).value] : Tensor());
   std::vector<Tensor> outs = RunOp(call.name, ins, call.attrs);
   if (outs.size() != 1 || outs[0].sizes() != n.type.sizes || outs[0].strides() != n.type.strides) {
-    throw TensorError("compile(): " + call.name + " produced a different layout than when captured");
+    throw TensorError("compile(): " + call.name +
+                      " produced a different layout than when captured");
   }
   cv.values[node] = std::move(outs[0]);
 }
@@ -136,7 +137,8 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
       if (!inputs.empty() && t.device() != entry->device) {
         throw GraphError(
             "Expected all tensors to be on the same device, but found at least two devices, " +
-            entry->device.str() + " and " + t.device().str() + "! (a tensor the function uses "
+            entry->device.str() + " and " + t.device().str() +
+            "! (a tensor the function uses "
             "but does not take as an input)");
       }
     }

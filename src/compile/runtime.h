@@ -25,8 +25,8 @@ struct CompiledEntry {
   std::shared_ptr<const Program> program;
   std::vector<ExternCall> externs;
   std::vector<Tensor> lifted;  // closed-over tensors, graph inputs after the call's inputs
-  std::shared_ptr<const CompiledModule> module;  // null when the program has no kernels
-  std::vector<uint32_t> kernel_names;            // profiler names, one per kernel
+  std::shared_ptr<const CompiledModule> module;           // null when the program has no kernels
+  std::vector<uint32_t> kernel_names;                     // profiler names, one per kernel
   std::shared_ptr<const neuron::Program> device_program;  // neuron: the lowered program
 };
 

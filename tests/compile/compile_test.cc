@@ -131,15 +131,33 @@ TEST_F(CompileTest, RandomPointwiseReductionGraphsMatchEager) {
       std::vector<Tensor> outs;
       for (int op : ops) {
         switch (op) {
-          case 0: x = x + row; break;
-          case 1: x = x * col - 0.5; break;
-          case 2: x = exp(neg(x * x)); break;
-          case 3: x = silu(x) / (col * col + 1.0); break;
-          case 4: x = x - mean(x, {-1}, true); break;
-          case 5: x = x / (amax(x, {-1}, true) + 3.0); break;
-          case 6: outs.push_back(sum(x, {0}, false)); break;
-          case 7: x = sub(x, row, 2.0); break;
-          case 8: outs.push_back(mean(x * x, {-1}, false)); break;
+          case 0:
+            x = x + row;
+            break;
+          case 1:
+            x = x * col - 0.5;
+            break;
+          case 2:
+            x = exp(neg(x * x));
+            break;
+          case 3:
+            x = silu(x) / (col * col + 1.0);
+            break;
+          case 4:
+            x = x - mean(x, {-1}, true);
+            break;
+          case 5:
+            x = x / (amax(x, {-1}, true) + 3.0);
+            break;
+          case 6:
+            outs.push_back(sum(x, {0}, false));
+            break;
+          case 7:
+            x = sub(x, row, 2.0);
+            break;
+          case 8:
+            outs.push_back(mean(x * x, {-1}, false));
+            break;
         }
       }
       outs.push_back(x);
