@@ -346,6 +346,12 @@ TEST_F(CompileTest, NeuronBackendIsOneDeviceExecutionPerCall) {
   ExpectClose(g({xc, wc})[0], NaiveRmsNorm(std::vector<Tensor>{xc, wc})[0]);
   EXPECT_NE(g.last().fallback_reason.find("inputs are on cpu"), std::string::npos)
       << g.last().fallback_reason;
+  // The device is a guard: neuron inputs make a new entry, which compiles.
+  Tensor y2 = g({xc.to(nc), wc.to(nc)})[0];
+  EXPECT_EQ(g.stats().recompiles, 1);
+  EXPECT_TRUE(g.last().fallback_reason.empty()) << g.last().fallback_reason;
+  EXPECT_EQ(y2.device(), nc);
+  ExpectClose(y2.to(Device("cpu")), NaiveRmsNorm(std::vector<Tensor>{xc, wc})[0]);
 }
 
 TEST_F(CompileTest, NeuronBackendCompilesSoftmaxLayerNormAndGating) {
