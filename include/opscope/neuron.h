@@ -154,8 +154,8 @@ ProgramCost EstimateProgram(const Program& program, const Params& params,
 
 // ---- The device --------------------------------------------------------------------------------
 
-// What activity the device records for the profiler; the backend reads it from the profiler's
-// device config at each Execute.
+// What activity the device records for the profiler, read from the running session's
+// DeviceConfig at each Execute.
 struct CaptureOptions {
   bool runtime = true;                  // nrta_execute_schedule + nc_exec_running
   bool device = true;                   // engine instructions and DMA (DEVICE mode)
@@ -175,8 +175,7 @@ class NeuronDevice {
 
   // Enqueues one execution of `program` on `core` and returns at once. `external_id` is the
   // host op's correlation (CurrentOpCorrelation()); activity is recorded only if a profiling
-  // session with device activity is running and `capture` allows it. Throws std::out_of_range
-  // for a bad core.
+  // session with device activity is running, as its DeviceConfig asks. Throws std::out_of_range for a bad core.
   void Execute(int core, Program program, uint64_t external_id);
   // Blocks until every queued execution has finished in the model's time (and its real result
   // is written). The host therefore waits as long as the device is modeled to take.
@@ -191,8 +190,6 @@ class NeuronDevice {
   // of memory that queued work may still read go through here.
   void Defer(int core, std::function<void()> fn);
 
-  // Overrides what is captured (tests, tools); by default the profiler's config decides.
-  void SetCaptureOverride(const CaptureOptions* options);
   // Total executions and instructions modeled since construction.
   int64_t executions() const;
   int64_t instructions() const;

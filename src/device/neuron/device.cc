@@ -68,8 +68,6 @@ struct NeuronDevice::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> executions{0};
   std::atomic<int64_t> instructions{0};
-  std::atomic<const CaptureOptions*> capture_override{nullptr};
-  CaptureOptions override_storage;
   std::pair<int, int> hooks_ids{-1, -1};
 };
 
@@ -247,12 +245,7 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   job.program = std::move(program);
   job.external_id = external_id;
   job.submit_host_ns = t0;
-  if (const CaptureOptions* o = impl_->capture_override.load()) {
-    job.capture = *o;
-    job.record = DeviceActivityEnabled();
-  } else {
-    job.record = CurrentCaptureOptions(&job.capture);
-  }
+  job.record = CurrentCaptureOptions(&job.capture);
   job.record = job.record && (job.capture.runtime || job.capture.device) && core_index < 64 &&
                ((job.capture.core_mask >> core_index) & 1);
   if (job.record) {
@@ -340,15 +333,6 @@ uint64_t NeuronDevice::FlushActivity() {
     dropped_total += dropped;
   }
   return dropped_total;
-}
-
-void NeuronDevice::SetCaptureOverride(const CaptureOptions* options) {
-  if (options != nullptr) {
-    impl_->override_storage = *options;
-    impl_->capture_override = &impl_->override_storage;
-  } else {
-    impl_->capture_override = nullptr;
-  }
 }
 
 int64_t NeuronDevice::executions() const { return impl_->executions.load(); }
