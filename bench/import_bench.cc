@@ -9,7 +9,7 @@
 // peak RSS (VmHWM) is the import's alone. Targets: >= 500 MB/s on one core; peak memory <= half
 // the JSON size.
 #include <fmt/format.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -47,9 +47,19 @@ int64_t AvailableMemoryKb() {
   return -1;
 }
 
-// Child: import + key_averages; prints "import_s total_s slices peak_kb baseline_kb".
+// CPU seconds (user + system) this process has used.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// Child: import + key_averages; prints wall and CPU seconds, slices, peak RSS (after import and
+// at the end), the baseline RSS, and the JSON size.
 int RunChild(const char* path) {
   const int64_t baseline_kb = PeakRssKb();
+  const double c0 = CpuSeconds();
   const auto t0 = Clock::now();
   opscope::Trace trace;
   opscope::ImportStats stats;
@@ -59,12 +69,16 @@ int RunChild(const char* path) {
     return 1;
   }
   const auto t1 = Clock::now();
+  const double c1 = CpuSeconds();
+  const int64_t import_peak_kb = PeakRssKb();
   const opscope::KeyAverages avg = opscope::KeyAverages::FromTrace(trace);
   const std::string table = avg.Table("self_cpu_time_total", 10);
   const auto t2 = Clock::now();
-  std::printf("%.6f %.6f %zu %lld %lld %llu %zu\n",
+  const double c2 = CpuSeconds();
+  std::printf("%.6f %.6f %.6f %.6f %zu %lld %lld %lld %llu %zu\n",
               std::chrono::duration<double>(t1 - t0).count(),
-              std::chrono::duration<double>(t2 - t0).count(), trace.slices().size(),
+              std::chrono::duration<double>(t2 - t0).count(), c1 - c0, c2 - c0,
+              trace.slices().size(), static_cast<long long>(import_peak_kb),
               static_cast<long long>(PeakRssKb()), static_cast<long long>(baseline_kb),
               static_cast<unsigned long long>(stats.json_bytes), table.size());
   return 0;
@@ -72,9 +86,10 @@ int RunChild(const char* path) {
 
 struct ChildResult {
   bool ok = false;
-  double import_s = 0, total_s = 0;
+  double import_s = 0, total_s = 0;          // wall
+  double import_cpu_s = 0, total_cpu_s = 0;  // CPU time of the (single-threaded) child
   size_t slices = 0;
-  int64_t peak_kb = 0, baseline_kb = 0;
+  int64_t import_peak_kb = 0, peak_kb = 0, baseline_kb = 0;
   uint64_t json_bytes = 0;
 };
 
@@ -87,12 +102,14 @@ ChildResult Measure(const std::string& self, const std::string& path) {
   const bool got = std::fgets(line, sizeof(line), p) != nullptr;
   const int status = pclose(p);
   if (!got || status != 0) return r;
-  long long peak = 0, base = 0;
+  long long import_peak = 0, peak = 0, base = 0;
   unsigned long long json = 0;
   size_t table = 0;
-  if (std::sscanf(line, "%lf %lf %zu %lld %lld %llu %zu", &r.import_s, &r.total_s, &r.slices,
-                  &peak, &base, &json, &table) == 7) {
+  if (std::sscanf(line, "%lf %lf %lf %lf %zu %lld %lld %lld %llu %zu", &r.import_s, &r.total_s,
+                  &r.import_cpu_s, &r.total_cpu_s, &r.slices, &import_peak, &peak, &base, &json,
+                  &table) == 10) {
     r.ok = true;
+    r.import_peak_kb = import_peak;
     r.peak_kb = peak;
     r.baseline_kb = base;
     r.json_bytes = json;
@@ -110,8 +127,8 @@ double PythonJsonLoad(const std::string& path, uint64_t bytes, std::string* note
     return -1;
   }
   const std::string cmd =
-      "python3 -c \"import json,sys,time; t=time.perf_counter(); json.load(open(sys.argv[1])); "
-      "print(time.perf_counter()-t)\" '" + path + "' 2>/dev/null";
+      "python3 -c \"import json,sys,time; t=time.process_time(); json.load(open(sys.argv[1])); "
+      "print(time.process_time()-t)\" '" + path + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   double seconds = -1;
@@ -213,22 +230,26 @@ void Report(const char* label, const std::string& self, const std::string& path,
     return;
   }
   const double mb = static_cast<double>(r.json_bytes) / 1e6;
+  const double import_mb = (r.import_peak_kb - r.baseline_kb) * 1024.0 / 1e6;
   const double peak_mb = (r.peak_kb - r.baseline_kb) * 1024.0 / 1e6;
+  const double rate = mb / r.total_cpu_s;
   std::printf("%s\n", label);
   std::printf("  file                 %10.1f MB on disk, %.1f MB of JSON, %zu slices\n",
               file_bytes / 1e6, mb, r.slices);
-  std::printf("  import               %10.3f s   %8.1f MB/s\n", r.import_s, mb / r.import_s);
-  std::printf("  import+key_averages  %10.3f s   %8.1f MB/s   (target >= 500 MB/s: %s)\n",
-              r.total_s, mb / r.total_s, mb / r.total_s >= 500 ? "met" : "NOT met");
-  std::printf("  peak memory          %10.1f MB  = %.2f x JSON size   (target <= 0.50: %s; "
-              "process VmHWM %.1f MB)\n",
-              peak_mb, peak_mb / mb, peak_mb / mb <= 0.5 ? "met" : "NOT met",
-              r.peak_kb * 1024.0 / 1e6);
+  std::printf("  import               %8.3f s CPU %8.1f MB/s   (wall %.3f s)\n", r.import_cpu_s,
+              mb / r.import_cpu_s, r.import_s);
+  std::printf("  import+key_averages  %8.3f s CPU %8.1f MB/s   (wall %.3f s)   target >= 500 MB/s "
+              "on one core: %s\n",
+              r.total_cpu_s, rate, r.total_s, rate >= 500 ? "met" : "NOT met");
+  std::printf("  peak memory, import  %10.1f MB  = %.2f x JSON size   target <= 0.50: %s\n",
+              import_mb, import_mb / mb, import_mb / mb <= 0.5 ? "met" : "NOT met");
+  std::printf("  peak memory, +key_averages %4.1f MB  = %.2f x JSON size   target <= 0.50: %s\n",
+              peak_mb, peak_mb / mb, peak_mb / mb <= 0.5 ? "met" : "NOT met");
   std::string note;
   const double py = PythonJsonLoad(python_path, r.json_bytes, &note);
   if (py > 0) {
-    std::printf("  python json.load     %10.3f s   %8.1f MB/s   opscope end to end is %.1fx faster\n",
-                py, mb / py, py / r.total_s);
+    std::printf("  python json.load     %8.3f s CPU %8.1f MB/s   opscope end to end is %.1fx faster\n",
+                py, mb / py, py / r.total_cpu_s);
   } else {
     std::printf("  python json.load     %s\n", note.c_str());
   }
@@ -264,7 +285,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--keep") == 0) keep = true;
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::printf("opscope import benchmark (one core; each figure from a fresh child process)\n\n");
+  std::printf("opscope import benchmark: one thread, each figure from a fresh child process; MB/s\n"
+              "from CPU time (wall time shown too: it inflates when the machine is shared)\n\n");
 
   // The largest real fixture, as stored (gzip) and decompressed.
   const fs::path fixture = LargestFixture();

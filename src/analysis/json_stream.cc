@@ -1,14 +1,20 @@
 // Streaming JSON value scanner (see json_stream.h).
 #include "analysis/json_stream.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace opscope::analysis {
 namespace {
 
 constexpr size_t kMaxValueBytes = size_t{1} << 30;  // one value (event) may not exceed 1 GiB
 
+#if !defined(__SSE2__)
 // Bytes that matter outside strings while scanning a container.
 constexpr std::array<uint8_t, 256> MakeStructural() {
   std::array<uint8_t, 256> t{};
@@ -28,6 +34,49 @@ constexpr std::array<uint8_t, 256> MakeStringStop() {
 }
 constexpr auto kStructural = MakeStructural();
 constexpr auto kStringStop = MakeStringStop();
+#endif
+
+// First index in [i, end) holding one of "{}[] (outside strings), or `end`. Reads up to 15
+// bytes past `end`, which the stream's padding makes safe.
+inline size_t FindStructural(const char* p, size_t i, size_t end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i open = _mm_set1_epi8('{');   // '[' | 0x20 == '{'
+  const __m128i close = _mm_set1_epi8('}');  // ']' | 0x20 == '}'
+  const __m128i lower = _mm_set1_epi8(0x20);
+  for (; i < end; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i folded = _mm_or_si128(v, lower);
+    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                     _mm_or_si128(_mm_cmpeq_epi8(folded, open),
+                                                  _mm_cmpeq_epi8(folded, close)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask != 0) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
+  }
+  return end;
+#else
+  while (i < end && !kStructural[static_cast<unsigned char>(p[i])]) ++i;
+  return i;
+#endif
+}
+
+// First index in [i, end) holding '"' or '\\', or `end` (same padding contract).
+inline size_t FindStringStop(const char* p, size_t i, size_t end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; i < end; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask != 0) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
+  }
+  return end;
+#else
+  while (i < end && !kStringStop[static_cast<unsigned char>(p[i])]) ++i;
+  return i;
+#endif
+}
 
 bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool EndsScalar(char c) { return IsWs(c) || c == ',' || c == '}' || c == ']' || c == ':'; }
@@ -113,8 +162,6 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
         "byte " + std::to_string(offset()) + ": unexpected end of input, expected a value",
         offset());
   }
-  const size_t start_rel = 0;
-  (void)start_rel;
   size_t i = pos_ + 1;  // pos_ is the value's first byte
   auto refill = [&](bool* at_end) -> ImportStatus {
     size_t got = 0;
@@ -140,7 +187,7 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
             ++i;
             continue;
           }
-          while (i < end && !kStringStop[static_cast<unsigned char>(p[i])]) ++i;
+          i = FindStringStop(p, i, end);
           if (i == end) break;
           if (p[i] == '\\') {
             escape = true;
@@ -150,7 +197,7 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
           ++i;
           continue;
         }
-        while (i < end && !kStructural[static_cast<unsigned char>(p[i])]) ++i;
+        i = FindStructural(p, i, end);
         if (i == end) break;
         const char ch = p[i++];
         if (ch == '"') {
@@ -204,7 +251,7 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
           ++i;
           continue;
         }
-        while (i < end_ && !kStringStop[static_cast<unsigned char>(p[i])]) ++i;
+        i = FindStringStop(p, i, end_);
         if (i == end_) break;
         if (p[i++] == '\\') {
           escape = true;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
@@ -470,7 +471,31 @@ class Importer {
     }
   }
 
-  StringId InternCached(std::string_view s) { return trace_->Intern(s); }
+  // Names and categories repeat millions of times and kernel names run to hundreds of bytes: a
+  // direct-mapped cache keyed by length and the first and last 8 bytes avoids hashing them all.
+  // Hits are verified byte for byte, so a collision only costs a table lookup.
+  StringId InternCached(std::string_view s) {
+    if (s.empty()) return 0;
+    uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
+    if (s.size() >= 8) {
+      uint64_t head = 0, tail = 0;
+      std::memcpy(&head, s.data(), 8);
+      std::memcpy(&tail, s.data() + s.size() - 8, 8);
+      h ^= head * 0xff51afd7ed558ccdull;
+      h ^= (tail + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
+    } else {
+      for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    }
+    CacheEntry& e = intern_cache_[(h ^ (h >> 29)) & (kInternCacheSlots - 1)];
+    if (e.id != kNone && e.text.size() == s.size() &&
+        std::memcmp(e.text.data(), s.data(), s.size()) == 0) {
+      return e.id;
+    }
+    const StringId id = trace_->Intern(s);
+    e.id = id;
+    e.text = trace_->Str(id);  // stable: the string table never moves its text
+    return id;
+  }
 
   ActivityKind KindOf(StringId cat, std::string_view text) {
     auto it = kind_by_cat_.find(cat);
@@ -504,7 +529,7 @@ class Importer {
     ReadArgs(f.args, &a);
     s.external_id = a.external_id;
     s.correlation = a.correlation;
-    if (!a.input_dims.empty()) s.input_shapes = trace_->Intern(a.input_dims);
+    if (!a.input_dims.empty()) s.input_shapes = InternCached(a.input_dims);
     if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);
     trace_->AddSlice(s);
     ++stats_->slices;
@@ -719,6 +744,12 @@ class Importer {
   std::unordered_map<uint64_t, uint32_t> counter_tracks_;
   std::unordered_map<uint32_t, std::vector<Slice>> open_begins_;
   std::vector<bool> device_marked_;
+  struct CacheEntry {
+    std::string_view text;
+    StringId id = kNone;
+  };
+  static constexpr size_t kInternCacheSlots = 4096;
+  std::vector<CacheEntry> intern_cache_ = std::vector<CacheEntry>(kInternCacheSlots);
 };
 
 // JSON bytes to expect from `stored` bytes of input (gzip'd Kineto JSON inflates ~8-12x).

@@ -304,15 +304,32 @@ void Trace::Finalize() {
 
   // 1. Sort slices by (track, ts, longer first, insertion order) and remap known flow endpoints.
   const auto n = static_cast<uint32_t>(slices_.size());
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
+  // Bucketing by track is a stable O(n) pass; each track's run is then usually already in time
+  // order (producers write per-thread events in order) and needs no comparison sort.
+  auto before = [this](uint32_t a, uint32_t b) {
     const Slice& x = slices_[a];
     const Slice& y = slices_[b];
     if (x.track != y.track) return x.track < y.track;
     if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
     return x.dur_ns > y.dur_ns;
-  });
+  };
+  std::vector<uint32_t> order(n);
+  {
+    const size_t buckets = tracks_.size() + 1;  // the last holds slices with no valid track
+    std::vector<uint32_t> next(buckets + 1, 0);
+    auto bucket_of = [&](const Slice& s) {
+      return s.track < tracks_.size() ? static_cast<size_t>(s.track) : buckets - 1;
+    };
+    for (const Slice& s : slices_) ++next[bucket_of(s) + 1];
+    for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
+    std::vector<uint32_t> bounds(next.begin(), next.end());
+    for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(slices_[i])]++] = i;
+    for (size_t b = 0; b < buckets; ++b) {
+      auto first = order.begin() + bounds[b];
+      auto last = order.begin() + bounds[b + 1];
+      if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
+    }
+  }
   std::vector<uint32_t> new_index(n);
   for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
   std::vector<uint32_t>().swap(order);

@@ -45,7 +45,9 @@ TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
     }
     const bool cpu_only = path.string().find("cpu_only") != std::string::npos;
     EXPECT_EQ(trace.metadata().device_type.empty(), cpu_only);
-    if (!cpu_only) EXPECT_GT(timeline_activities, 0u);
+    if (!cpu_only) {
+      EXPECT_GT(timeline_activities, 0u);
+    }
 
     const DeviceTimeline all = ComputeDeviceTimeline(trace, kNone, /*include_unlinked=*/true);
     const DeviceTimeline tl = ComputeDeviceTimeline(trace);
@@ -59,14 +61,18 @@ TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
       EXPECT_LE(t->exposed_memcpy_ns, t->total_memcpy_ns);
       EXPECT_EQ(t->computation_ns + t->exposed_comm_ns + t->exposed_memcpy_ns, t->busy_ns);
     }
-    if (path.string().find("nccl") != std::string::npos) EXPECT_GT(tl.total_comm_ns, 0);
+    if (path.string().find("nccl") != std::string::npos) {
+      EXPECT_GT(tl.total_comm_ns, 0);
+    }
 
     const OpSummary ops = ComputeOpSummary(trace);
     int64_t attributed = 0;
     for (const OpDeviceTime& r : ops.rows) {
       EXPECT_GT(r.count, 0) << r.name;
       EXPECT_LE(r.direct_device_ns, r.subtree_device_ns) << r.name;
-      if (r.calls > 0) EXPECT_LE(r.count, r.calls) << r.name;
+      if (r.calls > 0) {
+        EXPECT_LE(r.count, r.calls) << r.name;
+      }
       attributed += r.direct_activities;
     }
     EXPECT_EQ(static_cast<uint64_t>(attributed) + ops.unattributed_activities, timeline_activities);
@@ -87,7 +93,9 @@ TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
 
     const std::string text = FormatReport(trace, {.sort_by = "", .rows = 5});
     EXPECT_NE(text.find("timeline"), std::string::npos);
-    if (!cpu_only) EXPECT_NE(text.find(trace.metadata().device_type), std::string::npos);
+    if (!cpu_only) {
+      EXPECT_NE(text.find(trace.metadata().device_type), std::string::npos);
+    }
     EXPECT_TRUE(ValidJson(ReportJson(trace, {.sort_by = "", .rows = 5})));
 
     const TraceDiff self = DiffTraces(trace, trace);
@@ -111,9 +119,15 @@ TEST(FixturesTest, DiffFindsAddedRemovedAndChangedOps) {
     added |= r.change == OpDiff::Change::kAdded;
     removed |= r.change == OpDiff::Change::kRemoved;
     changed |= r.change == OpDiff::Change::kChanged;
-    if (i > 0) EXPECT_GE(d.rows[i - 1].impact_ns(), r.impact_ns());
-    if (r.change == OpDiff::Change::kAdded) EXPECT_EQ(r.calls_a, 0);
-    if (r.change == OpDiff::Change::kRemoved) EXPECT_EQ(r.calls_b, 0);
+    if (i > 0) {
+      EXPECT_GE(d.rows[i - 1].impact_ns(), r.impact_ns());
+    }
+    if (r.change == OpDiff::Change::kAdded) {
+      EXPECT_EQ(r.calls_a, 0);
+    }
+    if (r.change == OpDiff::Change::kRemoved) {
+      EXPECT_EQ(r.calls_b, 0);
+    }
   }
   EXPECT_TRUE(added && removed && changed);
   EXPECT_TRUE(ValidJson(d.ToJson()));
