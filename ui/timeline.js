@@ -268,9 +268,14 @@ export class Timeline {
             ctx.restore();
           }
           if (this.isHighlighted(name)) {
-            ctx.strokeStyle = '#000';
-            ctx.lineWidth = 2;
-            ctx.strokeRect(x + 1, y + 1.5, Math.max(w - 2, 1), ROW_H - 3);
+            ctx.fillStyle = '#111';
+            if (w >= 6) {
+              ctx.strokeStyle = '#111';
+              ctx.lineWidth = 2;
+              ctx.strokeRect(x + 1, y + 1.5, w - 2, ROW_H - 3);
+            } else {
+              ctx.fillRect(x, y + 1, Math.max(w, 1), 3);  // a tick on top of narrow items
+            }
           }
           if (sid === this.selected && count === 1) {
             ctx.strokeStyle = '#e0115f';

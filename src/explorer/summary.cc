@@ -50,6 +50,47 @@ bool IsExecution(const TraceIndex& index, uint32_t id) {
   return lane != kNone && index.lanes()[lane].group == LaneGroup::kHardware;
 }
 
+// A sequence of top-level ops that repeats (an un-annotated layer called in a loop, e.g. an
+// eager RMSNorm made of six aten ops): its period and the device work of each repetition.
+struct Repetition {
+  size_t period = 0;
+  size_t repeats = 0;
+  std::vector<StringId> names;  // one period
+  int64_t execs = 0, busy = 0, idle = 0;  // totals over the repetitions
+};
+
+Repetition FindRepetition(const Trace& trace, const std::vector<uint32_t>& top_ops,
+                          const std::unordered_map<uint32_t, CallStats>& calls) {
+  Repetition best;
+  const auto& slices = trace.slices();
+  const size_t n = top_ops.size();
+  for (size_t p = 2; p <= 64 && 2 * p <= n; ++p) {
+    size_t same = 0;
+    for (size_t i = 0; i + p < n; ++i) same += slices[top_ops[i]].name == slices[top_ops[i + p]].name;
+    if (same < (n - p) * 9 / 10) continue;
+    bool varied = false;
+    for (size_t i = 1; i < p; ++i) varied |= slices[top_ops[i]].name != slices[top_ops[0]].name;
+    if (!varied) return best;  // one op repeated: nothing to fuse across
+    best.period = p;
+    best.repeats = n / p;
+    for (size_t i = 0; i < p; ++i) best.names.push_back(slices[top_ops[i]].name);
+    for (size_t r = 0; r < best.repeats; ++r) {
+      int64_t first = INT64_MAX, last = INT64_MIN, busy = 0;
+      for (size_t i = r * p; i < (r + 1) * p; ++i) {
+        const CallStats& c = calls.at(top_ops[i]);
+        best.execs += c.execs;
+        busy += c.busy;
+        first = std::min(first, c.first);
+        last = std::max(last, c.last);
+      }
+      best.busy += busy;
+      best.idle += std::max<int64_t>(0, (last - first) - busy);
+    }
+    return best;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::string FormatNs(double ns) {
@@ -155,6 +196,30 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
         "({} of busy device time per call).",
         name, per_call, n.calls, n.execs, FormatNs(static_cast<double>(n.idle) / n.calls),
         FormatNs(static_cast<double>(n.busy) / n.calls)));
+  }
+  // Top-level host ops that launched device work, in time order, for repeated sequences.
+  std::vector<uint32_t> top_ops;
+  for (const auto& [op, c] : calls) {
+    bool top = true;
+    for (uint32_t a = slices[op].parent; a != kNone && top; a = slices[a].parent) {
+      top = !index.IsHostOp(a);
+    }
+    if (top) top_ops.push_back(op);
+  }
+  std::sort(top_ops.begin(), top_ops.end(), [&](uint32_t a, uint32_t b) {
+    return slices[a].ts_ns < slices[b].ts_ns;
+  });
+  const Repetition rep = FindRepetition(trace, top_ops, calls);
+  if (rep.period > 0 && rep.execs >= static_cast<int64_t>(2 * rep.repeats)) {
+    std::string names;
+    for (StringId id : rep.names) names += (names.empty() ? "" : ", ") + std::string(trace.Str(id));
+    const double per = static_cast<double>(rep.execs) / rep.repeats;
+    findings.push_back(fmt::format(
+        "A sequence of {} ops ({}) repeats {} times and takes {:.0f} device executions each time "
+        "({} of device time per repetition); fusing it into one execution would remove {:.0f} "
+        "launches and ~{} of device idle time between executions per repetition.",
+        rep.period, names, rep.repeats, per, FormatNs(static_cast<double>(rep.busy) / rep.repeats),
+        per - 1, FormatNs(static_cast<double>(rep.idle) / rep.repeats)));
   }
   if (!ops.rows.empty() && ops.total_direct_device_ns > 0 && ops.rows[0].direct_device_ns > 0) {
     findings.push_back(fmt::format("{} takes {:.1f}% of the device time attributed to ops ({} over "

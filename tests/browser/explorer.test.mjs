@@ -69,7 +69,16 @@ before(async () => {
   });
   browser = context;
   info = await api('/api/info');
-  neuron = info.traces.findIndex((t) => t.device_type === 'NEURON' || /synthetic/.test(t.name));
+  // The Neuron trace of the eager (unfused) run: the one whose RMSNorm is made of aten::mul etc.
+  neuron = -1;
+  for (const t of info.traces) {
+    if (t.device_type !== 'NEURON') continue;
+    const hits = await api(`/api/trace/${t.index}/search?q=${encodeURIComponent('^aten::mul$')}&limit=1`);
+    if (hits.total > 0) {
+      neuron = t.index;
+      break;
+    }
+  }
   cuda = info.traces.findIndex((t) => t.device_type === 'CUDA');
   assert.ok(neuron >= 0, `a Neuron trace is open: ${JSON.stringify(info.traces)}`);
   assert.ok(cuda >= 0, `a CUDA trace is open: ${JSON.stringify(info.traces)}`);

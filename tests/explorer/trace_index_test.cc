@@ -9,6 +9,7 @@
 #include <simdjson.h>
 
 #include "explorer/json_writer.h"
+#include "explorer/summary.h"
 #include "explorer/trace_index.h"
 #include "opscope/explorer.h"
 
@@ -102,6 +103,53 @@ TEST(TraceIndexTest, DescendantsStayInsideTheSlice) {
   std::vector<std::string> names;
   for (uint32_t d : index.Descendants(op, 100)) names.emplace_back(trace.Str(trace.slices()[d].name));
   EXPECT_EQ(names, (std::vector<std::string>{"cudaLaunchKernel", "B", "cudaDeviceSynchronize"}));
+}
+
+// Five repetitions of ops A, B, C, each launching one kernel through a runtime call.
+TEST(SummaryTest, FindsRepeatedOpSequencesThatFusionWouldShorten) {
+  Trace t;
+  const uint32_t thread = t.AddThreadTrack(t.AddProcess(10, "python"), 10, "main");
+  const uint32_t stream =
+      t.AddThreadTrack(t.AddProcess(0, "NeuronCore 0", true), 0, "nc_exec", TrackKind::kDeviceStream);
+  int64_t ts = 0, ext = 1;
+  for (int r = 0; r < 5; ++r) {
+    for (const char* name : {"A", "B", "C"}) {
+      Slice op;
+      op.name = t.Intern(name);
+      op.kind = ActivityKind::kCpuOp;
+      op.track = thread;
+      op.ts_ns = ts;
+      op.dur_ns = 100;
+      op.external_id = ext;
+      Slice rt = op;
+      rt.name = t.Intern("nrta_execute_schedule");
+      rt.kind = ActivityKind::kRuntime;
+      rt.ts_ns = ts + 10;
+      rt.dur_ns = 50;
+      rt.correlation = ext;
+      Slice k = rt;
+      k.name = t.Intern("nc_exec_running");
+      k.kind = ActivityKind::kKernel;
+      k.track = stream;
+      k.ts_ns = ts + 70;
+      k.dur_ns = 200;
+      t.AddSlice(op);
+      t.AddSlice(rt);
+      t.AddSlice(k);
+      ts += 300;  // 100 ns idle between executions
+      ++ext;
+    }
+  }
+  t.Finalize();
+  const TraceIndex index(t);
+  JsonWriter w;
+  WriteSummary(index, &w);
+  EXPECT_NE(w.str().find("A sequence of 3 ops (A, B, C) repeats 5 times and takes 3 device "
+                         "executions each time"),
+            std::string::npos)
+      << w.str();
+  EXPECT_NE(w.str().find("remove 2 launches and ~200 ns of device idle time"), std::string::npos)
+      << w.str();
 }
 
 TEST(JsonWriterTest, EscapesEverythingIntoValidJson) {
