@@ -465,7 +465,7 @@ export class Timeline {
     window.addEventListener('mousemove', (e) => {
       const p = local(e);
       if (!down) {
-        if (p.x >= 0 && p.y >= 0 && p.x <= this.width && p.y <= this.height) this.hover(p, e);
+        if (e.target === c) this.hover(p, e);  // never from a hidden or other canvas
         return;
       }
       if (Math.abs(p.x - down.x) + Math.abs(p.y - down.y) > 3) down.moved = true;

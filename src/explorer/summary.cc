@@ -214,12 +214,19 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
     std::string names;
     for (StringId id : rep.names) names += (names.empty() ? "" : ", ") + std::string(trace.Str(id));
     const double per = static_cast<double>(rep.execs) / rep.repeats;
+    const double idle = static_cast<double>(rep.idle) / rep.repeats;
+    const double busy = static_cast<double>(rep.busy) / rep.repeats;
+    const std::string saving =
+        idle >= 0.01 * busy
+            ? fmt::format("~{} of device idle time between executions per repetition", FormatNs(idle))
+            : std::string("the round trips of intermediate results through device memory between "
+                          "them (the executions already run back to back, so the saving is in "
+                          "the executions themselves)");
     findings.push_back(fmt::format(
         "A sequence of {} ops ({}) repeats {} times and takes {:.0f} device executions each time "
         "({} of device time per repetition); fusing it into one execution would remove {:.0f} "
-        "launches and ~{} of device idle time between executions per repetition.",
-        rep.period, names, rep.repeats, per, FormatNs(static_cast<double>(rep.busy) / rep.repeats),
-        per - 1, FormatNs(static_cast<double>(rep.idle) / rep.repeats)));
+        "launches and {}.",
+        rep.period, names, rep.repeats, per, FormatNs(busy), per - 1, saving));
   }
   if (!ops.rows.empty() && ops.total_direct_device_ns > 0 && ops.rows[0].direct_device_ns > 0) {
     findings.push_back(fmt::format("{} takes {:.1f}% of the device time attributed to ops ({} over "
@@ -233,6 +240,26 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
     findings.push_back(fmt::format("The longest device idle gap is {}, after {} ({} gaps, {} in all).",
                                    FormatNs(gaps[0].dur), trace.Str(slices[gaps[0].before].name),
                                    gaps.size(), FormatNs(gap_total)));
+  }
+  // Engine lanes: how much of the instruction time is data movement.
+  int64_t dma_ns = 0, engine_ns = 0;
+  for (const Lane& lane : index.lanes()) {
+    if (lane.group != LaneGroup::kEngines) continue;
+    const bool dma = lane.title.find("DMA") != std::string::npos ||
+                     lane.title.find("dma") != std::string::npos;
+    for (const LaneRow& row : lane.rows) {
+      const int64_t t = row.busy.empty() ? 0 : row.busy.back();
+      engine_ns += t;
+      if (dma) dma_ns += t;
+    }
+  }
+  if (engine_ns > 0 && dma_ns > 0) {
+    findings.push_back(fmt::format(
+        "DMA queues account for {:.1f}% of the engine instruction time ({} of {}): {}.",
+        100.0 * dma_ns / engine_ns, FormatNs(dma_ns), FormatNs(engine_ns),
+        dma_ns * 2 > engine_ns ? "the device work is dominated by data movement, which fusion "
+                                 "reduces by keeping intermediates on chip"
+                               : "compute engines dominate the device work"));
   }
   uint64_t dropped = 0;
   for (const auto& d : trace.metadata().dropped) dropped += d.second;
