@@ -242,21 +242,29 @@ std::string FormatDemoText(const DemoReport& report) {
   if (report.variants.size() > 1) {
     const VariantResult& base = report.variants.front();
     const bool dev = !report.model.empty();
-    out +=
-        fmt::format("\n== comparison (per call) ==\n{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n",
-                    "variant", dev ? "device us" : "wall us", fmt::format("vs {}", base.name),
-                    "executions", "host self us", "wall us", "bytes moved");
+    out += "\n== comparison (per call) ==\n";
+    const std::string vs = fmt::format("vs {}", base.name);
+    if (dev) {
+      out += fmt::format("{:<12}{:>14}{:>12}{:>12}{:>16}{:>14}{:>14}\n", "variant", "device us", vs,
+                         "executions", "host self us", "wall us", "bytes moved");
+    } else {
+      out += fmt::format("{:<12}{:>14}{:>12}{:>16}\n", "variant", "wall us", vs, "host self us");
+    }
     for (const VariantResult& r : report.variants) {
       const double t = dev ? r.device_us_per_call : r.wall_us_per_call;
       const double b = dev ? base.device_us_per_call : base.wall_us_per_call;
-      out += fmt::format("{:<12}{:>16}{:>12}{:>14}{:>16}{:>14}{:>14}\n", r.name, Us(t),
-                         t > 0 ? fmt::format("{:.2f}x", b / t) : "-",
-                         dev ? fmt::format("{:.1f}", r.device_executions_per_call) : "-",
-                         Us(r.host_self_cpu_us_per_call), Us(r.wall_us_per_call),
-                         Bytes(r.bytes_per_call));
+      const std::string ratio = t > 0 ? fmt::format("{:.2f}x", b / t) : "-";
+      if (dev) {
+        out += fmt::format("{:<12}{:>14}{:>12}{:>12.1f}{:>16}{:>14}{:>14}\n", r.name, Us(t), ratio,
+                           r.device_executions_per_call, Us(r.host_self_cpu_us_per_call),
+                           Us(r.wall_us_per_call), Bytes(r.bytes_per_call));
+      } else {
+        out += fmt::format("{:<12}{:>14}{:>12}{:>16}\n", r.name, Us(t), ratio,
+                           Us(r.host_self_cpu_us_per_call));
+      }
     }
-    if (dev)
-      out += fmt::format("(\"vs {}\" = {}'s device time / this variant's)\n", base.name, base.name);
+    out += fmt::format("(\"{}\" = {}'s {} time / this variant's)\n", vs, base.name,
+                       dev ? "device" : "wall");
   }
   return out;
 }
