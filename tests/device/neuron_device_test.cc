@@ -102,6 +102,12 @@ TEST(NeuronDevice, RuntimeModeGivesRuntimeAndHardwareLanesOnly) {
   EXPECT_EQ(CountKind(t, ActivityKind::kInstruction), 0);
   EXPECT_EQ(t.flows().size(), 1u);  // ac2g: runtime call -> execution
   EXPECT_GE(CountKind(t, ActivityKind::kOther, "timestamp_sync_point"), 1);
+  int64_t launch = -1, exec = -1;
+  for (const auto& s : t.slices()) {
+    if (s.kind == ActivityKind::kRuntime) launch = s.ts_ns;
+    if (s.kind == ActivityKind::kKernel) exec = s.ts_ns;
+  }
+  EXPECT_GE(exec, launch);  // the execution starts after its runtime call (in host time)
   EXPECT_EQ(t.metadata().device_type, "NEURON");
 }
 

@@ -244,7 +244,6 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   Job job;
   job.program = std::move(program);
   job.external_id = external_id;
-  job.submit_host_ns = t0;
   job.record = CurrentCaptureOptions(&job.capture);
   job.record = job.record && (job.capture.runtime || job.capture.device) && core_index < 64 &&
                ((job.capture.core_mask >> core_index) & 1);
@@ -261,6 +260,8 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   }
   {
     std::lock_guard<std::mutex> lock(core->mu);
+    // The device can start only once the runtime call has handed the work over.
+    job.submit_host_ns = NowNs();
     core->queue.push_back(std::move(job));
   }
   core->work_cv.notify_one();
