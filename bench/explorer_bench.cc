@@ -6,6 +6,8 @@
 //   - against a baseline run side by side: the same full-range query without level of detail
 //     (every event in range serialised), as a viewer that ships the whole trace would.
 // Targets (issue 6): first paint < 2 s, viewport query < 50 ms at any zoom.
+#include <fmt/format.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +16,6 @@
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <httplib.h>
 
 #include "explorer/json_writer.h"
 #include "explorer/synthetic_trace.h"
@@ -37,36 +36,40 @@ void WriteKinetoJson(const opscope::Trace& t, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   std::string buf;
   buf.reserve(1 << 22);
-  buf += "{\"schemaVersion\": 1, \"deviceProperties\": [], \"displayTimeUnit\": \"ms\", "
-         "\"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [\n";
+  buf +=
+      "{\"schemaVersion\": 1, \"deviceProperties\": [], \"displayTimeUnit\": \"ms\", "
+      "\"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [\n";
   bool first = true;
   for (size_t p = 0; p < t.processes().size(); ++p) {
     const auto& proc = t.processes()[p];
-    buf += fmt::format("{}{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, "
-                       "\"args\": {{\"name\": \"{}\"}}}}",
-                       first ? "" : ",\n", proc.pid, t.Str(proc.name));
+    buf += fmt::format(
+        "{}{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, "
+        "\"args\": {{\"name\": \"{}\"}}}}",
+        first ? "" : ",\n", proc.pid, t.Str(proc.name));
     first = false;
     if (proc.is_device) {
-      buf += fmt::format(",\n{{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": {}, \"tid\": 0, "
-                         "\"args\": {{\"labels\": \"{}\"}}}}",
-                         proc.pid, t.Str(proc.name));
+      buf += fmt::format(
+          ",\n{{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": {}, \"tid\": 0, "
+          "\"args\": {{\"labels\": \"{}\"}}}}",
+          proc.pid, t.Str(proc.name));
     }
   }
   for (const auto& track : t.tracks()) {
     if (track.kind == opscope::TrackKind::kCounter) continue;
-    buf += fmt::format(",\n{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
-                       "\"args\": {{\"name\": \"{}\"}}}}",
-                       t.processes()[track.process].pid, track.tid, t.Str(track.name));
+    buf += fmt::format(
+        ",\n{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
+        "\"args\": {{\"name\": \"{}\"}}}}",
+        t.processes()[track.process].pid, track.tid, t.Str(track.name));
   }
   for (const auto& s : t.slices()) {
     const auto& track = t.tracks()[s.track];
-    buf += fmt::format(",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, "
-                       "\"tid\": {}, \"ts\": {}.{:03d}, \"dur\": {}.{:03d}, \"args\": {{"
-                       "\"External id\": {}, \"correlation\": {}}}}}",
-                       t.Str(s.category), t.Str(s.name), t.processes()[track.process].pid,
-                       track.tid, s.ts_ns / 1000, static_cast<int>(s.ts_ns % 1000),
-                       s.dur_ns / 1000, static_cast<int>(s.dur_ns % 1000), s.external_id,
-                       s.correlation);
+    buf += fmt::format(
+        ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, "
+        "\"tid\": {}, \"ts\": {}.{:03d}, \"dur\": {}.{:03d}, \"args\": {{"
+        "\"External id\": {}, \"correlation\": {}}}}}",
+        t.Str(s.category), t.Str(s.name), t.processes()[track.process].pid, track.tid,
+        s.ts_ns / 1000, static_cast<int>(s.ts_ns % 1000), s.dur_ns / 1000,
+        static_cast<int>(s.dur_ns % 1000), s.external_id, s.correlation);
     if (buf.size() > (1 << 22) - 4096) {
       std::fwrite(buf.data(), 1, buf.size(), f);
       buf.clear();
@@ -135,9 +138,10 @@ int main(int argc, char** argv) {
   auto o3 = Clock::now();
   std::printf("open: import %.0f ms (%zu events) + index %.0f ms = %.0f ms\n", Ms(o0, o1),
               trace.slices().size(), Ms(o1, o2), Ms(o0, o2));
-  std::printf("first paint (open + first full viewport, %zu lanes, %.1f KB): %.0f ms  [target < "
-              "2000 ms]\n",
-              index.lanes().size(), first.str().size() / 1e3, Ms(o0, o3));
+  std::printf(
+      "first paint (open + first full viewport, %zu lanes, %.1f KB): %.0f ms  [target < "
+      "2000 ms]\n",
+      index.lanes().size(), first.str().size() / 1e3, Ms(o0, o3));
 
   // Viewport queries at several zoom levels, in process, spread over the trace.
   const int64_t span = index.end_ns() - index.start_ns();
@@ -170,9 +174,8 @@ int main(int argc, char** argv) {
       times.push_back(Ms(a, b));
       bytes = std::max(bytes, out.str().size());
       auto c = Clock::now();
-      auto res = client.Get(fmt::format("/api/trace/0/viewport?t0={}&t1={}&width={}", q.t0, q.t1,
-                                        width)
-                                .c_str());
+      auto res = client.Get(
+          fmt::format("/api/trace/0/viewport?t0={}&t1={}&width={}", q.t0, q.t1, width).c_str());
       auto d = Clock::now();
       if (!res || res->status != 200) {
         std::fprintf(stderr, "explorer_bench: HTTP viewport failed\n");
@@ -197,11 +200,12 @@ int main(int argc, char** argv) {
   auto l0 = Clock::now();
   index.WriteViewport(full, &lod);
   auto l1 = Clock::now();
-  std::printf("full range: level of detail %.2f ms / %.1f KB vs baseline (every event) %.2f ms / "
-              "%.1f KB: %.1fx less time, %.0fx fewer bytes\n",
-              Ms(l0, l1), lod.str().size() / 1e3, Ms(n0, n1), naive_bytes / 1e3,
-              Ms(n0, n1) / std::max(1e-3, Ms(l0, l1)),
-              static_cast<double>(naive_bytes) / std::max<size_t>(1, lod.str().size()));
+  std::printf(
+      "full range: level of detail %.2f ms / %.1f KB vs baseline (every event) %.2f ms / "
+      "%.1f KB: %.1fx less time, %.0fx fewer bytes\n",
+      Ms(l0, l1), lod.str().size() / 1e3, Ms(n0, n1), naive_bytes / 1e3,
+      Ms(n0, n1) / std::max(1e-3, Ms(l0, l1)),
+      static_cast<double>(naive_bytes) / std::max<size_t>(1, lod.str().size()));
   std::printf("memory: trace model %.1f MB\n", trace.MemoryBytes() / 1e6);
   server.Stop();
   return 0;

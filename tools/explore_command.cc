@@ -71,8 +71,7 @@ int RunExplore(const ExploreArgs& args) {
       }
       const size_t events = trace.slices().size();
       explorer.AddTrace(DisplayName(path, file), std::move(trace), file);
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("opened %s: %zu events in %.2f s%s\n", file.c_str(), events, s,
                   stats.skipped ? " (some events skipped, see the trace header)" : "");
     }
@@ -100,14 +99,15 @@ int RunExplore(const ExploreArgs& args) {
   char hostname[256] = "this-host";
   gethostname(hostname, sizeof(hostname) - 1);
   if (IsLoopbackHost(args.host)) {
-    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n",
-                port, port, hostname, port);
+    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n", port,
+                port, hostname, port);
   } else {
     std::printf("access token: %s (required on every request; the URL above carries it)\n",
                 server->token().c_str());
-    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
-                "http://127.0.0.1:%d/?token=%s\n",
-                port, port, hostname, port, server->token().c_str());
+    std::printf(
+        "from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
+        "http://127.0.0.1:%d/?token=%s\n",
+        port, port, hostname, port, server->token().c_str());
   }
   std::printf("press Ctrl-C to stop\n");
   std::fflush(stdout);
@@ -130,8 +130,9 @@ int RunExplore(const ExploreArgs& args) {
 
 void AddExploreCommand(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
-      "explore", "Open traces or profile directories in the browser Explorer (several paths: "
-                 "a comparison)");
+      "explore",
+      "Open traces or profile directories in the browser Explorer (several paths: "
+      "a comparison)");
   auto args = std::make_shared<ExploreArgs>();
   cmd->add_option("paths", args->paths, "trace files (.json, .json.gz) or profile directories");
   cmd->add_option("--port", args->port, "port to serve on (default 8765, or any free port)")

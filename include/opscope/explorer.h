@@ -33,8 +33,8 @@
 namespace opscope {
 
 struct ExplorerOptions {
-  std::string host = "127.0.0.1";  // bind address
-  int port = 0;                    // 0 = pick a free port
+  std::string host = "127.0.0.1";     // bind address
+  int port = 0;                       // 0 = pick a free port
   bool fallback_to_any_port = false;  // when `port` is taken, pick a free one instead of failing
   // Required for non-loopback hosts; generated (random, 32 hex digits) when left empty there.
   // When set for a loopback host it is enforced too.

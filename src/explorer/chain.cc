@@ -62,16 +62,23 @@ Chain BuildChain(const TraceIndex& index, uint32_t slice) {
 
   uint32_t op = kNone;
   switch (level) {
-    case kFrameworkLevel: op = slice; break;
-    case kRuntimeLevel: op = EnclosingOp(index, slice); break;
+    case kFrameworkLevel:
+      op = slice;
+      break;
+    case kRuntimeLevel:
+      op = EnclosingOp(index, slice);
+      break;
     case kHardwareLevel:
       op = trace.Link(slice).op;
       if (op == kNone) op = HostOpWithExternalId(index, sel.external_id);
       break;
-    default: op = HostOpWithExternalId(index, sel.external_id); break;
+    default:
+      op = HostOpWithExternalId(index, sel.external_id);
+      break;
   }
 
-  // Framework: enclosing ops (outermost first), the op, and (when an op is selected) its nested ops.
+  // Framework: enclosing ops (outermost first), the op, and (when an op is selected) its nested
+  // ops.
   std::vector<uint32_t> ops;  // the op and nested ops whose device work belongs to the chain
   if (op != kNone) {
     for (uint32_t p = EnclosingOp(index, op); p != kNone; p = EnclosingOp(index, p)) {
@@ -107,9 +114,7 @@ Chain BuildChain(const TraceIndex& index, uint32_t slice) {
   // Device executions.
   std::vector<uint32_t> hardware;
   std::unordered_set<uint32_t> seen_hw;
-  auto is_exec = [&](uint32_t id) {
-    return LevelOf(index, id) == kHardwareLevel;
-  };
+  auto is_exec = [&](uint32_t id) { return LevelOf(index, id) == kHardwareLevel; };
   if (level == kHardwareLevel) {
     AddUnique(&hardware, &seen_hw, slice);
   } else if (level == kInstructionLevel) {
@@ -209,7 +214,9 @@ Chain BuildChain(const TraceIndex& index, uint32_t slice) {
 void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   const Chain chain = BuildChain(index, slice);
   static constexpr const char* kRoles[3] = {"upstream", "selected", "downstream"};
-  auto role_of = [&](int level) { return kRoles[level < chain.level ? 0 : level == chain.level ? 1 : 2]; };
+  auto role_of = [&](int level) {
+    return kRoles[level < chain.level ? 0 : level == chain.level ? 1 : 2];
+  };
   w->BeginObject();
   w->Field("selected", chain.selected);
   w->Field("level", chain.level);
@@ -238,8 +245,8 @@ void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   level("runtime", "runtime calls", role_of(kRuntimeLevel), chain.runtime_total, chain.runtime);
   level("hardware", "device executions", role_of(kHardwareLevel), chain.hardware_total,
         chain.hardware);
-  level("instructions", "engine instructions", role_of(kInstructionLevel),
-        chain.instruction_total, chain.instructions);
+  level("instructions", "engine instructions", role_of(kInstructionLevel), chain.instruction_total,
+        chain.instructions);
   w->EndArray();
   w->Key("edges");
   w->BeginArray();

@@ -1,4 +1,5 @@
 // The Explorer's HTTP server: routes, parameter checks, access control and limits.
+#include <fmt/format.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -9,8 +10,6 @@
 #include <random>
 #include <regex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "explorer/assets.h"
 #include "explorer/chain.h"
@@ -151,8 +150,10 @@ bool IsLoopbackHost(std::string_view host) {
   if (host.substr(0, 4) != "127.") return false;
   int dots = 0;
   for (char c : host) {
-    if (c == '.') ++dots;
-    else if (c < '0' || c > '9') return false;
+    if (c == '.')
+      ++dots;
+    else if (c < '0' || c > '9')
+      return false;
   }
   return dots == 3;
 }
@@ -252,173 +253,174 @@ struct Explorer::Impl {
 };
 
 void Explorer::Impl::Routes() {
-  server.set_pre_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) { return CheckAccess(req, res); });
+  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return CheckAccess(req, res);
+  });
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
       SendError(res, res.status, res.status == 404 ? "not found" : "bad request");
     }
   });
-  server.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        SendError(res, 500, "internal error");
-      });
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                                  std::exception_ptr) { SendError(res, 500, "internal error"); });
 
   server.Get("/api/info", Api([this](const httplib::Request&, httplib::Response& res) {
-    JsonWriter w;
-    w.BeginObject();
-    w.Field("compare", options.compare);
-    w.Key("traces");
-    w.BeginArray();
-    for (size_t i = 0; i < traces.size(); ++i) {
-      const LoadedTrace& t = *traces[i];
-      w.BeginObject();
-      w.Field("index", static_cast<uint64_t>(i));
-      w.Field("name", t.name);
-      w.Field("source", t.source);
-      w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
-      w.Field("start_ns", t.index->start_ns());
-      w.Field("end_ns", t.index->end_ns());
-      w.Field("device_type", t.trace->metadata().device_type);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-    SendJson(res, w.Take());
-  }));
+               JsonWriter w;
+               w.BeginObject();
+               w.Field("compare", options.compare);
+               w.Key("traces");
+               w.BeginArray();
+               for (size_t i = 0; i < traces.size(); ++i) {
+                 const LoadedTrace& t = *traces[i];
+                 w.BeginObject();
+                 w.Field("index", static_cast<uint64_t>(i));
+                 w.Field("name", t.name);
+                 w.Field("source", t.source);
+                 w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
+                 w.Field("start_ns", t.index->start_ns());
+                 w.Field("end_ns", t.index->end_ns());
+                 w.Field("device_type", t.trace->metadata().device_type);
+                 w.EndObject();
+               }
+               w.EndArray();
+               w.EndObject();
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/lanes)", Api([this](const httplib::Request& req,
-                                                     httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    JsonWriter w;
-    t.index->WriteLanes(&w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/lanes)",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               JsonWriter w;
+               t.index->WriteLanes(&w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/viewport)", Api([this](const httplib::Request& req,
-                                                        httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    explorer::ViewportQuery q;
-    q.t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    q.t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    if (q.t1 <= q.t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-    q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
-    q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
-    q.lanes = LaneListParam(req, t.index->lanes().size());
-    JsonWriter w;
-    t.index->WriteViewport(q, &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/viewport)",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               explorer::ViewportQuery q;
+               q.t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
+               q.t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
+               if (q.t1 <= q.t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+               q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
+               q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
+               q.lanes = LaneListParam(req, t.index->lanes().size());
+               JsonWriter w;
+               t.index->WriteViewport(q, &w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/slice/(\d+))", Api([this](const httplib::Request& req,
-                                                          httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    JsonWriter w;
-    t.index->WriteSlice(SliceParam(t, req.matches[2].str()), &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/slice/(\d+))",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               JsonWriter w;
+               t.index->WriteSlice(SliceParam(t, req.matches[2].str()), &w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/chain/(\d+))", Api([this](const httplib::Request& req,
-                                                          httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    JsonWriter w;
-    explorer::WriteChain(*t.index, SliceParam(t, req.matches[2].str()), &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/chain/(\d+))",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               JsonWriter w;
+               explorer::WriteChain(*t.index, SliceParam(t, req.matches[2].str()), &w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/device/(\d+))", Api([this](const httplib::Request& req,
-                                                           httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    const uint32_t exec = SliceParam(t, req.matches[2].str());
-    JsonWriter w;
-    explorer::WriteDeviceView(*t.index, exec, &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/device/(\d+))",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               const uint32_t exec = SliceParam(t, req.matches[2].str());
+               JsonWriter w;
+               explorer::WriteDeviceView(*t.index, exec, &w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/ops)", Api([this](const httplib::Request& req,
-                                                   httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    const bool shapes = IntParam(req, "shapes", 0, 0, 1) == 1;
-    if (!req.has_param("t0") && !req.has_param("t1") && !shapes) {
-      std::call_once(t.ops_once, [&] {
+  server.Get(
+      R"(/api/trace/(\d+)/ops)", Api([this](const httplib::Request& req, httplib::Response& res) {
+        LoadedTrace& t = TraceParam(req);
+        const bool shapes = IntParam(req, "shapes", 0, 0, 1) == 1;
+        if (!req.has_param("t0") && !req.has_param("t1") && !shapes) {
+          std::call_once(t.ops_once, [&] {
+            JsonWriter w;
+            explorer::WriteOpTable(*t.trace, false, &w);
+            t.ops_json = w.Take();
+          });
+          SendJson(res, t.ops_json);
+          return;
+        }
+        const int64_t t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
+        const int64_t t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
+        if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
         JsonWriter w;
-        explorer::WriteOpTable(*t.trace, false, &w);
-        t.ops_json = w.Take();
-      });
-      SendJson(res, t.ops_json);
-      return;
-    }
-    const int64_t t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    const int64_t t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-    JsonWriter w;
-    if (t0 <= t.index->start_ns() && t1 >= t.index->end_ns()) {
-      explorer::WriteOpTable(*t.trace, shapes, &w);
-    } else {
-      const Trace part = explorer::SliceTimeRange(*t.trace, t0, t1);
-      explorer::WriteOpTable(part, shapes, &w);
-    }
-    SendJson(res, w.Take());
-  }));
+        if (t0 <= t.index->start_ns() && t1 >= t.index->end_ns()) {
+          explorer::WriteOpTable(*t.trace, shapes, &w);
+        } else {
+          const Trace part = explorer::SliceTimeRange(*t.trace, t0, t1);
+          explorer::WriteOpTable(part, shapes, &w);
+        }
+        SendJson(res, w.Take());
+      }));
 
-  server.Get(R"(/api/trace/(\d+)/select)", Api([this](const httplib::Request& req,
-                                                      httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    const int64_t t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    const int64_t t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
-    if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-    const int limit = static_cast<int>(IntParam(req, "limit", 50, 1, kMaxListLimit));
-    JsonWriter w;
-    t.index->WriteSelection(t0, t1, LaneListParam(req, t.index->lanes().size()), limit, &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(
+      R"(/api/trace/(\d+)/select)",
+      Api([this](const httplib::Request& req, httplib::Response& res) {
+        LoadedTrace& t = TraceParam(req);
+        const int64_t t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
+        const int64_t t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
+        if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+        const int limit = static_cast<int>(IntParam(req, "limit", 50, 1, kMaxListLimit));
+        JsonWriter w;
+        t.index->WriteSelection(t0, t1, LaneListParam(req, t.index->lanes().size()), limit, &w);
+        SendJson(res, w.Take());
+      }));
 
-  server.Get(R"(/api/trace/(\d+)/search)", Api([this](const httplib::Request& req,
-                                                      httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    const std::string q = req.get_param_value("q");
-    if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
-    if (q.size() > kMaxRegexLength) throw BadRequest{"parameter 'q' is too long"};
-    const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
-    const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
-    const StringTable& strings = t.trace->strings();
-    std::vector<bool> names(strings.size(), false);
-    if (exact) {
-      const StringId id = strings.Find(q);
-      if (id != kNone) names[id] = true;
-    } else {
-      const std::regex re(q, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-      for (size_t i = 1; i < strings.size(); ++i) {
-        std::string_view s = strings.Get(static_cast<StringId>(i));
-        s = s.substr(0, 512);  // bounds the matcher's work on very long names
-        names[i] = std::regex_search(s.begin(), s.end(), re);
-      }
-    }
-    JsonWriter w;
-    t.index->WriteSearch(names, limit, &w);
-    SendJson(res, w.Take());
-  }));
+  server.Get(R"(/api/trace/(\d+)/search)",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               const std::string q = req.get_param_value("q");
+               if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
+               if (q.size() > kMaxRegexLength) throw BadRequest{"parameter 'q' is too long"};
+               const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
+               const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
+               const StringTable& strings = t.trace->strings();
+               std::vector<bool> names(strings.size(), false);
+               if (exact) {
+                 const StringId id = strings.Find(q);
+                 if (id != kNone) names[id] = true;
+               } else {
+                 const std::regex re(
+                     q, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+                 for (size_t i = 1; i < strings.size(); ++i) {
+                   std::string_view s = strings.Get(static_cast<StringId>(i));
+                   s = s.substr(0, 512);  // bounds the matcher's work on very long names
+                   names[i] = std::regex_search(s.begin(), s.end(), re);
+                 }
+               }
+               JsonWriter w;
+               t.index->WriteSearch(names, limit, &w);
+               SendJson(res, w.Take());
+             }));
 
-  server.Get(R"(/api/trace/(\d+)/summary)", Api([this](const httplib::Request& req,
-                                                       httplib::Response& res) {
-    LoadedTrace& t = TraceParam(req);
-    std::call_once(t.summary_once, [&] {
-      JsonWriter w;
-      explorer::WriteSummary(*t.index, &w);
-      t.summary_json = w.Take();
-    });
-    SendJson(res, t.summary_json);
-  }));
+  server.Get(R"(/api/trace/(\d+)/summary)",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               std::call_once(t.summary_once, [&] {
+                 JsonWriter w;
+                 explorer::WriteSummary(*t.index, &w);
+                 t.summary_json = w.Take();
+               });
+               SendJson(res, t.summary_json);
+             }));
 
   server.Get("/api/diff", Api([this](const httplib::Request& req, httplib::Response& res) {
-    const int64_t n = static_cast<int64_t>(traces.size());
-    if (n < 2) throw BadRequest{"a comparison needs two traces"};
-    const int64_t a = IntParam(req, "a", 0, 0, n - 1);
-    const int64_t b = IntParam(req, "b", 1, 0, n - 1);
-    JsonWriter w;
-    explorer::WriteDiff(*traces[a]->trace, *traces[b]->trace, &w);
-    SendJson(res, w.Take());
-  }));
+               const int64_t n = static_cast<int64_t>(traces.size());
+               if (n < 2) throw BadRequest{"a comparison needs two traces"};
+               const int64_t a = IntParam(req, "a", 0, 0, n - 1);
+               const int64_t b = IntParam(req, "b", 1, 0, n - 1);
+               JsonWriter w;
+               explorer::WriteDiff(*traces[a]->trace, *traces[b]->trace, &w);
+               SendJson(res, w.Take());
+             }));
 
   // UI assets: exact matches against the compiled-in table; nothing else is ever served.
   server.Get(R"(/[^/]*)", [](const httplib::Request& req, httplib::Response& res) {
@@ -485,8 +487,8 @@ bool Explorer::Start(std::string* error) {
                (im.port = im.server.bind_to_any_port(im.options.host)) > 0) {
       // bound to a free port instead
     } else {
-      *error = fmt::format("cannot bind {}:{} (address in use or not available)",
-                           im.options.host, im.options.port);
+      *error = fmt::format("cannot bind {}:{} (address in use or not available)", im.options.host,
+                           im.options.port);
       return false;
     }
   }

@@ -1,9 +1,9 @@
 // FindTraceFiles: which files a path given to `opscope explore` names.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "opscope/explorer.h"
 
@@ -30,8 +30,7 @@ bool LooksLikeTrace(const std::filesystem::path& p) {
 
 }  // namespace
 
-bool FindTraceFiles(const std::string& path, std::vector<std::string>* files,
-                    std::string* error) {
+bool FindTraceFiles(const std::string& path, std::vector<std::string>* files, std::string* error) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -55,8 +54,10 @@ bool FindTraceFiles(const std::string& path, std::vector<std::string>* files,
     if (it->is_regular_file(ec) && LooksLikeTrace(it->path())) found.push_back(it->path().string());
   }
   if (found.empty()) {
-    *error = fmt::format("{}: no trace files (*.json with traceEvents, *.json.gz) found in this "
-                         "directory", path);
+    *error = fmt::format(
+        "{}: no trace files (*.json with traceEvents, *.json.gz) found in this "
+        "directory",
+        path);
     return false;
   }
   std::sort(found.begin(), found.end());

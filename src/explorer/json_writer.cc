@@ -1,8 +1,8 @@
 #include "explorer/json_writer.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace opscope::explorer {
 namespace {
@@ -13,10 +13,17 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   size_t len = 0;
   uint32_t min = 0;
   if (b < 0x80) return 1;
-  if ((b & 0xe0) == 0xc0) { len = 2; min = 0x80; }
-  else if ((b & 0xf0) == 0xe0) { len = 3; min = 0x800; }
-  else if ((b & 0xf8) == 0xf0) { len = 4; min = 0x10000; }
-  else return 0;
+  if ((b & 0xe0) == 0xc0) {
+    len = 2;
+    min = 0x80;
+  } else if ((b & 0xf0) == 0xe0) {
+    len = 3;
+    min = 0x800;
+  } else if ((b & 0xf8) == 0xf0) {
+    len = 4;
+    min = 0x10000;
+  } else
+    return 0;
   if (i + len > s.size()) return 0;
   uint32_t cp = b & (0x7f >> len);
   for (size_t k = 1; k < len; ++k) {
@@ -46,13 +53,27 @@ void AppendJsonString(std::string_view s, std::string* out) {
       continue;
     }
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           fmt::format_to(std::back_inserter(*out), "\\u{:04x}", c);

@@ -34,14 +34,38 @@ class JsonWriter {
   void Raw(std::string_view json);
 
   // Key + value shorthands.
-  void Field(std::string_view key, std::string_view s) { Key(key); String(s); }
-  void Field(std::string_view key, const char* s) { Key(key); String(s); }
-  void Field(std::string_view key, int64_t v) { Key(key); Int(v); }
-  void Field(std::string_view key, int v) { Key(key); Int(v); }
-  void Field(std::string_view key, uint32_t v) { Key(key); Int(v); }
-  void Field(std::string_view key, uint64_t v) { Key(key); Uint(v); }
-  void Field(std::string_view key, double v) { Key(key); Double(v); }
-  void Field(std::string_view key, bool v) { Key(key); Bool(v); }
+  void Field(std::string_view key, std::string_view s) {
+    Key(key);
+    String(s);
+  }
+  void Field(std::string_view key, const char* s) {
+    Key(key);
+    String(s);
+  }
+  void Field(std::string_view key, int64_t v) {
+    Key(key);
+    Int(v);
+  }
+  void Field(std::string_view key, int v) {
+    Key(key);
+    Int(v);
+  }
+  void Field(std::string_view key, uint32_t v) {
+    Key(key);
+    Int(v);
+  }
+  void Field(std::string_view key, uint64_t v) {
+    Key(key);
+    Uint(v);
+  }
+  void Field(std::string_view key, double v) {
+    Key(key);
+    Double(v);
+  }
+  void Field(std::string_view key, bool v) {
+    Key(key);
+    Bool(v);
+  }
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }

@@ -1,11 +1,11 @@
 #include "explorer/summary.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "opscope/analysis.h"
 
@@ -34,7 +34,8 @@ struct CallStats {
 std::string GroupName(std::string_view name) {
   const size_t hash = name.rfind('#');
   if (hash != std::string_view::npos && hash + 1 < name.size() &&
-      std::all_of(name.begin() + hash + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      std::all_of(name.begin() + hash + 1, name.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
     return std::string(name.substr(0, hash));
   }
   return std::string(name);
@@ -55,7 +56,7 @@ bool IsExecution(const TraceIndex& index, uint32_t id) {
 struct Repetition {
   size_t period = 0;
   size_t repeats = 0;
-  std::vector<StringId> names;  // one period
+  std::vector<StringId> names;            // one period
   int64_t execs = 0, busy = 0, idle = 0;  // totals over the repetitions
 };
 
@@ -66,7 +67,8 @@ Repetition FindRepetition(const Trace& trace, const std::vector<uint32_t>& top_o
   const size_t n = top_ops.size();
   for (size_t p = 2; p <= 64 && 2 * p <= n; ++p) {
     size_t same = 0;
-    for (size_t i = 0; i + p < n; ++i) same += slices[top_ops[i]].name == slices[top_ops[i + p]].name;
+    for (size_t i = 0; i + p < n; ++i)
+      same += slices[top_ops[i]].name == slices[top_ops[i + p]].name;
     if (same < (n - p) * 9 / 10) continue;
     bool varied = false;
     for (size_t i = 1; i < p; ++i) varied |= slices[top_ops[i]].name != slices[top_ops[0]].name;
@@ -116,9 +118,8 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
   std::vector<Gap> gaps;
   int64_t gap_total = 0;
   for (auto& [process, v] : by_device) {
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
-      return a.start < b.start;
-    });
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
     int64_t cur_end = v[0].end;
     uint32_t cur_last = v[0].slice;
     for (size_t i = 1; i < v.size(); ++i) {
@@ -144,7 +145,10 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
       uint32_t op = trace.Link(e.slice).op;
       if (op == kNone && slices[e.slice].external_id != 0) {
         for (uint32_t id : index.WithExternalId(slices[e.slice].external_id)) {
-          if (index.IsHostOp(id)) { op = id; break; }
+          if (index.IsHostOp(id)) {
+            op = id;
+            break;
+          }
         }
       }
       for (uint32_t a = op; a != kNone; a = slices[a].parent) {
@@ -206,9 +210,8 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
     }
     if (top) top_ops.push_back(op);
   }
-  std::sort(top_ops.begin(), top_ops.end(), [&](uint32_t a, uint32_t b) {
-    return slices[a].ts_ns < slices[b].ts_ns;
-  });
+  std::sort(top_ops.begin(), top_ops.end(),
+            [&](uint32_t a, uint32_t b) { return slices[a].ts_ns < slices[b].ts_ns; });
   const Repetition rep = FindRepetition(trace, top_ops, calls);
   if (rep.period > 0 && rep.execs >= static_cast<int64_t>(2 * rep.repeats)) {
     std::string names;
@@ -218,10 +221,12 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
     const double busy = static_cast<double>(rep.busy) / rep.repeats;
     const std::string saving =
         idle >= 0.01 * busy
-            ? fmt::format("~{} of device idle time between executions per repetition", FormatNs(idle))
-            : std::string("the round trips of intermediate results through device memory between "
-                          "them (the executions already run back to back, so the saving is in "
-                          "the executions themselves)");
+            ? fmt::format("~{} of device idle time between executions per repetition",
+                          FormatNs(idle))
+            : std::string(
+                  "the round trips of intermediate results through device memory between "
+                  "them (the executions already run back to back, so the saving is in "
+                  "the executions themselves)");
     findings.push_back(fmt::format(
         "A sequence of {} ops ({}) repeats {} times and takes {:.0f} device executions each time "
         "({} of device time per repetition); fusing it into one execution would remove {:.0f} "
@@ -229,24 +234,23 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
         rep.period, names, rep.repeats, per, FormatNs(busy), per - 1, saving));
   }
   if (!ops.rows.empty() && ops.total_direct_device_ns > 0 && ops.rows[0].direct_device_ns > 0) {
-    findings.push_back(fmt::format("{} takes {:.1f}% of the device time attributed to ops ({} over "
-                                   "{} calls).",
-                                   ops.rows[0].name,
-                                   100.0 * ops.rows[0].direct_device_ns /
-                                       ops.total_direct_device_ns,
-                                   FormatNs(ops.rows[0].direct_device_ns), ops.rows[0].calls));
+    findings.push_back(fmt::format(
+        "{} takes {:.1f}% of the device time attributed to ops ({} over "
+        "{} calls).",
+        ops.rows[0].name, 100.0 * ops.rows[0].direct_device_ns / ops.total_direct_device_ns,
+        FormatNs(ops.rows[0].direct_device_ns), ops.rows[0].calls));
   }
   if (!gaps.empty()) {
-    findings.push_back(fmt::format("The longest device idle gap is {}, after {} ({} gaps, {} in all).",
-                                   FormatNs(gaps[0].dur), trace.Str(slices[gaps[0].before].name),
-                                   gaps.size(), FormatNs(gap_total)));
+    findings.push_back(fmt::format(
+        "The longest device idle gap is {}, after {} ({} gaps, {} in all).", FormatNs(gaps[0].dur),
+        trace.Str(slices[gaps[0].before].name), gaps.size(), FormatNs(gap_total)));
   }
   // Engine lanes: how much of the instruction time is data movement.
   int64_t dma_ns = 0, engine_ns = 0;
   for (const Lane& lane : index.lanes()) {
     if (lane.group != LaneGroup::kEngines) continue;
-    const bool dma = lane.title.find("DMA") != std::string::npos ||
-                     lane.title.find("dma") != std::string::npos;
+    const bool dma =
+        lane.title.find("DMA") != std::string::npos || lane.title.find("dma") != std::string::npos;
     for (const LaneRow& row : lane.rows) {
       const int64_t t = row.busy.empty() ? 0 : row.busy.back();
       engine_ns += t;
@@ -264,8 +268,8 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
   uint64_t dropped = 0;
   for (const auto& d : trace.metadata().dropped) dropped += d.second;
   if (dropped > 0) {
-    findings.push_back(fmt::format("{} events were dropped while recording: figures undercount.",
-                                   dropped));
+    findings.push_back(
+        fmt::format("{} events were dropped while recording: figures undercount.", dropped));
   }
 
   w->BeginObject();

@@ -15,7 +15,9 @@ struct Rng {
     s ^= s >> 27;
     return s * 2685821657736338717ull;
   }
-  int64_t Range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(Next() % (hi - lo + 1)); }
+  int64_t Range(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Next() % (hi - lo + 1));
+  }
 };
 
 }  // namespace
@@ -110,8 +112,8 @@ Trace MakeSyntheticNeuronTrace(const SyntheticTraceOptions& options) {
         ins.kind = ActivityKind::kInstruction;
         ins.track = engine_tracks[e];
         ins.ts_ns = engine_free[e];
-        ins.dur_ns = std::max<int64_t>(50, (exec.dur_ns - 400) / std::max(1, k) +
-                                               rng.Range(-40, 40));
+        ins.dur_ns =
+            std::max<int64_t>(50, (exec.dur_ns - 400) / std::max(1, k) + rng.Range(-40, 40));
         ins.dur_ns = std::min(ins.dur_ns, exec.ts_ns + exec.dur_ns - ins.ts_ns);
         if (ins.dur_ns <= 0) break;
         ins.external_id = op.external_id;

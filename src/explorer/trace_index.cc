@@ -1,13 +1,13 @@
 #include "explorer/trace_index.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 namespace opscope::explorer {
 namespace {
@@ -43,32 +43,52 @@ std::string TrackTitle(const Trace& t, uint32_t tr) {
 
 std::string_view LaneGroupKey(LaneGroup group) {
   switch (group) {
-    case LaneGroup::kFramework: return "framework";
-    case LaneGroup::kInteraction: return "interaction";
-    case LaneGroup::kRuntime: return "runtime";
-    case LaneGroup::kHardware: return "hardware";
-    case LaneGroup::kEngines: return "engines";
-    case LaneGroup::kCounters: return "counters";
+    case LaneGroup::kFramework:
+      return "framework";
+    case LaneGroup::kInteraction:
+      return "interaction";
+    case LaneGroup::kRuntime:
+      return "runtime";
+    case LaneGroup::kHardware:
+      return "hardware";
+    case LaneGroup::kEngines:
+      return "engines";
+    case LaneGroup::kCounters:
+      return "counters";
   }
   return "other";
 }
 
 std::string_view ActivityKindName(ActivityKind kind) {
   switch (kind) {
-    case ActivityKind::kCpuOp: return "cpu_op";
-    case ActivityKind::kUserAnnotation: return "user_annotation";
-    case ActivityKind::kPythonFunction: return "python_function";
-    case ActivityKind::kRuntime: return "runtime";
-    case ActivityKind::kDriver: return "driver";
-    case ActivityKind::kKernel: return "kernel";
-    case ActivityKind::kMemcpy: return "memcpy";
-    case ActivityKind::kMemset: return "memset";
-    case ActivityKind::kDeviceAnnotation: return "device_annotation";
-    case ActivityKind::kInstruction: return "instruction";
-    case ActivityKind::kCollective: return "collective";
-    case ActivityKind::kSync: return "sync";
-    case ActivityKind::kOverhead: return "overhead";
-    case ActivityKind::kOther: return "other";
+    case ActivityKind::kCpuOp:
+      return "cpu_op";
+    case ActivityKind::kUserAnnotation:
+      return "user_annotation";
+    case ActivityKind::kPythonFunction:
+      return "python_function";
+    case ActivityKind::kRuntime:
+      return "runtime";
+    case ActivityKind::kDriver:
+      return "driver";
+    case ActivityKind::kKernel:
+      return "kernel";
+    case ActivityKind::kMemcpy:
+      return "memcpy";
+    case ActivityKind::kMemset:
+      return "memset";
+    case ActivityKind::kDeviceAnnotation:
+      return "device_annotation";
+    case ActivityKind::kInstruction:
+      return "instruction";
+    case ActivityKind::kCollective:
+      return "collective";
+    case ActivityKind::kSync:
+      return "sync";
+    case ActivityKind::kOverhead:
+      return "overhead";
+    case ActivityKind::kOther:
+      return "other";
   }
   return "other";
 }
@@ -178,8 +198,10 @@ void TraceIndex::BuildLanes() {
         lane.title = fmt::format("{} · {}", proc, thread);
       }
       const Process* sort_proc = nullptr;
-      if (device != kNone) sort_proc = &procs[device];
-      else if (track.process != kNone) sort_proc = &procs[track.process];
+      if (device != kNone)
+        sort_proc = &procs[device];
+      else if (track.process != kNone)
+        sort_proc = &procs[track.process];
       lane.sort_key[0] = static_cast<int64_t>(group);
       lane.sort_key[1] = sort_proc ? sort_proc->sort_index : 0;
       lane.sort_key[2] = sort_proc ? sort_proc->pid : 0;
@@ -193,8 +215,8 @@ void TraceIndex::BuildLanes() {
   std::vector<uint32_t> order(lanes.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 4,
-                                        lanes[b].sort_key, lanes[b].sort_key + 4);
+    return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 4, lanes[b].sort_key,
+                                        lanes[b].sort_key + 4);
   });
   std::vector<int64_t> stack_end;
   for (uint32_t pos = 0; pos < order.size(); ++pos) {
@@ -230,16 +252,15 @@ void TraceIndex::BuildCounterLanes() {
   std::map<uint32_t, std::vector<uint32_t>> by_track;
   for (uint32_t i = 0; i < counters.size(); ++i) by_track[counters[i].track].push_back(i);
   for (auto& [track, ids] : by_track) {
-    std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
-      return counters[a].ts_ns < counters[b].ts_ns;
-    });
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](uint32_t a, uint32_t b) { return counters[a].ts_ns < counters[b].ts_ns; });
     Lane lane;
     lane.group = LaneGroup::kCounters;
     lane.track = track;
     if (track < trace_.tracks().size()) {
       lane.process = trace_.tracks()[track].process;
-      lane.title = fmt::format("{} · {}", ProcessTitle(trace_, lane.process),
-                               TrackTitle(trace_, track));
+      lane.title =
+          fmt::format("{} · {}", ProcessTitle(trace_, lane.process), TrackTitle(trace_, track));
     } else {
       lane.title = "counter";
     }
@@ -302,8 +323,8 @@ void TraceIndex::WriteLanes(JsonWriter* w) const {
       "framework", "framework-device interaction", "runtime", "hardware", "device engines",
       "counters"};
   static constexpr std::string_view kOtherTitles[kNumLaneGroups] = {
-      "host threads", "framework-device interaction", "runtime", "device streams",
-      "device engines", "counters"};
+      "host threads", "framework-device interaction", "runtime", "device streams", "device engines",
+      "counters"};
   w->Key("groups");
   w->BeginArray();
   for (int g = 0; g < kNumLaneGroups; ++g) {
@@ -580,9 +601,15 @@ void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
   }
   const DeviceLink& link = trace_.Link(slice);
   w->Key("launched_by");
-  if (link.op != kNone) WriteSliceRef(link.op, w); else w->Null();
+  if (link.op != kNone)
+    WriteSliceRef(link.op, w);
+  else
+    w->Null();
   w->Key("runtime_call");
-  if (link.runtime != kNone) WriteSliceRef(link.runtime, w); else w->Null();
+  if (link.runtime != kNone)
+    WriteSliceRef(link.runtime, w);
+  else
+    w->Null();
   w->Field("device_activity",
            static_cast<uint64_t>(IsHostOp(slice) ? trace_.DeviceActivityOf(slice).size() : 0));
   w->Key("flows");

@@ -38,10 +38,10 @@ std::string_view LaneGroupKey(LaneGroup group);  // "framework", "interaction", 
 
 // One row of non-overlapping slices, sorted by start. Times in ns.
 struct LaneRow {
-  std::vector<uint32_t> ids;       // slice indices
-  std::vector<int64_t> start;      // ts_ns per slice
-  std::vector<int64_t> end;        // ts_ns + dur_ns; non-decreasing
-  std::vector<int64_t> busy;       // busy[i] = sum of durations of slices [0, i)
+  std::vector<uint32_t> ids;   // slice indices
+  std::vector<int64_t> start;  // ts_ns per slice
+  std::vector<int64_t> end;    // ts_ns + dur_ns; non-decreasing
+  std::vector<int64_t> busy;   // busy[i] = sum of durations of slices [0, i)
 };
 
 struct Lane {

@@ -1,7 +1,11 @@
 // The Explorer's HTTP API, end to end on loopback: every endpoint, bad parameters, traversal
 // attempts, malformed requests, the access token, and concurrent clients.
 #include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <simdjson.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,11 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <simdjson.h>
 
 #include "explorer/synthetic_trace.h"
 #include "opscope/explorer.h"
@@ -120,8 +119,8 @@ TEST_F(ExplorerApiTest, LanesHaveTheNeuronGroups) {
   auto doc = Parse(p, Get("/api/trace/0/lanes"));
   std::vector<std::string> keys;
   for (auto g : simdjson::dom::array(doc["groups"])) keys.emplace_back(std::string_view(g["key"]));
-  EXPECT_EQ(keys, (std::vector<std::string>{"framework", "runtime", "hardware", "engines",
-                                            "counters"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"framework", "runtime", "hardware", "engines", "counters"}));
   EXPECT_TRUE(bool(doc["trace"]["neuron"]));
 }
 
@@ -138,8 +137,8 @@ TEST_F(ExplorerApiTest, ViewportConservesEventsAndBoundsItems) {
   const int64_t t1 = lanes["trace"]["end_ns"];
   for (int width : {10, 200, 3000}) {
     simdjson::dom::parser vp;
-    auto v = Parse(vp, Get(fmt::format("/api/trace/0/viewport?t0={}&t1={}&width={}", t0, t1 + 1,
-                                       width)));
+    auto v = Parse(
+        vp, Get(fmt::format("/api/trace/0/viewport?t0={}&t1={}&width={}", t0, t1 + 1, width)));
     for (auto lane : simdjson::dom::array(v["lanes"])) {
       int64_t count = 0;
       std::map<int64_t, int64_t> items_per_row;
@@ -318,13 +317,14 @@ TEST_F(ExplorerApiTest, ServesTheUi) {
 }
 
 TEST_F(ExplorerApiTest, NothingOutsideTheUiIsServed) {
-  for (const char* path : {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
-                           "/..%2f..%2fetc%2fpasswd", "/index.html/../../../etc/passwd",
-                           "/api/../../etc/passwd", "//etc/passwd", "/etc/passwd",
-                           "/%2fetc%2fpasswd", "/api/trace/0/../../../../etc/passwd",
-                           "/.%2e/.%2e/tmp/a.json", "/tmp/a.json", "/a.json"}) {
+  for (const char* path :
+       {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+        "/index.html/../../../etc/passwd", "/api/../../etc/passwd", "//etc/passwd", "/etc/passwd",
+        "/%2fetc%2fpasswd", "/api/trace/0/../../../../etc/passwd", "/.%2e/.%2e/tmp/a.json",
+        "/tmp/a.json", "/a.json"}) {
     const std::string response =
-        SendRaw(explorer_->port(), std::string("GET ") + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        SendRaw(explorer_->port(), std::string("GET ") + path +
+                                       " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     const int status = StatusOf(response);
     EXPECT_GE(status, 400) << path << " answered: " << response.substr(0, 300);
     EXPECT_LT(status, 500) << path;
@@ -334,20 +334,28 @@ TEST_F(ExplorerApiTest, NothingOutsideTheUiIsServed) {
 
 TEST_F(ExplorerApiTest, MalformedRequestsGet4xx) {
   const int port = explorer_->port();
-  EXPECT_EQ(StatusOf(SendRaw(port, "POST /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")), 405);
+  EXPECT_EQ(StatusOf(SendRaw(port,
+                             "POST /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+                             "close\r\nContent-Length: 2\r\n\r\n{}")),
+            405);
   std::string many = "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (int i = 0; i < 200; ++i) many += fmt::format("X-H{}: {}\r\n", i, i);
   EXPECT_EQ(StatusOf(SendRaw(port, many + "\r\n")), 431);
   const int garbage = StatusOf(SendRaw(port, "HELLO\r\n\r\n"));
   EXPECT_TRUE(garbage == 0 || (garbage >= 400 && garbage < 500)) << garbage;
-  const int long_uri = StatusOf(SendRaw(port, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n"));
+  const int long_uri =
+      StatusOf(SendRaw(port, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n"));
   EXPECT_TRUE(long_uri == 0 || (long_uri >= 400 && long_uri < 500)) << long_uri;
   // A declared body larger than the limit is refused before it is read.
-  const int big_body = StatusOf(SendRaw(
-      port, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 100000000\r\n\r\nxx"));
+  const int big_body = StatusOf(SendRaw(port,
+                                        "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+                                        "close\r\nContent-Length: 100000000\r\n\r\nxx"));
   EXPECT_EQ(big_body, 413);
   // Requests addressed to another host name (DNS rebinding) are refused on loopback.
-  EXPECT_EQ(StatusOf(SendRaw(port, "GET /api/info HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n")), 403);
+  EXPECT_EQ(
+      StatusOf(SendRaw(
+          port, "GET /api/info HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n")),
+      403);
   // The server is still fine.
   Get("/api/info");
 }
@@ -365,7 +373,10 @@ TEST_F(ExplorerApiTest, ConcurrentClients) {
             : (i % 3 == 1) ? fmt::format("/api/trace/0/chain/{}", (c * 97 + i * 31) % 1000)
                            : std::string("/api/trace/1/summary");
         auto res = client.Get(path.c_str());
-        if (res && res->status == 200 && IsValidJson(res->body)) ++ok; else ++failed;
+        if (res && res->status == 200 && IsValidJson(res->body))
+          ++ok;
+        else
+          ++failed;
       }
     });
   }

@@ -1,16 +1,16 @@
 // TraceIndex (lanes, rows, level-of-detail merging), JsonWriter escaping, FindTraceFiles.
+#include "explorer/trace_index.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
-#include <unistd.h>
-
-#include <gtest/gtest.h>
-#include <fmt/format.h>
-#include <simdjson.h>
-
 #include "explorer/json_writer.h"
 #include "explorer/summary.h"
-#include "explorer/trace_index.h"
 #include "opscope/explorer.h"
 
 namespace opscope::explorer {
@@ -98,10 +98,12 @@ TEST(TraceIndexTest, DescendantsStayInsideTheSlice) {
   const TraceIndex index(trace);
   const auto a = index.WithExternalId(1);
   uint32_t op = kNone;
-  for (uint32_t id : a) if (index.IsHostOp(id)) op = id;
+  for (uint32_t id : a)
+    if (index.IsHostOp(id)) op = id;
   ASSERT_NE(op, kNone);
   std::vector<std::string> names;
-  for (uint32_t d : index.Descendants(op, 100)) names.emplace_back(trace.Str(trace.slices()[d].name));
+  for (uint32_t d : index.Descendants(op, 100))
+    names.emplace_back(trace.Str(trace.slices()[d].name));
   EXPECT_EQ(names, (std::vector<std::string>{"cudaLaunchKernel", "B", "cudaDeviceSynchronize"}));
 }
 
@@ -109,8 +111,8 @@ TEST(TraceIndexTest, DescendantsStayInsideTheSlice) {
 TEST(SummaryTest, FindsRepeatedOpSequencesThatFusionWouldShorten) {
   Trace t;
   const uint32_t thread = t.AddThreadTrack(t.AddProcess(10, "python"), 10, "main");
-  const uint32_t stream =
-      t.AddThreadTrack(t.AddProcess(0, "NeuronCore 0", true), 0, "nc_exec", TrackKind::kDeviceStream);
+  const uint32_t stream = t.AddThreadTrack(t.AddProcess(0, "NeuronCore 0", true), 0, "nc_exec",
+                                           TrackKind::kDeviceStream);
   int64_t ts = 0, ext = 1;
   for (int r = 0; r < 5; ++r) {
     for (const char* name : {"A", "B", "C"}) {
