@@ -39,9 +39,15 @@ void AppendTimeline(const Trace& trace, std::string* out) {
   const DeviceTimeline tl = ComputeDeviceTimeline(trace);
   const std::string device = trace.metadata().device_type.empty() ? "device"
                                                                     : trace.metadata().device_type;
-  *out += fmt::format("{} timeline ({} activities)\n", device, tl.activities);
+  *out += fmt::format("{} timeline ({} activities", device, tl.activities);
+  if (tl.unlinked_activities > 0) {
+    *out += fmt::format("; {} with no runtime call or op left out, as TraceLens does",
+                        tl.unlinked_activities);
+  }
+  *out += ")\n";
   if (tl.activities == 0) {
-    *out += "  no device activity in this trace\n";
+    *out += tl.unlinked_activities == 0 ? "  no device activity in this trace\n"
+                                        : "  no device activity is linked to a runtime call\n";
     return;
   }
   const std::pair<const char*, int64_t> rows[] = {

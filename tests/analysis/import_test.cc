@@ -343,5 +343,35 @@ TEST(JsonStreamTest, ValuesSurviveEveryBufferBoundary) {
   }
 }
 
+// Values longer than the 64-byte blocks the scanner's fast path reads: brackets and escaped
+// quotes inside strings, strings and escapes spanning block edges, deep-ish nesting.
+TEST(JsonStreamTest, LongValuesScanLikeShortOnes) {
+  std::string value = R"({"name": ")" + std::string(70, 'n') + R"({[}]\"quoted\" \\", "args": {"a": [)";
+  for (int i = 0; i < 40; ++i) value += (i ? ", " : "") + std::string("[\"]}\\\"") + std::to_string(i) + "\"]";
+  value += R"(], "b": ")" + std::string(63, 'x') + R"(\\"}, "tail": "}]"})";
+  const std::string text = " " + value + " , " + value + " ";
+  for (size_t buffer : {1, 7, 63, 64, 65, 100, 128, 4096}) {
+    auto source = analysis::OpenMemorySource(text);
+    analysis::JsonStream stream(source.get(), 8, buffer);
+    std::string_view v;
+    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+    EXPECT_EQ(v, value) << buffer;
+    int c = 0;
+    ASSERT_TRUE(stream.Peek(&c).ok());
+    ASSERT_EQ(c, ',');
+    stream.Skip();
+    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+    EXPECT_EQ(v, value) << buffer;
+  }
+  // A mismatched bracket far into a long value is still found, with its offset.
+  std::string bad = "{\"a\": [" + std::string(100, ' ') + "}]";
+  auto source = analysis::OpenMemorySource(bad);
+  analysis::JsonStream stream(source.get(), 8, 4096);
+  std::string_view v;
+  ImportStatus st = stream.ReadValue(&v);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.offset(), bad.find('}'));
+}
+
 }  // namespace
 }  // namespace opscope
