@@ -175,10 +175,12 @@ class NeuronDevice {
 
   // Enqueues one execution of `program` on `core` and returns at once. `external_id` is the
   // host op's correlation (CurrentOpCorrelation()); activity is recorded only if a profiling
-  // session with device activity is running, as its DeviceConfig asks. Throws std::out_of_range for a bad core.
+  // session with device activity is running, as its DeviceConfig asks. Throws std::out_of_range for
+  // a bad core.
   void Execute(int core, Program program, uint64_t external_id);
   // Blocks until every queued execution has finished in the model's time (and its real result
-  // is written). The host therefore waits as long as the device is modeled to take.
+  // is written) and every Defer() task has run. The host therefore waits as long as the device
+  // is modeled to take.
   void Synchronize();
   // Executions enqueued but not finished in the model's time.
   int InFlight() const;

@@ -40,6 +40,18 @@ TEST_F(NeuronBackendTest, EagerOpsComputeTheCpuResultAsynchronously) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
 }
 
+// A host-to-device write lands in stream order: kernels queued before it still read the old
+// values even though the host call returns at once.
+TEST_F(NeuronBackendTest, HostWritesWaitForQueuedReaders) {
+  Tensor x = full({64, 64}, 1.0, Device("neuron:0"));
+  std::vector<Tensor> busy;
+  for (int i = 0; i < 4; ++i) busy.push_back(x * x);  // keep the core busy for a while
+  Tensor y = x * 2.0;                                 // queued: must read x == 1
+  x.copy_(full({64, 64}, 5.0));                       // host -> device write of x
+  EXPECT_FLOAT_EQ(y.ToVector()[0], 2.0f);
+  EXPECT_FLOAT_EQ(x.ToVector()[0], 5.0f);
+}
+
 TEST_F(NeuronBackendTest, OutOfMemoryNamesTheDeviceAndTheRequest) {
   try {
     empty({int64_t(1) << 40}, Device("neuron:0"));

@@ -152,7 +152,13 @@ class NeuronBackend final : public DeviceBackend {
 
   void CopyFromHost(const TensorRef& dst, const void* src, uint64_t correlation_id) override {
     const int64_t t0 = NowNs();
-    std::memcpy(ElementPtr(dst), src, size_t(Numel(dst)) * ElementSize(dst.dtype));
+    const size_t n = size_t(Numel(dst)) * ElementSize(dst.dtype);
+    // Queued kernels may still read `dst`: stage the bytes now and write them in stream order.
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                      static_cast<const char*>(src) + n);
+    void* to = ElementPtr(dst);
+    DefaultDevice().Defer(dst.device.index,
+                          [staged, to] { std::memcpy(to, staged->data(), staged->size()); });
     ReportRuntime("nrt_tensor_write", dst.device.index, t0, correlation_id);
   }
   void CopyToHost(void* dst, const TensorRef& src, uint64_t correlation_id) override {

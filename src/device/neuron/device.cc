@@ -46,7 +46,8 @@ struct NeuronDevice::Impl {
     std::mutex mu;
     std::condition_variable work_cv;
     std::deque<Job> queue;
-    int pending = 0;                         // enqueued and not finished
+    int pending = 0;                         // executions enqueued and not finished
+    int deferred = 0;                        // Defer() tasks not yet run (guarded by done_mu)
     int64_t free_at_ticks = 0;               // device time at which the core is idle
     std::unordered_set<std::string> loaded;  // programs already executed once
     EventRing ring;
@@ -110,6 +111,11 @@ void NeuronDevice::Impl::Run(Core* core) {
     }
     if (job.deferred) {
       job.deferred();
+      {
+        std::lock_guard<std::mutex> done_lock(done_mu);
+        --core->deferred;
+      }
+      done_cv.notify_all();
       continue;
     }
     if (job.program.compute) {
@@ -286,7 +292,7 @@ void NeuronDevice::Synchronize() {
     std::unique_lock<std::mutex> lock(impl_->done_mu);
     impl_->done_cv.wait(lock, [&] {
       for (auto& core : impl_->cores) {
-        if (core->pending > 0) return false;
+        if (core->pending > 0 || core->deferred > 0) return false;
       }
       return true;
     });
@@ -302,6 +308,10 @@ void NeuronDevice::Defer(int core_index, std::function<void()> fn) {
   Impl::Core* core = impl_->cores[core_index].get();
   Job job;
   job.deferred = std::move(fn);
+  {
+    std::lock_guard<std::mutex> done_lock(impl_->done_mu);
+    ++core->deferred;
+  }
   {
     std::lock_guard<std::mutex> lock(core->mu);
     core->queue.push_back(std::move(job));
