@@ -104,6 +104,10 @@ int RunExplore(const ExploreArgs& args) {
   } else {
     std::printf("access token: %s (required on every request; the URL above carries it)\n",
                 server->token().c_str());
+    if (args.host == "0.0.0.0" || args.host == "::") {
+      std::printf("on the network: http://%s:%d/?token=%s\n", hostname, port,
+                  server->token().c_str());
+    }
     std::printf(
         "from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
         "http://127.0.0.1:%d/?token=%s\n",

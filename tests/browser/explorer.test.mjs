@@ -125,6 +125,11 @@ test('clicking an aten::mul shows its chain down to nc_exec_running', async () =
   // The device trace of that execution.
   await page.click('#tabs button[data-tab="device"]');
   await page.waitForFunction(() => document.querySelector('#device-legend').textContent.length > 0);
+  const engines = await page.$$eval('#device-legend .legend-item', (els) => els.length);
+  if (engines > 0) {
+    // Instruction lanes of the execution, coloured by the op that issued them.
+    await page.waitForFunction(() => window.opscopeApp.deviceTimeline().rects.length > 0, null, {timeout: 10000});
+  }
   await shot(page, 'demo-device-trace');
   assert.deepEqual(page.errors, []);
   await page.close();
