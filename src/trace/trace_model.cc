@@ -330,21 +330,32 @@ void Trace::Finalize() {
       if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
     }
   }
-  std::vector<uint32_t> new_index(n);
-  for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
-  std::vector<uint32_t>().swap(order);
-  for (Flow& f : flows_) {
-    if (f.from != kNone && f.from < n) f.from = new_index[f.from];
-    if (f.to != kNone && f.to < n) f.to = new_index[f.to];
-  }
-  // Permute in place, cycle by cycle, so a large trace never holds two copies of its slices.
-  for (uint32_t i = 0; i < n; ++i) {
-    while (new_index[i] != i) {
-      const uint32_t j = new_index[i];
-      std::swap(slices_[i], slices_[j]);
-      std::swap(new_index[i], new_index[j]);
+  if (!flows_.empty()) {  // flows added with known slice indices follow their slices
+    std::vector<uint32_t> new_index(n);
+    for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
+    for (Flow& f : flows_) {
+      if (f.from != kNone && f.from < n) f.from = new_index[f.from];
+      if (f.to != kNone && f.to < n) f.to = new_index[f.to];
     }
   }
+  // Permute in place, cycle by cycle (one copy per slice), so a large trace never holds two
+  // copies of its slices. order[j] = the old index of the slice that belongs at j.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (order[i] == i) continue;
+    const Slice first = slices_[i];
+    uint32_t j = i;
+    for (;;) {
+      const uint32_t k = order[j];
+      order[j] = j;
+      if (k == i) {
+        slices_[j] = first;
+        break;
+      }
+      slices_[j] = slices_[k];
+      j = k;
+    }
+  }
+  std::vector<uint32_t>().swap(order);
 
   // 2. Per-track ranges.
   track_begin_.assign(tracks_.size() + 1, 0);
