@@ -131,7 +131,9 @@ std::string HostOnly(const std::string& host_header) {
 void SendJson(httplib::Response& res, std::string body, int status = 200) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(std::move(body), "application/json");
+  // Not plain "application/json": httplib gzips that type, which costs far more time than the
+  // loopback transfer it saves (1.5 s for a 550 KB viewport answer).
+  res.set_content(std::move(body), "application/json; charset=utf-8");
 }
 
 void SendError(httplib::Response& res, int status, std::string_view message) {
