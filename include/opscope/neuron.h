@@ -180,7 +180,8 @@ class NeuronDevice {
   void Execute(int core, Program program, uint64_t external_id);
   // Blocks until every queued execution has finished in the model's time (and its real result
   // is written) and every Defer() task has run. The host therefore waits as long as the device
-  // is modeled to take.
+  // is modeled to take. Throws std::runtime_error if an execution failed since the last call
+  // (a throwing kernel or an invalid program), naming the core and the program.
   void Synchronize();
   // Executions enqueued but not finished in the model's time.
   int InFlight() const;

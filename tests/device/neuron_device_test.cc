@@ -78,6 +78,32 @@ TEST(NeuronDevice, ExecuteReturnsAtOnceAndSynchronizeWaitsTheModeledTime) {
   EXPECT_GT(dev.instructions(), 2);
 }
 
+TEST(NeuronDevice, FailuresOnTheDeviceSurfaceAtTheNextSynchronize) {
+  NeuronDevice dev(FastParams(50));
+  Program bad = Neg(4, 4);
+  bad.name = "throwing_kernel";
+  bad.compute = [] { throw std::runtime_error("kernel exploded"); };
+  dev.Execute(1, std::move(bad), 0);
+  try {
+    dev.Synchronize();
+    FAIL() << "expected the kernel's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "neuron:1: execution of 'throwing_kernel' failed on the device: kernel exploded");
+  }
+  // An invalid program (reads SBUF nobody wrote) fails the same way instead of crashing.
+  Program invalid("invalid");
+  int scratch = invalid.AddBuffer({"s", 4, 4, 4, Memory::kSbuf});
+  int out = invalid.AddBuffer({"y", 4, 4});
+  invalid.AddOp({"neg", OpClass::kElementwise, Engine::kVector, {scratch}, out});
+  dev.Execute(0, std::move(invalid), 0);
+  EXPECT_THROW(dev.Synchronize(), std::runtime_error);
+  std::atomic<int> ran{0};
+  dev.Execute(0, Neg(4, 4, &ran), 0);
+  dev.Synchronize();  // the device stays usable and the error was reported once
+  EXPECT_EQ(ran.load(), 1);
+}
+
 TEST(NeuronDevice, CoresRunConcurrently) {
   NeuronDevice dev(FastParams(30000));
   const int64_t modeled = EstimateProgram(Neg(128, 512), dev.params()).device_ns;

@@ -163,7 +163,7 @@ class NeuronBackend final : public DeviceBackend {
   }
   void CopyToHost(void* dst, const TensorRef& src, uint64_t correlation_id) override {
     const int64_t t0 = NowNs();
-    DefaultDevice().Synchronize();  // the work that writes `src` must be done
+    SynchronizeDevice();  // the work that writes `src` must be done
     std::memcpy(dst, ElementPtr(src), size_t(Numel(src)) * ElementSize(src.dtype));
     ReportRuntime("nrt_tensor_read", src.device.index, t0, correlation_id);
   }
@@ -175,7 +175,7 @@ class NeuronBackend final : public DeviceBackend {
     program.compute = [owned, cpu] { cpu->Execute(owned->View()); };
     DefaultDevice().Execute(call.outputs[0].device.index, std::move(program), call.correlation_id);
   }
-  void Synchronize(int /*device*/) override { DefaultDevice().Synchronize(); }
+  void Synchronize(int /*device*/) override { SynchronizeDevice(); }
 
   bool SupportsPrograms() const override { return true; }
   void ExecuteProgram(const DeviceProgram& program, std::span<const TensorRef> inputs,
@@ -194,6 +194,16 @@ class NeuronBackend final : public DeviceBackend {
   }
 
  private:
+  // Device failures surface here, in the tensor API's error type.
+  static void SynchronizeDevice() {
+    try {
+      DefaultDevice().Synchronize();
+    } catch (const TensorError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw TensorError(e.what());
+    }
+  }
   static void* ElementPtr(const TensorRef& t) {
     return static_cast<char*>(t.data) + t.offset * int64_t(ElementSize(t.dtype));
   }

@@ -59,6 +59,23 @@ struct NeuronDevice::Impl {
       : params(std::move(p)), clock(NowNs(), params.clock_offset_ns, params.clock_drift_ppm) {}
 
   void Run(Core* core);
+  void RecordError(Core* core, const Job& job, const char* what) {
+    std::lock_guard<std::mutex> lock(done_mu);
+    if (async_error.empty()) {
+      async_error = "neuron:" + std::to_string(core->index) + ": execution of '" +
+                    job.program.name + "' failed on the device: " + what;
+    }
+  }
+  // Waits until every core is idle (no executions, no deferred tasks).
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lock(done_mu);
+    done_cv.wait(lock, [&] {
+      for (auto& core : cores) {
+        if (core->pending > 0 || core->deferred > 0) return false;
+      }
+      return true;
+    });
+  }
   void Finish(Core* core, Job& job, int64_t start_ticks, int64_t end_ticks, int64_t fixed_ns);
 
   Params params;
@@ -66,6 +83,7 @@ struct NeuronDevice::Impl {
   std::vector<std::unique_ptr<Core>> cores;
   std::mutex done_mu;
   std::condition_variable done_cv;
+  std::string async_error;  // the first failure since the last Synchronize (guarded by done_mu)
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> executions{0};
   std::atomic<int64_t> instructions{0};
@@ -118,16 +136,17 @@ void NeuronDevice::Impl::Run(Core* core) {
       done_cv.notify_all();
       continue;
     }
-    if (job.program.compute) {
-      try {
-        job.program.compute();
-      } catch (...) {
-        // A kernel that throws leaves its outputs unwritten; the op already validated its inputs
-        // on the host, so this is a bug in the kernel. Keep the device usable.
-      }
+    // Errors here cannot reach the caller, who has moved on: like a device error they are kept
+    // and thrown by the next Synchronize(), and the device stays usable.
+    int64_t makespan = 0;
+    try {
+      if (job.program.compute) job.program.compute();
+      core->graph.Lower(job.program, params);
+      makespan = core->graph.Schedule(params);
+    } catch (const std::exception& e) {
+      RecordError(core, job, e.what());
+      core->graph.Lower(Program(job.program.name), params);  // empty: fixed cost only
     }
-    core->graph.Lower(job.program, params);
-    const int64_t makespan = core->graph.Schedule(params);
     int64_t fixed = std::llround(params.exec_fixed_us * 1e3);
     bool first = false;
     {
@@ -226,7 +245,7 @@ NeuronDevice::NeuronDevice(Params params) : impl_(std::make_unique<Impl>(std::mo
 
 NeuronDevice::~NeuronDevice() {
   UnregisterProfilerHooks(impl_->hooks_ids);
-  Synchronize();
+  impl_->WaitIdle();
   impl_->stopping = true;
   for (auto& core : impl_->cores) {
     { std::lock_guard<std::mutex> lock(core->mu); }
@@ -288,17 +307,15 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
 }
 
 void NeuronDevice::Synchronize() {
-  {
-    std::unique_lock<std::mutex> lock(impl_->done_mu);
-    impl_->done_cv.wait(lock, [&] {
-      for (auto& core : impl_->cores) {
-        if (core->pending > 0 || core->deferred > 0) return false;
-      }
-      return true;
-    });
-  }
+  impl_->WaitIdle();
   // As the Neuron runtime does, a synchronize reads the cores' finished events out.
   FlushActivity();
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(impl_->done_mu);
+    error.swap(impl_->async_error);
+  }
+  if (!error.empty()) throw std::runtime_error(error);
 }
 
 void NeuronDevice::Defer(int core_index, std::function<void()> fn) {
