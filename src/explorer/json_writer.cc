@@ -122,12 +122,14 @@ void JsonWriter::String(std::string_view s) {
 
 void JsonWriter::Int(int64_t v) {
   BeforeValue();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  const fmt::format_int text(v);  // no allocation, no locale: viewport answers are mostly ints
+  out_.append(text.data(), text.size());
 }
 
 void JsonWriter::Uint(uint64_t v) {
   BeforeValue();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  const fmt::format_int text(v);
+  out_.append(text.data(), text.size());
 }
 
 void JsonWriter::Double(double v) {
