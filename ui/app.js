@@ -16,7 +16,9 @@ let hashTimer = null;
 function parseHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const num = (k) => (p.has(k) && p.get(k) !== '' && Number.isFinite(Number(p.get(k))) ? Number(p.get(k)) : null);
-  return {trace: num('trace'), t0: num('t0'), t1: num('t1'), sel: num('sel'), tab: p.get('tab'), q: p.get('q')};
+  const box = (p.get('box') || '').split(',').map(Number);
+  return {trace: num('trace'), t0: num('t0'), t1: num('t1'), sel: num('sel'), tab: p.get('tab'), q: p.get('q'),
+          box: box.length === 2 && box.every(Number.isFinite) && box[1] > box[0] ? box : null};
 }
 
 function writeHash() {
@@ -29,6 +31,7 @@ function writeHash() {
       p.set('t1', Math.ceil(timeline.t1));
     }
     if (state.sel !== null) p.set('sel', state.sel);
+    if (state.box) p.set('box', `${state.box.t0},${state.box.t1}`);
     if (state.tab) p.set('tab', state.tab);
     if (state.q) p.set('q', state.q);
     history.replaceState(null, '', '#' + p.toString());
@@ -86,6 +89,7 @@ function jump(ref) {
 
 async function onBox(box) {
   state.box = box;
+  writeHash();
   try {
     const sel = await api.select(state.trace, {t0: box.t0, t1: box.t1, lanes: box.lanes.join(',')});
     panels.renderSelection($('selection'), sel, offset());
@@ -372,7 +376,15 @@ async function main() {
     await search(hash.q);
     if (hash.tab) showTab(hash.tab);
   }
-  if (hash.sel !== null) await select(hash.sel);
+  if (hash.box) {
+    timeline.box = null;
+    await onBox({t0: hash.box[0], t1: hash.box[1], lanes: []});
+    if (hash.tab) showTab(hash.tab);
+  }
+  if (hash.sel !== null) {
+    await select(hash.sel);
+    if (hash.tab) showTab(hash.tab);
+  }
   window.opscopeApp = {
     state, timeline: () => timeline, deviceTimeline: () => deviceTimeline, compareTimelines: () => compareTimelines,
     locate: (name) => timeline.locate(name), select, jump, showTab, search,

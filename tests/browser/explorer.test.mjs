@@ -204,6 +204,9 @@ test('zoom keys, box selection and the URL keep the view', async () => {
   const again = await openPage(hash.slice(1));
   const view2 = await again.evaluate(() => [window.opscopeApp.timeline().t0, window.opscopeApp.timeline().t1]);
   assert.ok(Math.abs(view2[0] - view[0]) <= 1 && Math.abs(view2[1] - view[1]) <= 1, `${view} vs ${view2}`);
+  // ...and the box selection.
+  assert.match(hash, /box=-?\d+(,|%2C)-?\d+/);
+  await again.waitForSelector('#selection h3');
   await shot(page, 'demo-selection');
   assert.deepEqual(page.errors, []);
   await page.close();
