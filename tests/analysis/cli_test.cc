@@ -1,0 +1,116 @@
+// End-to-end tests of `opscope report` and `opscope diff` as a user runs them: exit codes,
+// output sections, JSON that parses, and clear errors for bad input.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/analysis/test_support.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+fs::path Binary() {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  return fs::path(dir ? dir : "build") / "opscope";
+}
+
+CliRun Opscope(const std::string& args, bool with_stderr = true) {
+  const std::string cmd = "'" + Binary().string() + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Fixture(const char* relative) {
+  return (testing::FixturesDir() / "traces" / relative).string();
+}
+
+bool ValidJson(const std::string& text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  return parser.parse(text).get(doc) == simdjson::SUCCESS;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(Binary())) << Binary() << " not built";
+    ASSERT_FALSE(testing::FixturesDir().empty()) << "fixtures not found";
+  }
+};
+
+TEST_F(CliTest, ReportPrintsEverySection) {
+  const CliRun r = Opscope("report '" + Fixture("tracelens/mi300/Falconsai_nsfw_image_detection__1016002.json.gz") +
+                        "' --rows 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* section : {"Self CUDA", "CUDA timeline", "busy", "Top kernels",
+                              "Launch statistics", "aten::addmm", "hipLaunchKernel"}) {
+    EXPECT_NE(r.output.find(section), std::string::npos) << section << "\n" << r.output;
+  }
+}
+
+TEST_F(CliTest, ReportJsonParses) {
+  const CliRun r = Opscope("report '" + Fixture("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz") +
+                            "' --json --sort self_cpu_time_total",
+                        /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(ValidJson(r.output)) << r.output.substr(0, 500);
+  EXPECT_NE(r.output.find("\"device_timeline\""), std::string::npos);
+}
+
+TEST_F(CliTest, DiffTextAndJson) {
+  const std::string a = Fixture("tracelens/mi300/Falconsai_nsfw_image_detection__1016002.json.gz");
+  const std::string b = Fixture("tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+  CliRun r = Opscope("diff '" + a + "' '" + b + "' --rows 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("added"), std::string::npos) << r.output;
+  r = Opscope("diff '" + a + "' '" + b + "' --json", false);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(ValidJson(r.output));
+}
+
+TEST_F(CliTest, BadInputExitsOneWithAClearMessage) {
+  CliRun r = Opscope("report /nonexistent/trace.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot open /nonexistent/trace.json"), std::string::npos) << r.output;
+
+  const fs::path truncated = fs::temp_directory_path() / ("opscope_cli_truncated_" + std::to_string(getpid()) + ".json");
+  {
+    std::ofstream out(truncated);
+    out << R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, {"ph": )";
+  }
+  r = Opscope("report '" + truncated.string() + "'");
+  fs::remove(truncated);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("byte "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+
+  r = Opscope("report '" + Fixture("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz") +
+              "' --sort no_such_key");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no_such_key"), std::string::npos) << r.output;
+
+  r = Opscope("diff /nonexistent/a.json /nonexistent/b.json");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace opscope
