@@ -80,8 +80,11 @@ class ImportStatus {
 };
 
 // Reads a Kineto / Chrome trace JSON file, plain or gzip (detected by magic bytes), streaming:
-// memory grows with the number of events, not with the text size. On success `out` is a
-// finalized Trace. On failure `out` holds nothing useful and the status says why.
+// memory grows with the number of events, not with the text size. `out` is always finalized: on
+// success it holds the whole trace; on failure (the status says what was expected and at which
+// byte) it holds the events read before the error, so a truncated file still shows what it has.
+// Events that cannot be used (wrong types, missing fields, invalid UTF-8) are skipped and counted
+// in stats->skipped and TraceMetadata::skipped_events, with the first messages kept.
 ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats = nullptr,
                          const ImportOptions& options = {});
 // The same from bytes in memory (plain JSON or a gzip stream); for tests and fuzzing.
