@@ -50,8 +50,35 @@ ActivityKind KindFromCategory(std::string_view cat) {
   return ActivityKind::kOther;
 }
 
+// The args fields the model keeps outside the arg store.
+struct ArgFields {
+  int64_t external_id = 0;
+  int64_t correlation = 0;
+  std::string_view input_dims;  // raw JSON of "Input Dims"
+};
+
+// One past the end of the JSON object or array starting at `p` (which must be '{' or '['), or
+// nullptr when it does not close before `limit`. Used on text the event parser already accepted.
+const char* ContainerEnd(const char* p, const char* limit) {
+  int depth = 0;
+  for (; p < limit; ++p) {
+    const char c = *p;
+    if (c == '"') {
+      for (++p; p < limit && *p != '"'; ++p) {
+        if (*p == '\\') ++p;
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return p + 1;
+    }
+  }
+  return nullptr;
+}
+
 // The fields of one event, as views into the parser's buffers (valid for this event only).
 struct EventFields {
+  ArgFields arg;  // from args, read in the same pass
   std::string_view ph, name, cat, bp, scope;
   std::string_view ts_text, dur_text;
   std::string_view args;  // raw object text
@@ -298,10 +325,8 @@ class Importer {
       SkipEvent("expected an event object");
       return;
     }
-    const char* buffer_end = span.data() + span.size() + JsonStream::kPadding;
     od::document doc;
     auto err = parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
-    (void)buffer_end;
     if (err) {
       SkipEvent(std::string(ErrorText(err)));
       return;
@@ -312,11 +337,14 @@ class Importer {
       return;
     }
     EventFields f;
+    const char* args_start = nullptr;
+    bool args_last = false;  // args was the event's last field (as Kineto writes it)
     for (auto field_result : obj) {
       od::field field;
       if ((err = std::move(field_result).get(field))) break;
       od::raw_json_string key = field.key();
       od::value v = field.value();
+      args_last = false;
       if (key == "ph") {
         err = v.get_string().get(f.ph);
       } else if (key == "name") {
@@ -334,9 +362,11 @@ class Importer {
         f.has_tid = ReadId(v, &f.tid, &f.tid_text);
         if (!f.has_tid) err = simdjson::INCORRECT_TYPE;
       } else if (key == "args") {
+        args_start = v.raw_json_token().data();
         od::object args;
         err = v.get_object().get(args);
-        if (!err) err = args.raw_json().get(f.args);
+        if (!err) err = ReadArgFields(args, &f.arg);
+        args_last = true;
       } else if (key == "id") {
         int64_t id_int = 0;
         std::string_view id_text;
@@ -351,8 +381,6 @@ class Importer {
         err = v.get_string().get(f.scope);
       }
       if (err) {
-        std::string k;
-        std::string_view uk;
         SkipEvent("field value has the wrong type or is malformed (" +
                   std::string(ErrorText(err)) + ")");
         return;
@@ -361,6 +389,20 @@ class Importer {
     if (err) {
       SkipEvent(std::string(ErrorText(err)));
       return;
+    }
+    if (args_start != nullptr) {
+      // The args text for the arg store, without parsing it twice: when args came last its end is
+      // the '}' before the event's own; otherwise scan for it.
+      const char* end = nullptr;
+      if (args_last) {
+        const char* q = span.data() + span.size() - 1;  // the event's '}'
+        while (q > args_start && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t')) {
+          --q;
+        }
+        if (q > args_start && q[-1] == '}') end = q;
+      }
+      if (end == nullptr) end = ContainerEnd(args_start, span.data() + span.size());
+      if (end != nullptr) f.args = std::string_view(args_start, static_cast<size_t>(end - args_start));
     }
     if (f.ph.empty()) {
       SkipEvent("missing \"ph\"");
@@ -438,23 +480,11 @@ class Importer {
     return true;
   }
 
-  // Parses the args object for the few fields the model keeps outside the arg store.
-  struct ArgFields {
-    int64_t external_id = 0;
-    int64_t correlation = 0;
-    std::string_view input_dims;
-  };
-  void ReadArgs(std::string_view args, ArgFields* out) {
-    if (args.size() <= 2) return;
-    od::document doc;
-    if (args_parser_.iterate(args.data(), args.size(), args.size() + JsonStream::kPadding).get(doc)) {
-      return;
-    }
-    od::object obj;
-    if (doc.get_object().get(obj)) return;
+  // Reads the args fields the model keeps outside the arg store, in the event parser's pass.
+  static simdjson::error_code ReadArgFields(od::object& obj, ArgFields* out) {
     for (auto field_result : obj) {
       od::field field;
-      if (std::move(field_result).get(field)) return;
+      if (auto err = std::move(field_result).get(field)) return err;
       od::raw_json_string key = field.key();
       od::value v = field.value();
       if (key == "External id" || key == "external id") {
@@ -469,6 +499,7 @@ class Importer {
         }
       }
     }
+    return simdjson::SUCCESS;
   }
 
   // Names and categories repeat millions of times and kernel names run to hundreds of bytes: a
@@ -525,8 +556,7 @@ class Importer {
     const bool device = IsDeviceActivity(s.kind);
     s.track = TrackFor(f, device ? TrackKind::kDeviceStream : TrackKind::kThread);
     if (device) MarkDevice(s.track);
-    ArgFields a;
-    ReadArgs(f.args, &a);
+    const ArgFields& a = f.arg;
     s.external_id = a.external_id;
     s.correlation = a.correlation;
     if (!a.input_dims.empty()) s.input_shapes = InternCached(a.input_dims);
@@ -673,8 +703,7 @@ class Importer {
       s.category = InternCached(f.cat);
       s.kind = KindOf(s.category, f.cat);
       s.name = InternCached(f.name);
-      ArgFields a;
-      ReadArgs(f.args, &a);
+      const ArgFields& a = f.arg;
       s.external_id = a.external_id;
       s.correlation = a.correlation;
       if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);

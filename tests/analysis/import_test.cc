@@ -186,6 +186,27 @@ TEST(ImportTest, NanosecondFractionsAndLargeEpochsAreExact) {
   EXPECT_EQ(stats.warnings.size(), 1u);
 }
 
+// Args keep their exact text whether they come last (as Kineto writes them) or not.
+TEST(ImportTest, ArgsKeepTheirTextWhereverTheyAre) {
+  const char json[] = R"J({"traceEvents": [
+    {"args": {"External id": 3, "s": "}\"{", "n": [1, {"x": []}]}, "ph": "X", "cat": "cpu_op",
+     "name": "first", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "middle", "args": {"External id": 4} , "pid": 1,
+     "tid": 1, "ts": 2, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "last", "pid": 1, "tid": 1, "ts": 3, "dur": 1,
+     "args": {"External id": 5, "correlation": 9}   }
+  ]})J";
+  Trace t;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &t).ok());
+  const Slice& first = t.slices()[FindSlice(t, "first")];
+  EXPECT_EQ(t.ArgsJson(first.args), R"({"External id": 3, "s": "}\"{", "n": [1, {"x": []}]})");
+  EXPECT_EQ(first.external_id, 3);
+  EXPECT_EQ(t.ArgsJson(t.slices()[FindSlice(t, "middle")].args), R"({"External id": 4})");
+  const Slice& last = t.slices()[FindSlice(t, "last")];
+  EXPECT_EQ(t.ArgsJson(last.args), R"({"External id": 5, "correlation": 9})");
+  EXPECT_EQ(last.correlation, 9);
+}
+
 TEST(ImportTest, BeginEndPairsBecomeSlices) {
   const char json[] = R"({"traceEvents": [
     {"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 10},
