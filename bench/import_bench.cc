@@ -128,7 +128,8 @@ double PythonJsonLoad(const std::string& path, uint64_t bytes, std::string* note
   }
   const std::string cmd =
       "python3 -c \"import json,sys,time; t=time.process_time(); json.load(open(sys.argv[1])); "
-      "print(time.process_time()-t)\" '" + path + "' 2>/dev/null";
+      "print(time.process_time()-t)\" '" +
+      path + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   double seconds = -1;
@@ -141,9 +142,9 @@ double PythonJsonLoad(const std::string& path, uint64_t bytes, std::string* note
 // Writes a Kineto-shaped trace of about `target_bytes`: per step, a cpu_op with shapes, a child
 // op, a runtime launch, its kernel on a device stream and the ac2g flow pair.
 uint64_t Generate(const std::string& path, uint64_t target_bytes) {
-  static const char* kOps[] = {"aten::linear", "aten::addmm", "aten::mul", "aten::add",
-                               "aten::layer_norm", "aten::gelu", "aten::softmax", "aten::copy_",
-                               "aten::matmul", "aten::bmm", "aten::silu", "aten::cat"};
+  static const char* kOps[] = {"aten::linear",     "aten::addmm", "aten::mul",     "aten::add",
+                               "aten::layer_norm", "aten::gelu",  "aten::softmax", "aten::copy_",
+                               "aten::matmul",     "aten::bmm",   "aten::silu",    "aten::cat"};
   std::vector<std::string> kernels;
   for (int i = 0; i < 200; ++i) {
     kernels.push_back(fmt::format(
@@ -156,8 +157,9 @@ uint64_t Generate(const std::string& path, uint64_t target_bytes) {
   if (!f) return 0;
   std::string buf;
   buf.reserve(8 << 20);
-  buf += "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n"
-         "  \"traceEvents\": [\n";
+  buf +=
+      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n"
+      "  \"traceEvents\": [\n";
   uint64_t written = 0;
   int64_t ts_ns = 1000000;
   int64_t ext = 1, corr = 100000, idx = 0;
@@ -214,8 +216,9 @@ uint64_t Generate(const std::string& path, uint64_t target_bytes) {
       buf.clear();
     }
   }
-  buf += "\n  ],\n  \"traceName\": \"generated\",\n  \"displayTimeUnit\": \"ms\",\n"
-         "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
+  buf +=
+      "\n  ],\n  \"traceName\": \"generated\",\n  \"displayTimeUnit\": \"ms\",\n"
+      "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
   std::fwrite(buf.data(), 1, buf.size(), f);
   written += buf.size();
   std::fclose(f);
@@ -238,9 +241,10 @@ void Report(const char* label, const std::string& self, const std::string& path,
               file_bytes / 1e6, mb, r.slices);
   std::printf("  import               %8.3f s CPU %8.1f MB/s   (wall %.3f s)\n", r.import_cpu_s,
               mb / r.import_cpu_s, r.import_s);
-  std::printf("  import+key_averages  %8.3f s CPU %8.1f MB/s   (wall %.3f s)   target >= 500 MB/s "
-              "on one core: %s\n",
-              r.total_cpu_s, rate, r.total_s, rate >= 500 ? "met" : "NOT met");
+  std::printf(
+      "  import+key_averages  %8.3f s CPU %8.1f MB/s   (wall %.3f s)   target >= 500 MB/s "
+      "on one core: %s\n",
+      r.total_cpu_s, rate, r.total_s, rate >= 500 ? "met" : "NOT met");
   std::printf("  peak memory, import  %10.1f MB  = %.2f x JSON size   target <= 0.50: %s\n",
               import_mb, import_mb / mb, import_mb / mb <= 0.5 ? "met" : "NOT met");
   std::printf("  peak memory, +key_averages %4.1f MB  = %.2f x JSON size   target <= 0.50: %s\n",
@@ -248,8 +252,9 @@ void Report(const char* label, const std::string& self, const std::string& path,
   std::string note;
   const double py = PythonJsonLoad(python_path, r.json_bytes, &note);
   if (py > 0) {
-    std::printf("  python json.load     %8.3f s CPU %8.1f MB/s   opscope end to end is %.1fx faster\n",
-                py, mb / py, py / r.total_cpu_s);
+    std::printf(
+        "  python json.load     %8.3f s CPU %8.1f MB/s   opscope end to end is %.1fx faster\n", py,
+        mb / py, py / r.total_cpu_s);
   } else {
     std::printf("  python json.load     %s\n", note.c_str());
   }
@@ -258,7 +263,8 @@ void Report(const char* label, const std::string& self, const std::string& path,
 fs::path LargestFixture() {
   fs::path best;
   uintmax_t best_size = 0;
-  for (const char* root : {OPSCOPE_SOURCE_DIR "/../shared/fixtures/traces", "/work/shared/fixtures/traces"}) {
+  for (const char* root :
+       {OPSCOPE_SOURCE_DIR "/../shared/fixtures/traces", "/work/shared/fixtures/traces"}) {
     std::error_code ec;
     if (!fs::is_directory(root, ec)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
@@ -278,15 +284,18 @@ fs::path LargestFixture() {
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--child") == 0) return RunChild(argv[2]);
   uint64_t mb = 1024;
-  if (const char* env = std::getenv("OPSCOPE_IMPORT_BENCH_MB")) mb = std::strtoull(env, nullptr, 10);
+  if (const char* env = std::getenv("OPSCOPE_IMPORT_BENCH_MB"))
+    mb = std::strtoull(env, nullptr, 10);
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) mb = std::strtoull(argv[++i], nullptr, 10);
+    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
+      mb = std::strtoull(argv[++i], nullptr, 10);
     if (std::strcmp(argv[i], "--keep") == 0) keep = true;
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::printf("opscope import benchmark: one thread, each figure from a fresh child process; MB/s\n"
-              "from CPU time (wall time shown too: it inflates when the machine is shared)\n\n");
+  std::printf(
+      "opscope import benchmark: one thread, each figure from a fresh child process; MB/s\n"
+      "from CPU time (wall time shown too: it inflates when the machine is shared)\n\n");
 
   // The largest real fixture, as stored (gzip) and decompressed.
   const fs::path fixture = LargestFixture();

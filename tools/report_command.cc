@@ -53,8 +53,9 @@ int RunReport(const ReportArgs& args) {
 void AddReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand(
-      "report", "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
-                "device timeline, top kernels, launch statistics");
+      "report",
+      "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
+      "device timeline, top kernels, launch statistics");
   cmd->add_option("trace", args->path, "Trace file (Kineto / Chrome trace JSON, plain or gzip)")
       ->required();
   cmd->add_option("--sort", args->sort_by,

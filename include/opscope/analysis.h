@@ -43,15 +43,15 @@ struct ImportOptions {
 };
 
 struct ImportStats {
-  uint64_t input_bytes = 0;   // bytes of the file as stored (compressed size for .gz)
-  uint64_t json_bytes = 0;    // bytes of JSON text parsed (uncompressed)
-  uint64_t events = 0;        // entries of traceEvents seen
-  uint64_t slices = 0;        // "X" events kept
-  uint64_t instants = 0;      // "i"/"I" events kept
-  uint64_t counters = 0;      // counter samples kept (one per series value)
-  uint64_t flow_endpoints = 0;  // "s"/"f"/"t" events kept
-  uint64_t metadata = 0;      // "M" events applied
-  uint64_t skipped = 0;       // events skipped with a warning
+  uint64_t input_bytes = 0;           // bytes of the file as stored (compressed size for .gz)
+  uint64_t json_bytes = 0;            // bytes of JSON text parsed (uncompressed)
+  uint64_t events = 0;                // entries of traceEvents seen
+  uint64_t slices = 0;                // "X" events kept
+  uint64_t instants = 0;              // "i"/"I" events kept
+  uint64_t counters = 0;              // counter samples kept (one per series value)
+  uint64_t flow_endpoints = 0;        // "s"/"f"/"t" events kept
+  uint64_t metadata = 0;              // "M" events applied
+  uint64_t skipped = 0;               // events skipped with a warning
   std::vector<std::string> warnings;  // the first few warning messages
 };
 
@@ -88,25 +88,24 @@ class ImportStatus {
 ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats = nullptr,
                          const ImportOptions& options = {});
 // The same from bytes in memory (plain JSON or a gzip stream); for tests and fuzzing.
-ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out,
-                                   ImportStats* stats = nullptr,
+ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats = nullptr,
                                    const ImportOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // Device timeline (TraceLens gpu_timeline)
 
 struct DeviceTimeline {
-  int64_t start_ns = 0;            // first device activity start
-  int64_t end_ns = 0;              // last device activity end
-  int64_t total_ns = 0;            // end - start
-  int64_t busy_ns = 0;             // union of all device activity
-  int64_t idle_ns = 0;             // total - busy
-  int64_t computation_ns = 0;      // union of compute kernels and memsets
-  int64_t total_comm_ns = 0;       // union of communication kernels
-  int64_t exposed_comm_ns = 0;     // communication not overlapped by computation
-  int64_t total_memcpy_ns = 0;     // union of memcpy
-  int64_t exposed_memcpy_ns = 0;   // memcpy not overlapped by computation or communication
-  uint64_t activities = 0;         // device activity slices counted
+  int64_t start_ns = 0;              // first device activity start
+  int64_t end_ns = 0;                // last device activity end
+  int64_t total_ns = 0;              // end - start
+  int64_t busy_ns = 0;               // union of all device activity
+  int64_t idle_ns = 0;               // total - busy
+  int64_t computation_ns = 0;        // union of compute kernels and memsets
+  int64_t total_comm_ns = 0;         // union of communication kernels
+  int64_t exposed_comm_ns = 0;       // communication not overlapped by computation
+  int64_t total_memcpy_ns = 0;       // union of memcpy
+  int64_t exposed_memcpy_ns = 0;     // memcpy not overlapped by computation or communication
+  uint64_t activities = 0;           // device activity slices counted
   uint64_t unlinked_activities = 0;  // activity with no runtime call or op (left out by default)
   std::string ToJson() const;
 };
@@ -145,7 +144,7 @@ OpSummary ComputeOpSummary(const Trace& trace);
 struct KernelStats {
   std::string parent_op;  // launcher op name; empty when the activity has no launcher
   std::string kernel;
-  int64_t stream = 0;     // the device track's tid
+  int64_t stream = 0;  // the device track's tid
   int64_t count = 0;
   int64_t sum_ns = 0;
   int64_t min_ns = 0;
@@ -181,8 +180,8 @@ struct RuntimeCallStats {
 };
 
 struct LaunchStatistics {
-  DurationStats duration;       // all runtime calls that launched device activity
-  DurationStats launch_delay;   // all linked device activity
+  DurationStats duration;                 // all runtime calls that launched device activity
+  DurationStats launch_delay;             // all linked device activity
   std::vector<RuntimeCallStats> by_name;  // sorted by duration sum descending
   uint64_t unlinked_activities = 0;       // device activity without a runtime call
   std::string ToJson() const;

@@ -19,9 +19,9 @@ class RawFile final : public ByteSource {
   ImportStatus Read(char* dst, size_t capacity, size_t* n) override {
     *n = std::fread(dst, 1, capacity, f_);
     if (*n == 0 && std::ferror(f_)) {
-      return ImportStatus::Error("read error after byte " + std::to_string(consumed_) + ": " +
-                                     std::strerror(errno),
-                                 consumed_);
+      return ImportStatus::Error(
+          "read error after byte " + std::to_string(consumed_) + ": " + std::strerror(errno),
+          consumed_);
     }
     consumed_ += *n;
     return ImportStatus::Ok();
@@ -70,12 +70,12 @@ class GzipSource final : public ByteSource {
         if (!st.ok()) return st;
         if (got == 0) {
           if (member_started_) {
-            return ImportStatus::Error(
-                "gzip stream ends early (truncated file?) after " +
-                    std::to_string(raw_->input_bytes()) + " compressed bytes, at uncompressed byte " +
-                    std::to_string(total_out_ + (capacity - z_.avail_out)) +
-                    ": expected the rest of the compressed data",
-                total_out_ + (capacity - z_.avail_out));
+            return ImportStatus::Error("gzip stream ends early (truncated file?) after " +
+                                           std::to_string(raw_->input_bytes()) +
+                                           " compressed bytes, at uncompressed byte " +
+                                           std::to_string(total_out_ + (capacity - z_.avail_out)) +
+                                           ": expected the rest of the compressed data",
+                                       total_out_ + (capacity - z_.avail_out));
           }
           done_ = true;
           break;
@@ -92,11 +92,11 @@ class GzipSource final : public ByteSource {
         continue;
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return ImportStatus::Error(
-            std::string("gzip data is corrupt near compressed byte ") +
-                std::to_string(raw_->input_bytes() - z_.avail_in) + ": " +
-                (z_.msg ? z_.msg : "inflate failed") + "; expected a valid deflate stream",
-            total_out_ + (capacity - z_.avail_out));
+        return ImportStatus::Error(std::string("gzip data is corrupt near compressed byte ") +
+                                       std::to_string(raw_->input_bytes() - z_.avail_in) + ": " +
+                                       (z_.msg ? z_.msg : "inflate failed") +
+                                       "; expected a valid deflate stream",
+                                   total_out_ + (capacity - z_.avail_out));
       }
     }
     *n = capacity - z_.avail_out;

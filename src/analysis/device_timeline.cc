@@ -60,11 +60,16 @@ std::string DeviceTimeline::ToJson() const {
   analysis::JsonWriter w;
   w.BeginObject();
   const std::pair<const char*, int64_t> fields[] = {
-      {"start_ns", start_ns},           {"end_ns", end_ns},
-      {"total_ns", total_ns},           {"busy_ns", busy_ns},
-      {"idle_ns", idle_ns},             {"computation_ns", computation_ns},
-      {"total_comm_ns", total_comm_ns}, {"exposed_comm_ns", exposed_comm_ns},
-      {"total_memcpy_ns", total_memcpy_ns}, {"exposed_memcpy_ns", exposed_memcpy_ns},
+      {"start_ns", start_ns},
+      {"end_ns", end_ns},
+      {"total_ns", total_ns},
+      {"busy_ns", busy_ns},
+      {"idle_ns", idle_ns},
+      {"computation_ns", computation_ns},
+      {"total_comm_ns", total_comm_ns},
+      {"exposed_comm_ns", exposed_comm_ns},
+      {"total_memcpy_ns", total_memcpy_ns},
+      {"exposed_memcpy_ns", exposed_memcpy_ns},
   };
   for (const auto& [k, v] : fields) {
     w.Key(k);

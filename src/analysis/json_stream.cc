@@ -47,9 +47,9 @@ inline size_t FindStructural(const char* p, size_t i, size_t end) {
   for (; i < end; i += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
     const __m128i folded = _mm_or_si128(v, lower);
-    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                     _mm_or_si128(_mm_cmpeq_epi8(folded, open),
-                                                  _mm_cmpeq_epi8(folded, close)));
+    const __m128i hit =
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
     const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
     if (mask != 0) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
   }
@@ -95,10 +95,18 @@ inline BlockMasks ScanBlock(const char* p) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     const __m128i folded = _mm_or_si128(v, lower);
     const int shift = 16 * k;
-    m.quote |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
-    m.backslash |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))) << shift;
-    m.open |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))) << shift;
-    m.close |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))) << shift;
+    m.quote |=
+        static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))))
+        << shift;
+    m.backslash |= static_cast<uint64_t>(
+                       static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))))
+                   << shift;
+    m.open |= static_cast<uint64_t>(
+                  static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open))))
+              << shift;
+    m.close |= static_cast<uint64_t>(
+                   static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close))))
+               << shift;
   }
   return m;
 }
@@ -233,11 +241,10 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
               const char ch = p[at];
               if (ch == '{' || ch == '[') {
                 if (depth >= max_depth_) {
-                  return ImportStatus::Error("byte " + std::to_string(base_ + at) +
-                                                 ": JSON nested deeper than " +
-                                                 std::to_string(max_depth_) +
-                                                 " levels; expected a flatter event",
-                                             base_ + at);
+                  return ImportStatus::Error(
+                      "byte " + std::to_string(base_ + at) + ": JSON nested deeper than " +
+                          std::to_string(max_depth_) + " levels; expected a flatter event",
+                      base_ + at);
                 }
                 stack_[depth++] = ch;
                 continue;
@@ -283,11 +290,10 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
           in_string = true;
         } else if (ch == '{' || ch == '[') {
           if (depth >= max_depth_) {
-            return ImportStatus::Error("byte " + std::to_string(base_ + i - 1) +
-                                           ": JSON nested deeper than " +
-                                           std::to_string(max_depth_) +
-                                           " levels; expected a flatter event",
-                                       base_ + i - 1);
+            return ImportStatus::Error(
+                "byte " + std::to_string(base_ + i - 1) + ": JSON nested deeper than " +
+                    std::to_string(max_depth_) + " levels; expected a flatter event",
+                base_ + i - 1);
           }
           stack_[depth++] = ch;
         } else {
@@ -312,8 +318,8 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
             "byte " + std::to_string(base_ + i) + ": unexpected end of input inside the " +
                 (first == '{' ? "object" : "array") + " that starts at byte " +
                 std::to_string(value_offset_) + "; expected " +
-                (in_string ? "'\"' to close a string" :
-                 (stack_[depth - 1] == '{' ? std::string("'}'") : std::string("']'"))) +
+                (in_string ? "'\"' to close a string"
+                           : (stack_[depth - 1] == '{' ? std::string("'}'") : std::string("']'"))) +
                 " (truncated file?)",
             base_ + i);
       }
@@ -355,9 +361,9 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
 
   // A scalar: number, true, false, null (validated by whoever parses it).
   if (first == '}' || first == ']' || first == ',' || first == ':') {
-    return ImportStatus::Error("byte " + std::to_string(offset()) + ": expected a value, found " +
-                                   Describe(first),
-                               offset());
+    return ImportStatus::Error(
+        "byte " + std::to_string(offset()) + ": expected a value, found " + Describe(first),
+        offset());
   }
   for (;;) {
     const char* p = buf_.get();
@@ -384,9 +390,9 @@ ImportStatus JsonStream::ReadRawString(std::string* out) {
   ImportStatus st = Peek(&c);
   if (!st.ok()) return st;
   if (c != '"') {
-    return ImportStatus::Error("byte " + std::to_string(offset()) +
-                                   ": expected '\"' to start a key, found " + Describe(c),
-                               offset());
+    return ImportStatus::Error(
+        "byte " + std::to_string(offset()) + ": expected '\"' to start a key, found " + Describe(c),
+        offset());
   }
   std::string_view span;
   st = ReadValue(&span);

@@ -52,9 +52,9 @@ class JsonStream {
   ByteSource* source_;
   int max_depth_;
   std::unique_ptr<char[]> buf_;
-  size_t cap_;        // usable bytes (the allocation holds cap_ + kPadding)
-  size_t pos_ = 0;    // next unread byte
-  size_t end_ = 0;    // filled bytes
+  size_t cap_;         // usable bytes (the allocation holds cap_ + kPadding)
+  size_t pos_ = 0;     // next unread byte
+  size_t end_ = 0;     // filled bytes
   uint64_t base_ = 0;  // stream offset of buf_[0]
   uint64_t value_offset_ = 0;
   bool eof_ = false;

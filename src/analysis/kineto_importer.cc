@@ -98,8 +98,8 @@ class Importer {
   // grows; pages that are never written cost no memory).
   ImportStatus Run(ByteSource* source, size_t buffer_bytes, uint64_t json_bytes_hint) {
     // A complete event takes at least ~90 bytes of JSON.
-    trace_->ReserveSlices(static_cast<size_t>(
-        std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
+    trace_->ReserveSlices(
+        static_cast<size_t>(std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
     JsonStream stream(source, options_.max_depth, buffer_bytes);
     stream_ = &stream;
     ImportStatus st = ReadDocument();
@@ -117,9 +117,9 @@ class Importer {
       std::snprintf(hex, sizeof(hex), "0x%02x", found);
       f = std::string("byte ") + hex;
     }
-    return ImportStatus::Error("byte " + std::to_string(stream_->offset()) + ": expected " + what +
-                                   ", found " + f,
-                               stream_->offset());
+    return ImportStatus::Error(
+        "byte " + std::to_string(stream_->offset()) + ": expected " + what + ", found " + f,
+        stream_->offset());
   }
 
   ImportStatus ReadDocument() {
@@ -127,8 +127,7 @@ class Importer {
     ImportStatus st = stream_->Peek(&c);
     if (!st.ok()) return st;
     if (c < 0) {
-      return ImportStatus::Error("byte 0: empty input; expected a JSON object with traceEvents",
-                                 0);
+      return ImportStatus::Error("byte 0: empty input; expected a JSON object with traceEvents", 0);
     }
     if (c == '[') {  // Chrome's bare array form
       st = ReadEvents();
@@ -214,11 +213,13 @@ class Importer {
              false);
       }
     } else if (key == "traceName") {
-      if (span.size() >= 2 && span.front() == '"') md.trace_name = std::string(span.substr(1, span.size() - 2));
+      if (span.size() >= 2 && span.front() == '"')
+        md.trace_name = std::string(span.substr(1, span.size() - 2));
     } else if (key == "droppedEvents") {
       ReadDropped(span, at);
     } else if (key == "deviceType" || key == "device_type") {
-      if (span.size() >= 2 && span.front() == '"') device_type_hint_ = std::string(span.substr(1, span.size() - 2));
+      if (span.size() >= 2 && span.front() == '"')
+        device_type_hint_ = std::string(span.substr(1, span.size() - 2));
     } else {
       if (span.size() > kMaxTopLevelValueBytes) {
         Warn("top-level key \"" + key + "\" at byte " + std::to_string(at) + " holds " +
@@ -226,7 +227,8 @@ class Importer {
              false);
         return ImportStatus::Ok();
       }
-      if (key == "deviceProperties") has_device_properties_ = span.find('{') != std::string_view::npos;
+      if (key == "deviceProperties")
+        has_device_properties_ = span.find('{') != std::string_view::npos;
       md.extra.emplace_back(key, std::string(span));
     }
     return ImportStatus::Ok();
@@ -269,9 +271,9 @@ class Importer {
       std::string_view span;
       st = stream_->ReadValue(&span);
       if (!st.ok()) {
-        return ImportStatus::Error(st.message() + " (in traceEvents entry " +
-                                       std::to_string(stats_->events) + ")",
-                                   st.offset());
+        return ImportStatus::Error(
+            st.message() + " (in traceEvents entry " + std::to_string(stats_->events) + ")",
+            st.offset());
       }
       ++stats_->events;
       HandleEvent(span);
@@ -326,7 +328,8 @@ class Importer {
       return;
     }
     od::document doc;
-    auto err = parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
+    auto err =
+        parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
     if (err) {
       SkipEvent(std::string(ErrorText(err)));
       return;
@@ -381,8 +384,8 @@ class Importer {
         err = v.get_string().get(f.scope);
       }
       if (err) {
-        SkipEvent("field value has the wrong type or is malformed (" +
-                  std::string(ErrorText(err)) + ")");
+        SkipEvent("field value has the wrong type or is malformed (" + std::string(ErrorText(err)) +
+                  ")");
         return;
       }
     }
@@ -396,29 +399,37 @@ class Importer {
       const char* end = nullptr;
       if (args_last) {
         const char* q = span.data() + span.size() - 1;  // the event's '}'
-        while (q > args_start && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t')) {
+        while (q > args_start &&
+               (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t')) {
           --q;
         }
         if (q > args_start && q[-1] == '}') end = q;
       }
       if (end == nullptr) end = ContainerEnd(args_start, span.data() + span.size());
-      if (end != nullptr) f.args = std::string_view(args_start, static_cast<size_t>(end - args_start));
+      if (end != nullptr)
+        f.args = std::string_view(args_start, static_cast<size_t>(end - args_start));
     }
     if (f.ph.empty()) {
       SkipEvent("missing \"ph\"");
       return;
     }
     switch (f.ph[0]) {
-      case 'X': return HandleComplete(f);
+      case 'X':
+        return HandleComplete(f);
       case 'i':
-      case 'I': return HandleInstant(f);
-      case 'C': return HandleCounter(f);
-      case 'M': return HandleMetadata(f);
+      case 'I':
+        return HandleInstant(f);
+      case 'C':
+        return HandleCounter(f);
+      case 'M':
+        return HandleMetadata(f);
       case 's':
       case 'f':
-      case 't': return HandleFlow(f);
+      case 't':
+        return HandleFlow(f);
       case 'B':
-      case 'E': return HandleBeginEnd(f);
+      case 'E':
+        return HandleBeginEnd(f);
       default:
         SkipEvent("unsupported phase \"" + std::string(f.ph) + "\"");
     }
@@ -469,8 +480,9 @@ class Importer {
       return false;
     }
     if (*dur < 0) {
-      Warn("traceEvents entry " + std::to_string(stats_->events - 1) + ": negative dur clamped to 0",
-           false);
+      Warn(
+          "traceEvents entry " + std::to_string(stats_->events - 1) + ": negative dur clamped to 0",
+          false);
       *dur = 0;
     }
     if (*ts > INT64_MAX - *dur) {

@@ -14,8 +14,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Trims JSON whitespace a raw token may carry.
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
-                        s.back() == '\t')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
     s.remove_suffix(1);
   }
   return s;

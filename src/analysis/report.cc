@@ -37,8 +37,8 @@ std::string DefaultSort(const Trace& trace, const ReportOptions& options) {
 
 void AppendTimeline(const Trace& trace, std::string* out) {
   const DeviceTimeline tl = ComputeDeviceTimeline(trace);
-  const std::string device = trace.metadata().device_type.empty() ? "device"
-                                                                    : trace.metadata().device_type;
+  const std::string device =
+      trace.metadata().device_type.empty() ? "device" : trace.metadata().device_type;
   *out += fmt::format("{} timeline ({} activities", device, tl.activities);
   if (tl.unlinked_activities > 0) {
     *out += fmt::format("; {} with no runtime call or op left out, as TraceLens does",
@@ -76,12 +76,11 @@ void AppendKernels(const Trace& trace, int limit, std::string* out) {
   int shown = 0;
   for (const KernelStats& k : ks.rows) {
     if (limit >= 0 && shown++ >= limit) break;
-    *out += fmt::format("  {:>12}  {:>7}  {:>12}  {:>12}  {:>12}  {:>6}  {:<30}  {}\n",
-                        FormatNs(static_cast<double>(k.sum_ns)), k.count, FormatNs(k.mean_ns()),
-                        FormatNs(static_cast<double>(k.min_ns)),
-                        FormatNs(static_cast<double>(k.max_ns)), k.stream,
-                        Cut(k.parent_op.empty() ? "(no launcher)" : k.parent_op, 30),
-                        Cut(k.kernel, 80));
+    *out += fmt::format(
+        "  {:>12}  {:>7}  {:>12}  {:>12}  {:>12}  {:>6}  {:<30}  {}\n",
+        FormatNs(static_cast<double>(k.sum_ns)), k.count, FormatNs(k.mean_ns()),
+        FormatNs(static_cast<double>(k.min_ns)), FormatNs(static_cast<double>(k.max_ns)), k.stream,
+        Cut(k.parent_op.empty() ? "(no launcher)" : k.parent_op, 30), Cut(k.kernel, 80));
   }
 }
 
@@ -94,12 +93,11 @@ void AppendLaunches(const Trace& trace, int limit, std::string* out) {
                       "Runtime call", "Calls", "Dur mean", "Dur p50", "Dur p99", "Delay mean",
                       "Delay p50", "Delay p99");
   auto row = [&](const std::string& name, const DurationStats& d, const DurationStats& l) {
-    *out += fmt::format("  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n",
-                        Cut(name, 32), d.count, FormatNs(d.mean_ns()),
-                        FormatNs(static_cast<double>(d.p50_ns)),
-                        FormatNs(static_cast<double>(d.p99_ns)), FormatNs(l.mean_ns()),
-                        FormatNs(static_cast<double>(l.p50_ns)),
-                        FormatNs(static_cast<double>(l.p99_ns)));
+    *out += fmt::format(
+        "  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n", Cut(name, 32), d.count,
+        FormatNs(d.mean_ns()), FormatNs(static_cast<double>(d.p50_ns)),
+        FormatNs(static_cast<double>(d.p99_ns)), FormatNs(l.mean_ns()),
+        FormatNs(static_cast<double>(l.p50_ns)), FormatNs(static_cast<double>(l.p99_ns)));
   };
   int shown = 0;
   for (const RuntimeCallStats& r : ls.by_name) {

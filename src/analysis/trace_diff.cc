@@ -1,9 +1,9 @@
 // Trace diff: per-op calls, host time and direct device time of two traces, sorted by impact.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "analysis/json_writer.h"
 #include "opscope/analysis.h"
@@ -57,10 +57,14 @@ int64_t OpDiff::impact_ns() const {
 
 std::string_view ToString(OpDiff::Change change) {
   switch (change) {
-    case OpDiff::Change::kAdded: return "added";
-    case OpDiff::Change::kRemoved: return "removed";
-    case OpDiff::Change::kChanged: return "changed";
-    case OpDiff::Change::kUnchanged: return "unchanged";
+    case OpDiff::Change::kAdded:
+      return "added";
+    case OpDiff::Change::kRemoved:
+      return "removed";
+    case OpDiff::Change::kChanged:
+      return "changed";
+    case OpDiff::Change::kUnchanged:
+      return "unchanged";
   }
   return "unchanged";
 }
@@ -96,9 +100,8 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
     }
     diff.rows.push_back(std::move(d));
   }
-  std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const OpDiff& l, const OpDiff& r) {
-    return l.impact_ns() > r.impact_ns();
-  });
+  std::stable_sort(diff.rows.begin(), diff.rows.end(),
+                   [](const OpDiff& l, const OpDiff& r) { return l.impact_ns() > r.impact_ns(); });
   return diff;
 }
 
@@ -148,7 +151,8 @@ std::string TraceDiff::ToText(int row_limit) const {
     return out;
   }
   size_t name_width = 4;
-  for (const OpDiff& d : rows) name_width = std::max(name_width, std::min<size_t>(d.name.size(), 50));
+  for (const OpDiff& d : rows)
+    name_width = std::max(name_width, std::min<size_t>(d.name.size(), 50));
   out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>25}  {:>25}  {:>12}\n", "Name", name_width,
                      "Change", "Calls", "Host time", "Device time", "Impact");
   int shown = 0;

@@ -67,7 +67,8 @@ StringId StringTable::Find(std::string_view s) const {
 }
 
 size_t StringTable::MemoryBytes() const {
-  return blocks_.size() * sizeof(void*) + text_bytes_ + views_.capacity() * sizeof(std::string_view) +
+  return blocks_.size() * sizeof(void*) + text_bytes_ +
+         views_.capacity() * sizeof(std::string_view) +
          index_.size() * (sizeof(std::string_view) + sizeof(StringId) + 2 * sizeof(void*)) +
          index_.bucket_count() * sizeof(void*);
 }
@@ -90,20 +91,34 @@ bool IsDeviceActivity(ActivityKind kind) {
 
 std::string_view KinetoCategory(ActivityKind kind) {
   switch (kind) {
-    case ActivityKind::kCpuOp: return "cpu_op";
-    case ActivityKind::kUserAnnotation: return "user_annotation";
-    case ActivityKind::kPythonFunction: return "python_function";
-    case ActivityKind::kRuntime: return "privateuse1_runtime";
-    case ActivityKind::kDriver: return "privateuse1_driver";
-    case ActivityKind::kKernel: return "kernel";
-    case ActivityKind::kMemcpy: return "gpu_memcpy";
-    case ActivityKind::kMemset: return "gpu_memset";
-    case ActivityKind::kDeviceAnnotation: return "gpu_user_annotation";
-    case ActivityKind::kInstruction: return "device_instruction";
-    case ActivityKind::kCollective: return "collective_comm";
-    case ActivityKind::kSync: return "cuda_sync";
-    case ActivityKind::kOverhead: return "overhead";
-    case ActivityKind::kOther: return "other";
+    case ActivityKind::kCpuOp:
+      return "cpu_op";
+    case ActivityKind::kUserAnnotation:
+      return "user_annotation";
+    case ActivityKind::kPythonFunction:
+      return "python_function";
+    case ActivityKind::kRuntime:
+      return "privateuse1_runtime";
+    case ActivityKind::kDriver:
+      return "privateuse1_driver";
+    case ActivityKind::kKernel:
+      return "kernel";
+    case ActivityKind::kMemcpy:
+      return "gpu_memcpy";
+    case ActivityKind::kMemset:
+      return "gpu_memset";
+    case ActivityKind::kDeviceAnnotation:
+      return "gpu_user_annotation";
+    case ActivityKind::kInstruction:
+      return "device_instruction";
+    case ActivityKind::kCollective:
+      return "collective_comm";
+    case ActivityKind::kSync:
+      return "cuda_sync";
+    case ActivityKind::kOverhead:
+      return "overhead";
+    case ActivityKind::kOther:
+      return "other";
   }
   return "other";
 }
@@ -168,8 +183,7 @@ class Trace::ArgStore {
                                [](uint32_t h, const Block& b) { return h < b.first; });
     const size_t index = static_cast<size_t>(it - blocks_.begin()) - 1;
     const Block& block = blocks_[index];
-    const uint32_t next_first =
-        index + 1 < blocks_.size() ? blocks_[index + 1].first : open_first_;
+    const uint32_t next_first = index + 1 < blocks_.size() ? blocks_[index + 1].first : open_first_;
     const uint32_t end = handle + 1 < next_first ? offsets_[handle + 1] : block.raw_size;
     if (!block.compressed) return block.text.substr(begin, end - begin);
     std::lock_guard<std::mutex> lock(mu_);
@@ -394,7 +408,8 @@ void Trace::Finalize() {
       s.lane = static_cast<uint16_t>(std::min<size_t>(lane, 65535));
       stack.push_back({end, i});
     }
-    tracks_[t].lanes = static_cast<uint16_t>(std::max<size_t>(1, std::min<size_t>(lanes.size(), 65535)));
+    tracks_[t].lanes =
+        static_cast<uint16_t>(std::max<size_t>(1, std::min<size_t>(lanes.size(), 65535)));
   }
 
   // 4. Bind flow endpoints to slices: the innermost slice on the endpoint's track starting at the
@@ -404,8 +419,8 @@ void Trace::Finalize() {
     if (track >= tracks_.size()) return kNone;
     auto first = slices_.begin() + track_begin_[track];
     auto last = slices_.begin() + track_begin_[track + 1];
-    auto it = std::upper_bound(first, last, ts,
-                               [](int64_t v, const Slice& s) { return v < s.ts_ns; });
+    auto it =
+        std::upper_bound(first, last, ts, [](int64_t v, const Slice& s) { return v < s.ts_ns; });
     // it: first slice starting after ts. Slices just before it start at or before ts.
     if (it != first) {
       auto prev = it - 1;
@@ -511,10 +526,11 @@ void Trace::Finalize() {
   // 6. Instants and counters in time order.
   std::stable_sort(instants_.begin(), instants_.end(),
                    [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
-  std::stable_sort(counters_.begin(), counters_.end(), [](const CounterSample& a, const CounterSample& b) {
-    if (a.track != b.track) return a.track < b.track;
-    return a.ts_ns < b.ts_ns;
-  });
+  std::stable_sort(counters_.begin(), counters_.end(),
+                   [](const CounterSample& a, const CounterSample& b) {
+                     if (a.track != b.track) return a.track < b.track;
+                     return a.ts_ns < b.ts_ns;
+                   });
   finalized_ = true;
 }
 
@@ -582,8 +598,8 @@ size_t ValueEnd(std::string_view s, size_t i) {
     }
     return std::string_view::npos;
   }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
-         s[i] != '\n' && s[i] != '\t' && s[i] != '\r') {
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+         s[i] != '\t' && s[i] != '\r') {
     ++i;
   }
   return i;

@@ -92,10 +92,10 @@ TEST(TraceTest, FinalizeSortsByTrackThenTimeLongerFirst) {
 TEST(TraceTest, NestsAndPutsOverlapsThatDoNotNestOnExtraLanes) {
   SmallTrace t;
   t.Add(t.host_track, "a", ActivityKind::kCpuOp, 0, 100);
-  t.Add(t.host_track, "b", ActivityKind::kCpuOp, 10, 20);   // inside a
-  t.Add(t.host_track, "c", ActivityKind::kCpuOp, 15, 5);    // inside b
-  t.Add(t.host_track, "d", ActivityKind::kCpuOp, 90, 30);   // overlaps a's end: no nesting
-  t.Add(t.host_track, "e", ActivityKind::kCpuOp, 30, 0);    // zero length at b's end
+  t.Add(t.host_track, "b", ActivityKind::kCpuOp, 10, 20);  // inside a
+  t.Add(t.host_track, "c", ActivityKind::kCpuOp, 15, 5);   // inside b
+  t.Add(t.host_track, "d", ActivityKind::kCpuOp, 90, 30);  // overlaps a's end: no nesting
+  t.Add(t.host_track, "e", ActivityKind::kCpuOp, 30, 0);   // zero length at b's end
   t.trace.Finalize();
   const auto& s = t.trace.slices();
   ASSERT_EQ(s.size(), 5u);  // nothing dropped
@@ -180,7 +180,8 @@ TEST(TraceTest, AddFlowIsRemappedBySortAndFinalizeIsIdempotent) {
 
 TEST(TraceTest, ArgsRoundTripAndFindArg) {
   Trace trace;
-  const uint32_t a = trace.AddArgs(R"({"External id": 7, "name": "x,\"y\"}", "dims": [[1, 2], []]})");
+  const uint32_t a =
+      trace.AddArgs(R"({"External id": 7, "name": "x,\"y\"}", "dims": [[1, 2], []]})");
   EXPECT_EQ(trace.AddArgs("{}"), kNone);
   EXPECT_EQ(trace.ArgsJson(kNone), "{}");
   EXPECT_EQ(trace.FindArg(a, "External id"), "7");
@@ -198,8 +199,9 @@ TEST(TraceTest, LargeArgStoresCompressAndReadBackExactly) {
   std::vector<std::string> texts;
   size_t total = 0;
   for (int i = 0; total < (40u << 20); ++i) {
-    std::string text = "{\"External id\": " + std::to_string(i) + ", \"correlation\": " +
-                       std::to_string(i * 7) + ", \"pad\": \"" + std::string(i % 300, 'x') + "\"}";
+    std::string text = "{\"External id\": " + std::to_string(i) +
+                       ", \"correlation\": " + std::to_string(i * 7) + ", \"pad\": \"" +
+                       std::string(i % 300, 'x') + "\"}";
     if (i == 5000) text = "{\"big\": \"" + std::string(200000, 'b') + "\"}";
     total += text.size();
     handles.push_back(trace.AddArgs(text));

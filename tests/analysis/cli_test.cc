@@ -27,7 +27,8 @@ fs::path Binary() {
 }
 
 CliRun Opscope(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = "'" + Binary().string() + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd =
+      "'" + Binary().string() + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -58,8 +59,9 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, ReportPrintsEverySection) {
-  const CliRun r = Opscope("report '" + Fixture("tracelens/mi300/Falconsai_nsfw_image_detection__1016002.json.gz") +
-                        "' --rows 5");
+  const CliRun r = Opscope(
+      "report '" + Fixture("tracelens/mi300/Falconsai_nsfw_image_detection__1016002.json.gz") +
+      "' --rows 5");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* section : {"Self CUDA", "CUDA timeline", "busy", "Top kernels",
                               "Launch statistics", "aten::addmm", "hipLaunchKernel"}) {
@@ -68,9 +70,10 @@ TEST_F(CliTest, ReportPrintsEverySection) {
 }
 
 TEST_F(CliTest, ReportJsonParses) {
-  const CliRun r = Opscope("report '" + Fixture("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz") +
-                            "' --json --sort self_cpu_time_total",
-                        /*with_stderr=*/false);
+  const CliRun r =
+      Opscope("report '" + Fixture("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz") +
+                  "' --json --sort self_cpu_time_total",
+              /*with_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_TRUE(ValidJson(r.output)) << r.output.substr(0, 500);
   EXPECT_NE(r.output.find("\"device_timeline\""), std::string::npos);
@@ -92,7 +95,8 @@ TEST_F(CliTest, BadInputExitsOneWithAClearMessage) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("cannot open /nonexistent/trace.json"), std::string::npos) << r.output;
 
-  const fs::path truncated = fs::temp_directory_path() / ("opscope_cli_truncated_" + std::to_string(getpid()) + ".json");
+  const fs::path truncated =
+      fs::temp_directory_path() / ("opscope_cli_truncated_" + std::to_string(getpid()) + ".json");
   {
     std::ofstream out(truncated);
     out << R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, {"ph": )";

@@ -164,7 +164,8 @@ TEST(FixturesTest, OpscopeChromeExportRoundTrips) {
   add(thread, "aten::mul", "cpu_op", ActivityKind::kCpuOp, 1000, 5000, 1, 0);
   const uint32_t rt = add(thread, "nrta_execute_schedule", "privateuse1_runtime",
                           ActivityKind::kRuntime, 2000, 1000, 1, 7);
-  const uint32_t k = add(queue, "nc_exec_running", "kernel", ActivityKind::kKernel, 3500, 2500, 1, 7);
+  const uint32_t k =
+      add(queue, "nc_exec_running", "kernel", ActivityKind::kKernel, 3500, 2500, 1, 7);
   Flow f;
   f.id = 7;
   f.category = original.Intern("ac2g");

@@ -111,7 +111,8 @@ TEST(ImportTest, ReadsModernKinetoTraceExactly) {
   EXPECT_EQ(spans.tid_text, "PyTorch Profiler");
   // Other top-level keys are kept as raw JSON.
   bool found = false;
-  for (const auto& [key, value] : t.metadata().extra) found |= key == "distributedInfo" && value == "{\"rank\": 3}";
+  for (const auto& [key, value] : t.metadata().extra)
+    found |= key == "distributedInfo" && value == "{\"rank\": 3}";
   EXPECT_TRUE(found);
 }
 
@@ -319,7 +320,8 @@ TEST(ImportErrorTest, BadEventsAreSkippedAndCounted) {
     {"cat": "cpu_op", "name": "no ph", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
     {"ph": "X", "cat": "cpu_op", "name": 17, "pid": 1, "tid": 1, "ts": 1, "dur": 1},
     {"ph": "X", "cat": "cpu_op", "name": "bad pid", "pid": [1], "tid": 1, "ts": 1, "dur": 1},
-    {"ph": "X", "cat": "cpu_op", "name": "bad )") + "\xff\xfe" + R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "bad )") +
+                           "\xff\xfe" + R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
     {"ph": "Q", "name": "unknown phase", "pid": 1, "tid": 1, "ts": 1},
     {"ph": "X", "cat": "cpu_op", "name": "malformed" "pid": 1},
     42,
@@ -367,8 +369,10 @@ TEST(JsonStreamTest, ValuesSurviveEveryBufferBoundary) {
 // Values longer than the 64-byte blocks the scanner's fast path reads: brackets and escaped
 // quotes inside strings, strings and escapes spanning block edges, deep-ish nesting.
 TEST(JsonStreamTest, LongValuesScanLikeShortOnes) {
-  std::string value = R"({"name": ")" + std::string(70, 'n') + R"({[}]\"quoted\" \\", "args": {"a": [)";
-  for (int i = 0; i < 40; ++i) value += (i ? ", " : "") + std::string("[\"]}\\\"") + std::to_string(i) + "\"]";
+  std::string value =
+      R"({"name": ")" + std::string(70, 'n') + R"({[}]\"quoted\" \\", "args": {"a": [)";
+  for (int i = 0; i < 40; ++i)
+    value += (i ? ", " : "") + std::string("[\"]}\\\"") + std::to_string(i) + "\"]";
   value += R"(], "b": ")" + std::string(63, 'x') + R"(\\"}, "tail": "}]"})";
   const std::string text = " " + value + " , " + value + " ";
   for (size_t buffer : {1, 7, 63, 64, 65, 100, 128, 4096}) {

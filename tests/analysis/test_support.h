@@ -31,8 +31,7 @@ inline std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path
   if (dir.empty() || !std::filesystem::is_directory(dir)) return out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (e.is_regular_file() &&
-        (name.ends_with(".json") || name.ends_with(".json.gz"))) {
+    if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) {
       out.push_back(e.path());
     }
   }

@@ -40,9 +40,8 @@ class TraceLensGroundTruth : public ::testing::Test {
  protected:
   void SetUp() override {
     cases_ = Cases();
-    ASSERT_FALSE(cases_.empty())
-        << "no TraceLens fixtures found under " << testing::FixturesDir()
-        << " (set OPSCOPE_SOURCE_DIR or provide /work/shared/fixtures)";
+    ASSERT_FALSE(cases_.empty()) << "no TraceLens fixtures found under " << testing::FixturesDir()
+                                 << " (set OPSCOPE_SOURCE_DIR or provide /work/shared/fixtures)";
   }
   Trace Import(const fs::path& path) {
     Trace trace;
@@ -63,10 +62,14 @@ TEST_F(TraceLensGroundTruth, GpuTimelineMatchesWithinATenthOfAPercent) {
     auto rows = testing::ReadCsv(c.csv_dir / "gpu_timeline.csv");
     ASSERT_GE(rows.size(), 6u);
     const std::map<std::string, int64_t> ours = {
-        {"computation_time", tl.computation_ns},   {"exposed_comm_time", tl.exposed_comm_ns},
-        {"exposed_memcpy_time", tl.exposed_memcpy_ns}, {"busy_time", tl.busy_ns},
-        {"idle_time", tl.idle_ns},                 {"total_time", tl.total_ns},
-        {"total_comm_time", tl.total_comm_ns},     {"total_memcpy_time", tl.total_memcpy_ns},
+        {"computation_time", tl.computation_ns},
+        {"exposed_comm_time", tl.exposed_comm_ns},
+        {"exposed_memcpy_time", tl.exposed_memcpy_ns},
+        {"busy_time", tl.busy_ns},
+        {"idle_time", tl.idle_ns},
+        {"total_time", tl.total_ns},
+        {"total_comm_time", tl.total_comm_ns},
+        {"total_memcpy_time", tl.total_memcpy_ns},
     };
     int matched = 0;
     for (const auto& row : rows) {
