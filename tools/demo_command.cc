@@ -8,6 +8,7 @@
 
 #include "opscope/neuron.h"
 #include "tools/commands.h"
+#include "tools/demo_compiled.h"
 #include "tools/demo_rmsnorm.h"
 
 namespace opscope::tools {
@@ -58,7 +59,9 @@ int RunDemo(DemoArgs& args) {
       if (!args.device_config.empty()) neuron::ApplyOverridesFile(args.device_config, &params);
       neuron::ResetDefaultDevice(params);
     }
-    DemoReport report = RunRmsNormDemo(o, RmsNormVariants());
+    std::vector<DemoVariant> variants = RmsNormVariants();
+    variants.push_back(CompiledRmsNormVariant());  // naive code under compile()
+    DemoReport report = RunRmsNormDemo(o, variants);
     if (args.json) {
       std::string out = FormatDemoJson(report);
       std::fwrite(out.data(), 1, out.size(), stdout);
@@ -68,7 +71,7 @@ int RunDemo(DemoArgs& args) {
         std::fwrite(w.data(), 1, w.size(), stderr);
       }
     } else {
-      std::string out = FormatDemoText(report);
+      std::string out = FormatDemoText(report) + CompiledVsFusedLine(report);
       std::fwrite(out.data(), 1, out.size(), stdout);
     }
   } catch (const std::exception& e) {
@@ -86,7 +89,7 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DemoArgs>();
   auto* cmd = demo->add_subcommand(
       "rmsnorm",
-      "Profile RMSNorm naive vs fused on the simulated Neuron device (or cpu) and "
+      "Profile RMSNorm naive vs fused vs compiled on the simulated Neuron device (or cpu) and "
       "print key_averages tables sorted by device time");
   cmd->add_option("--device", args->options.device,
                   "neuron (default, = neuron:0), neuron:N or cpu");

@@ -293,6 +293,23 @@ std::string FormatDemoJson(const DemoReport& report) {
         r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error, JsonString(r.trace_path),
         JsonString(r.sort_key), r.averages.ToJson(r.sort_key));
   }
+  // The comparison section of the text output: per variant, the time the table compares
+  // (device time on a device model, wall time on cpu) and its ratio to the first variant.
+  out += "], \"comparison\": [";
+  const bool dev = !report.model.empty();
+  for (size_t i = 0; i < report.variants.size(); ++i) {
+    const VariantResult& r = report.variants[i];
+    const VariantResult& base = report.variants.front();
+    const double t = dev ? r.device_us_per_call : r.wall_us_per_call;
+    const double b = dev ? base.device_us_per_call : base.wall_us_per_call;
+    out += fmt::format(
+        "{}{{\"variant\": {}, \"time\": {}, \"us_per_call\": {:.3f}, \"vs_{}\": {:.4f}, "
+        "\"device_executions_per_call\": {:.3f}, \"host_self_cpu_us_per_call\": {:.3f}, "
+        "\"bytes_per_call\": {:.0f}}}",
+        i == 0 ? "" : ", ", JsonString(r.name), dev ? "\"device\"" : "\"wall\"", t, base.name,
+        t > 0 ? b / t : 0.0, r.device_executions_per_call, r.host_self_cpu_us_per_call,
+        r.bytes_per_call);
+  }
   return out + "]}";
 }
 
