@@ -50,6 +50,9 @@ TEST(DemoCompiled, NeuronCompiledIsOneExecutionWithinFifteenPercentOfFused) {
   EXPECT_TRUE(region);
   std::string line = CompiledVsFusedLine(report);
   EXPECT_NE(line.find("compiled / fused device time = "), std::string::npos) << line;
+  std::string json = FormatDemoJson(report);
+  EXPECT_NE(json.find("\"comparison\": [{\"variant\": \"naive\""), std::string::npos);
+  EXPECT_NE(json.find("{\"variant\": \"compiled\", \"time\": \"device\""), std::string::npos);
   std::filesystem::remove_all(CacheDir());
 }
 
