@@ -8,6 +8,11 @@ for pkg in "$@"; do
     missing+=("$pkg")
   fi
 done
+# Node.js and npm (for the browser tests) may come from Debian or from another installer that
+# ships npm inside its nodejs package; install Debian's only when the commands are missing.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "install_deps: installing ${missing[*]}"
 SUDO=""

@@ -3,8 +3,6 @@
 #include "opscope/key_averages.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 #include <unordered_map>
 
 namespace opscope {
@@ -33,26 +31,44 @@ bool FilteredName(std::string_view name) {
          name == "aten::output_nr" || name == "aten::_version";
 }
 
-// One FunctionEvent. `key` is the trace's StringId of the name, or kStepKey for ProfilerStep#N.
+// Per-slice role in PyTorch's event list.
+enum Role : uint8_t { kSkip = 0, kHost = 1, kDevice = 2 };
+
+// The stored key of a ProfilerStep#N slice: every step groups into one "ProfilerStep*" row.
 constexpr StringId kStepKey = kNone - 1;
 
-struct Event {
-  uint32_t slice = kNone;
-  StringId key = 0;
-  bool is_device = false;
-  bool is_user_annotation = false;
-  int64_t start = 0;
-  int64_t end = 0;
-  uint32_t track = kNone;
-  int64_t kernels_ns = 0;   // sum of linked device activity durations ("kernels")
-  uint32_t parent = kNone;  // index into events
-  std::vector<uint32_t> children;
-  bool removed = false;
-  int64_t device_total = 0;
+// Order of first appearance in PyTorch's event list (sorted by start, then longer first).
+struct Appearance {
+  int64_t start;
+  int64_t neg_end;
+  uint32_t slice;
+  bool operator<(const Appearance& o) const {
+    if (start != o.start) return start < o.start;
+    if (neg_end != o.neg_end) return neg_end < o.neg_end;
+    return slice < o.slice;
+  }
+};
+
+struct RowKey {
+  StringId name;
+  StringId shapes;
+  uint8_t variant;  // bit 0: device row, bit 1: user annotation
+  bool operator==(const RowKey&) const = default;
+};
+struct RowKeyHash {
+  size_t operator()(const RowKey& k) const noexcept {
+    uint64_t h = (static_cast<uint64_t>(k.name) << 2) | k.variant;
+    h = h * 0x9E3779B97F4A7C15ull ^ k.shapes;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
 };
 
 }  // namespace
 
+// Mirrors torch/autograd/profiler.py _parse_kineto_results and profiler_util.EventList
+// (_populate_cpu_children, _remove_dup_nodes, key_averages) over flat per-slice arrays: no
+// per-event objects, so memory is a few bytes per slice and the work is linear after the
+// trace's own sort.
 KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions& options) {
   KeyAverages out;
   out.options_ = options;
@@ -62,161 +78,155 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   out.device_name_ = device;
 
-  // 1. Events, and the slice -> event map.
   const auto& slices = trace.slices();
-  std::vector<Event> events;
-  std::vector<uint32_t> event_of_slice(slices.size(), kNone);
-  // Name checks once per distinct name, not once per event.
+  const auto n = static_cast<uint32_t>(slices.size());
+
+  // 1. Which slices are FunctionEvents, and their keys. Name checks run once per distinct name.
+  std::vector<uint8_t> role(n, kSkip);
   std::vector<uint8_t> name_class(trace.strings().size(), 0);  // 0 unseen, 1 keep, 2 drop, 3 step
-  for (uint32_t i = 0; i < slices.size(); ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     const Slice& s = slices[i];
     const bool host = IsHostEventKind(s.kind);
-    const bool dev = IsDeviceEventKind(s.kind);
-    if (!host && !dev) continue;
+    if (!host && !IsDeviceEventKind(s.kind)) continue;
     uint8_t& cls = name_class[s.name];
     if (cls == 0) {
       std::string_view name = trace.Str(s.name);
       cls = FilteredName(name) ? 2 : name.starts_with("ProfilerStep#") ? 3 : 1;
     }
-    if (cls == 2) continue;
-    Event e;
-    e.slice = i;
-    e.key = cls == 3 ? kStepKey : s.name;  // _rewrite_name's ProfilerStep* wildcard
-    e.is_device = dev;
-    e.is_user_annotation =
-        s.kind == ActivityKind::kUserAnnotation || s.kind == ActivityKind::kDeviceAnnotation;
-    e.start = s.ts_ns;
-    e.end = s.ts_ns + s.dur_ns;
-    e.track = s.track;
-    event_of_slice[i] = static_cast<uint32_t>(events.size());
-    events.push_back(std::move(e));
+    if (cls != 2) role[i] = host ? kHost : kDevice;
   }
+  auto key_of = [&](uint32_t i) {
+    return name_class[slices[i].name] == 3 ? kStepKey : slices[i].name;
+  };
 
-  // 2. Kernels: device activity linked to a host op adds its duration to that op.
-  for (const Event& e : events) {
-    if (!e.is_device || slices[e.slice].kind == ActivityKind::kDeviceAnnotation) continue;
-    uint32_t op = trace.Link(e.slice).op;
-    uint32_t op_event = op == kNone ? kNone : event_of_slice[op];
-    if (op_event == kNone || events[op_event].is_device) {
+  // 2. Kernels: device activity linked to a host op adds its duration to that op. `device_ns`
+  // holds an event's kernels now and its device total after step 5.
+  std::vector<int64_t> device_ns(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (role[i] != kDevice) continue;
+    device_ns[i] = slices[i].dur_ns;
+    if (slices[i].kind == ActivityKind::kDeviceAnnotation) continue;
+    uint32_t op = trace.Link(i).op;
+    if (op == kNone || role[op] != kHost) {
       out.unmatched_device_activity_ += 1;
       continue;
     }
-    events[op_event].kernels_ns += e.end - e.start;
+    device_ns[op] += slices[i].dur_ns;
   }
 
-  // 3. CPU parent/child per thread: PyTorch's stack walk over events sorted by (start, -end).
-  std::vector<std::vector<uint32_t>> by_track(trace.tracks().size());
-  for (uint32_t i = 0; i < events.size(); ++i) {
-    if (!events[i].is_device && events[i].track < by_track.size()) {
-      by_track[events[i].track].push_back(i);
-    }
-  }
-  for (auto& ids : by_track) {
-    std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_pair(events[a].start, -events[a].end) <
-             std::make_pair(events[b].start, -events[b].end);
-    });
-    std::vector<uint32_t> stack;
-    for (uint32_t id : ids) {
-      Event& e = events[id];
+  // 3 + 4. CPU parents per thread (PyTorch's stack walk over events sorted by (start, -end), which
+  // is the trace's own order within a track), merging an only child that has its parent's name
+  // into the parent as it goes (_remove_dup_nodes): the child's kernels replace the parent's and
+  // its children are adopted. `merged_into` redirects a removed event to the event that took its
+  // place; `children` saturates at 2 (only "exactly one" matters).
+  std::vector<uint32_t> parent(n, kNone);
+  std::vector<uint32_t> merged_into(n, kNone);
+  std::vector<uint8_t> children(n, 0);
+  auto resolve = [&](uint32_t e) {
+    while (e != kNone && merged_into[e] != kNone) e = merged_into[e];
+    return e;
+  };
+  std::vector<uint32_t> stack;
+  for (uint32_t t = 0; t < trace.tracks().size(); ++t) {
+    auto [begin, end] = trace.TrackSlices(t);
+    stack.clear();
+    for (uint32_t i = begin; i < end; ++i) {
+      if (role[i] != kHost) continue;
+      const int64_t start = slices[i].ts_ns, stop = start + slices[i].dur_ns;
       while (!stack.empty()) {
-        Event& parent = events[stack.back()];
-        if (e.start >= parent.end || e.end > parent.end) {
+        const Slice& p = slices[stack.back()];
+        if (start >= p.ts_ns + p.dur_ns || stop > p.ts_ns + p.dur_ns) {
           stack.pop_back();
         } else {
-          parent.children.push_back(id);
-          e.parent = stack.back();
           break;
         }
       }
-      stack.push_back(id);
+      if (!stack.empty()) {
+        uint32_t p = resolve(stack.back());
+        parent[i] = p;
+        if (children[p] < 2) ++children[p];
+      }
+      stack.push_back(i);
     }
   }
-
-  // 4. _remove_dup_nodes: an only child with its parent's name merges into the parent (its
-  // children and kernels move up).
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t i = 0; i < events.size(); ++i) {
-      Event& e = events[i];
-      if (e.removed || e.parent == kNone) continue;
-      Event& p = events[e.parent];
-      if (p.key != e.key || p.children.size() != 1) continue;
-      p.children = e.children;
-      p.kernels_ns = e.kernels_ns;
-      for (uint32_t c : e.children) events[c].parent = e.parent;
-      e.removed = true;
-      changed = true;
-    }
+  // Merging walks events in list order; parents precede their children within a track.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (role[i] != kHost) continue;
+    uint32_t p = resolve(parent[i]);
+    parent[i] = p;
+    if (p == kNone || key_of(p) != key_of(i) || children[p] != 1) continue;
+    merged_into[i] = p;
+    device_ns[p] = device_ns[i];  // parent.kernels = child.kernels
+    children[p] = children[i];
   }
 
-  // 5. Device totals bottom-up: children sort after their parents, so walk backwards by start.
-  std::vector<uint32_t> order(events.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_pair(events[a].start, -events[a].end) <
-           std::make_pair(events[b].start, -events[b].end);
-  });
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Event& e = events[*it];
-    if (e.removed) continue;
-    if (e.is_device) {
-      e.device_total = e.end - e.start;
-      continue;
-    }
-    e.device_total = e.kernels_ns;
-    for (uint32_t c : e.children) e.device_total += events[c].device_total;
+  // 5. Device totals bottom-up: children follow their parents, so walk backwards.
+  for (uint32_t i = n; i-- > 0;) {
+    if (role[i] != kHost || merged_into[i] != kNone) continue;
+    if (uint32_t p = parent[i]; p != kNone) device_ns[p] += device_ns[i];
   }
 
-  // 6. Group in order of first appearance (events sorted by start, longer first).
-  // Key: (name, device?, user annotation?, shapes id); shapes id 0 prints as "[]".
-  struct RowKeyHash {
-    size_t operator()(const std::tuple<StringId, bool, bool, StringId>& k) const noexcept {
-      uint64_t h = std::get<0>(k);
-      h = h * 0x9E3779B97F4A7C15ull ^ (std::get<1>(k) ? 1 : 0) ^ (std::get<2>(k) ? 2 : 0);
-      h = h * 0x9E3779B97F4A7C15ull ^ std::get<3>(k);
-      return static_cast<size_t>(h ^ (h >> 29));
-    }
-  };
-  std::unordered_map<std::tuple<StringId, bool, bool, StringId>, size_t, RowKeyHash> row_of_key;
-  for (uint32_t id : order) {
-    const Event& e = events[id];
-    if (e.removed) continue;
-    StringId shapes_id = 0;
+  // 6. Group. A row's position is its first event's place in PyTorch's event list.
+  std::unordered_map<RowKey, uint32_t, RowKeyHash> row_of_key;
+  std::vector<Appearance> first;
+  std::vector<uint32_t> row_of(n, kNone);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (role[i] == kSkip || merged_into[i] != kNone) continue;
+    const Slice& s = slices[i];
+    StringId shapes = 0;
     if (options.group_by_input_shape) {
-      shapes_id = slices[e.slice].input_shapes;
-      if (shapes_id != 0 && trace.Str(shapes_id) == "[]") shapes_id = 0;
+      shapes = s.input_shapes;
+      if (shapes != 0 && trace.Str(shapes) == "[]") shapes = 0;
     }
-    auto key = std::make_tuple(e.key, e.is_device, e.is_user_annotation, shapes_id);
-    auto [it, inserted] = row_of_key.emplace(key, out.rows_.size());
+    const bool annotation =
+        s.kind == ActivityKind::kUserAnnotation || s.kind == ActivityKind::kDeviceAnnotation;
+    RowKey key{key_of(i), shapes,
+               static_cast<uint8_t>((role[i] == kDevice ? 1 : 0) | (annotation ? 2 : 0))};
+    Appearance here{s.ts_ns, -(s.ts_ns + s.dur_ns), i};
+    auto [it, inserted] = row_of_key.emplace(key, static_cast<uint32_t>(out.rows_.size()));
     if (inserted) {
       KeyAverage row;
-      row.key = e.key == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(e.key));
+      row.key =
+          key.name == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(key.name));
       if (options.group_by_input_shape) {
-        row.input_shapes = shapes_id == 0 ? "[]" : std::string(trace.Str(shapes_id));
+        row.input_shapes = shapes == 0 ? "[]" : std::string(trace.Str(shapes));
       }
-      row.is_user_annotation = e.is_user_annotation;
-      row.is_device = e.is_device;
+      row.is_user_annotation = annotation;
+      row.is_device = role[i] == kDevice;
       out.rows_.push_back(std::move(row));
+      first.push_back(here);
+    } else if (here < first[it->second]) {
+      first[it->second] = here;
     }
-    KeyAverage& row = out.rows_[it->second];
-    row.count += 1;
-    if (e.is_device) {
-      row.device_time_total_ns += e.device_total;
-      row.self_device_time_total_ns += e.device_total;
-      continue;
-    }
-    int64_t cpu_total = e.end - e.start;
-    int64_t children_cpu = 0, children_device = 0;
-    for (uint32_t c : e.children) {
-      children_cpu += events[c].end - events[c].start;
-      children_device += events[c].device_total;
-    }
-    row.cpu_time_total_ns += cpu_total;
-    row.self_cpu_time_total_ns += cpu_total - children_cpu;
-    row.device_time_total_ns += e.device_total;
-    row.self_device_time_total_ns += e.device_total - children_device;
+    row_of[i] = it->second;
   }
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t r = row_of[i];
+    if (r == kNone) continue;
+    KeyAverage& row = out.rows_[r];
+    row.count += 1;
+    row.device_time_total_ns += device_ns[i];
+    row.self_device_time_total_ns += device_ns[i];
+    if (role[i] == kDevice) continue;
+    const int64_t dur = slices[i].dur_ns;
+    row.cpu_time_total_ns += dur;
+    row.self_cpu_time_total_ns += dur;
+    if (uint32_t p = parent[i]; p != kNone) {
+      KeyAverage& parent_row = out.rows_[row_of[p]];
+      parent_row.self_cpu_time_total_ns -= dur;
+      parent_row.self_device_time_total_ns -= device_ns[i];
+    }
+  }
+
+  // Rows in order of first appearance.
+  std::vector<uint32_t> order(out.rows_.size());
+  for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return first[a] < first[b]; });
+  std::vector<KeyAverage> rows;
+  rows.reserve(order.size());
+  for (uint32_t r : order) rows.push_back(std::move(out.rows_[r]));
+  out.rows_ = std::move(rows);
   return out;
 }
 
