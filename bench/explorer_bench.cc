@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
@@ -82,7 +82,7 @@ void WriteKinetoJson(const opscope::Trace& t, const std::string& path) {
 
 // The baseline: every slice in range serialised, no level of detail.
 size_t NaiveViewport(const opscope::Trace& t, int64_t t0, int64_t t1) {
-  opscope::explorer::JsonWriter w;
+  opscope::JsonWriter w;
   w.BeginArray();
   for (uint32_t i = 0; i < t.slices().size(); ++i) {
     const auto& s = t.slices()[i];
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   full.t0 = index.start_ns();
   full.t1 = index.end_ns();
   full.width_px = width;
-  ex::JsonWriter first;
+  opscope::JsonWriter first;
   index.WriteViewport(full, &first);
   auto o3 = Clock::now();
   std::printf("open: import %.0f ms (%zu events) + index %.0f ms = %.0f ms\n", Ms(o0, o1),
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
       q.t0 = start;
       q.t1 = start + w;
       q.width_px = width;
-      ex::JsonWriter out;
+      opscope::JsonWriter out;
       auto a = Clock::now();
       index.WriteViewport(q, &out);
       auto b = Clock::now();
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   auto n0 = Clock::now();
   const size_t naive_bytes = NaiveViewport(trace, full.t0, full.t1);
   auto n1 = Clock::now();
-  ex::JsonWriter lod;
+  opscope::JsonWriter lod;
   auto l0 = Clock::now();
   index.WriteViewport(full, &lod);
   auto l1 = Clock::now();

@@ -15,24 +15,12 @@
 #include "opscope/device.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
+#include "trace/json_escape.h"
 
 namespace opscope::tools {
 namespace {
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using internal::JsonString;
 
 // <out>/<host>_pid_<pid>/<timestamp>: Neuron's profile output layout, one per demo run.
 std::string RunDirectory(const std::string& out) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "analysis/device_activity.h"
-#include "analysis/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/analysis.h"
 
 namespace opscope {
@@ -57,7 +57,7 @@ DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool 
 }
 
 std::string DeviceTimeline::ToJson() const {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   const std::pair<const char*, int64_t> fields[] = {
       {"start_ns", start_ns},

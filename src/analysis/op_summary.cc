@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "analysis/device_activity.h"
-#include "analysis/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/analysis.h"
 
 namespace opscope {
@@ -58,7 +58,7 @@ OpSummary ComputeOpSummary(const Trace& trace) {
 }
 
 std::string OpSummary::ToJson() const {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.Key("total_direct_device_ns");
   w.Int(total_direct_device_ns);
@@ -129,7 +129,7 @@ KernelSummary ComputeKernelSummary(const Trace& trace) {
 }
 
 std::string KernelSummary::ToJson() const {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.Key("total_ns");
   w.Int(total_ns);
@@ -175,7 +175,7 @@ DurationStats Summarize(std::vector<int64_t>* values) {
   return d;
 }
 
-void WriteStats(analysis::JsonWriter* w, const DurationStats& d) {
+void WriteStats(JsonWriter* w, const DurationStats& d) {
   w->BeginObject();
   w->Key("count");
   w->Int(d.count);
@@ -238,7 +238,7 @@ LaunchStatistics ComputeLaunchStatistics(const Trace& trace) {
 }
 
 std::string LaunchStatistics::ToJson() const {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.Key("duration");
   WriteStats(&w, duration);

@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "analysis/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/analysis.h"
-#if OPSCOPE_HAVE_KEY_AVERAGES
 #include "opscope/key_averages.h"
-#endif
 
 namespace opscope {
 namespace {
@@ -121,13 +119,8 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
                        md.skipped_events, md.warnings.empty() ? "" : md.warnings.front());
   }
   out += "\n";
-#if OPSCOPE_HAVE_KEY_AVERAGES
   out += KeyAverages::FromTrace(trace).Table(DefaultSort(trace, options), options.rows);
   out += "\n";
-#else
-  (void)DefaultSort;
-  out += "(key_averages table unavailable in this build)\n\n";
-#endif
   AppendTimeline(trace, &out);
   out += "\n";
   AppendKernels(trace, options.rows, &out);
@@ -137,7 +130,7 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
 }
 
 std::string ReportJson(const Trace& trace, const ReportOptions& options) {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.Key("trace_name");
   w.String(trace.metadata().trace_name);
@@ -145,10 +138,8 @@ std::string ReportJson(const Trace& trace, const ReportOptions& options) {
   w.String(trace.metadata().device_type);
   w.Key("skipped_events");
   w.Int(static_cast<int64_t>(trace.metadata().skipped_events));
-#if OPSCOPE_HAVE_KEY_AVERAGES
   w.Key("key_averages");
   w.Raw(KeyAverages::FromTrace(trace).ToJson(DefaultSort(trace, options), options.rows));
-#endif
   w.Key("device_timeline");
   w.Raw(ComputeDeviceTimeline(trace).ToJson());
   w.Key("ops");

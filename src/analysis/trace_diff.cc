@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "analysis/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/analysis.h"
 
 namespace opscope {
@@ -106,7 +106,7 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
 }
 
 std::string TraceDiff::ToJson() const {
-  analysis::JsonWriter w;
+  JsonWriter w;
   w.BeginObject();
   w.Key("timeline_a");
   w.Raw(timeline_a.ToJson());

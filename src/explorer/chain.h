@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/trace_index.h"
 
 namespace opscope::explorer {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/trace_index.h"
 
 namespace opscope::explorer {

@@ -14,7 +14,7 @@
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
 #include "explorer/trace_index.h"
@@ -23,7 +23,6 @@
 namespace opscope {
 namespace {
 
-using explorer::JsonWriter;
 using explorer::TraceIndex;
 
 constexpr size_t kMaxHeaders = 64;

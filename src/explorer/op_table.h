@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/trace.h"
 
 namespace opscope::explorer {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/trace_index.h"
 
 namespace opscope::explorer {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "opscope/trace.h"
 
 namespace opscope::explorer {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "profiler/json_escape.h"
+#include "trace/json_escape.h"
 
 namespace opscope::internal {
 namespace {

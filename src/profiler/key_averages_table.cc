@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "opscope/key_averages.h"
-#include "profiler/json_escape.h"
+#include "trace/json_escape.h"
 
 namespace opscope {
 namespace {

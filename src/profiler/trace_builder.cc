@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "opscope/profiler.h"
-#include "profiler/json_escape.h"
+#include "trace/json_escape.h"
 #include "trace/clock.h"
 
 namespace opscope::internal {

@@ -21,9 +21,7 @@ namespace {
 
 void RegisterDevices() {
   RegisterCpuBackend();
-#ifdef OPSCOPE_WITH_NEURON
   RegisterNeuronBackend();
-#endif
 }
 
 using Shape = std::vector<int64_t>;
@@ -538,9 +536,7 @@ TEST(OpConformanceCoverage, DevicesUnderTest) {
   std::printf("conformance devices: %s\n", names.c_str());
   ASSERT_FALSE(devices.empty());
   EXPECT_EQ(devices[0], Device("cpu"));
-#ifdef OPSCOPE_WITH_NEURON
   EXPECT_NE(std::find(devices.begin(), devices.end(), Device("neuron:0")), devices.end());
-#endif
 }
 
 // Every kernel kind a backend implements is exercised by at least one case.

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "explorer/json_writer.h"
+#include "trace/json_writer.h"
 #include "explorer/summary.h"
 #include "opscope/explorer.h"
 

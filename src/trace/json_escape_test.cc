@@ -1,4 +1,4 @@
-#include "profiler/json_escape.h"
+#include "trace/json_escape.h"
 
 #include <gtest/gtest.h>
 

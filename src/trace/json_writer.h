@@ -1,4 +1,4 @@
-// A small streaming JSON writer for the Explorer's API answers.
+// A small streaming JSON writer for everything opscope writes as JSON (API answers, reports).
 //
 //   JsonWriter w;
 //   w.BeginObject(); w.Key("name"); w.String("aten::mul"); w.Key("ts"); w.Int(1000); w.EndObject();
@@ -7,15 +7,15 @@
 // Strings are escaped per RFC 8259 (quotes, backslash, control characters; invalid UTF-8 bytes are
 // replaced with U+FFFD so the output always parses). Non-finite doubles are written as null.
 // Not thread-safe; one writer per answer.
-#ifndef OPSCOPE_EXPLORER_JSON_WRITER_H_
-#define OPSCOPE_EXPLORER_JSON_WRITER_H_
+#ifndef OPSCOPE_TRACE_JSON_WRITER_H_
+#define OPSCOPE_TRACE_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace opscope::explorer {
+namespace opscope {
 
 class JsonWriter {
  public:
@@ -80,9 +80,6 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-// Appends `s` to `out` as a quoted, escaped JSON string.
-void AppendJsonString(std::string_view s, std::string* out);
+}  // namespace opscope
 
-}  // namespace opscope::explorer
-
-#endif  // OPSCOPE_EXPLORER_JSON_WRITER_H_
+#endif  // OPSCOPE_TRACE_JSON_WRITER_H_

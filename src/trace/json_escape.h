@@ -1,6 +1,6 @@
 // JSON string escaping for everything the profiler writes.
-#ifndef OPSCOPE_SRC_PROFILER_JSON_ESCAPE_H_
-#define OPSCOPE_SRC_PROFILER_JSON_ESCAPE_H_
+#ifndef OPSCOPE_SRC_TRACE_JSON_ESCAPE_H_
+#define OPSCOPE_SRC_TRACE_JSON_ESCAPE_H_
 
 #include <string>
 #include <string_view>
@@ -18,4 +18,4 @@ std::string_view Utf8Prefix(std::string_view s, size_t code_points);
 
 }  // namespace opscope::internal
 
-#endif  // OPSCOPE_SRC_PROFILER_JSON_ESCAPE_H_
+#endif  // OPSCOPE_SRC_TRACE_JSON_ESCAPE_H_
