@@ -86,6 +86,25 @@ std::string QueryVersion(const std::string& compiler) {
   return version;
 }
 
+#if defined(__x86_64__)
+// The highest x86-64 microarchitecture level this CPU runs (v4: AVX-512, v3: AVX2 + FMA, else v2).
+// Chosen per host rather than -march=native: the level is part of the flags and so of the cache
+// key, so a shared cache directory only hands an object to CPUs that can run it, while each host
+// still gets vector code as wide as the hand-written kernels' (which dispatch the same way).
+const char* X86Level() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+    return "-march=x86-64-v4";
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      __builtin_cpu_supports("bmi2")) {
+    return "-march=x86-64-v3";
+  }
+  return "-march=x86-64-v2";
+}
+#endif
+
 }  // namespace
 
 CxxToolchain CxxToolchain::Current() {
@@ -101,7 +120,7 @@ CxxToolchain CxxToolchain::Current() {
              "-fno-trapping-math",
              "-w"};
 #if defined(__x86_64__)
-  t.flags.push_back("-march=x86-64-v2");
+  t.flags.push_back(X86Level());
 #endif
   t.version = QueryVersion(t.compiler);
   return t;

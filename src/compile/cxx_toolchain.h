@@ -2,10 +2,11 @@
 //
 // The compiler is $OPSCOPE_CXX when set, else the compiler opscope was built with
 // (OPSCOPE_SYSTEM_CXX, defined by CMake). Flags: -O3 -fPIC -shared -fopenmp-simd
-// -fno-math-errno, and on x86-64 -march=x86-64-v2 (SSE4.2): a target every x86-64 machine of
-// the last decade runs, so a cache directory shared between machines never holds an object
-// that crashes with an illegal instruction (-march=native would be faster on AVX-512 hosts but
-// unsafe to share). The flags and the compiler's version string are part of the cache key.
+// -fno-math-errno, and on x86-64 the highest microarchitecture level the host runs
+// (-march=x86-64-v4 with AVX-512, v3 with AVX2 + FMA, else v2). Unlike -march=native the level is
+// spelled in the flags, and the flags and the compiler's version string are part of the cache
+// key, so a cache directory shared between machines never hands an object to a CPU that cannot
+// run it.
 //
 // Thread safety: all functions may be called from any thread.
 #ifndef OPSCOPE_SRC_COMPILE_CXX_TOOLCHAIN_H_
