@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -248,8 +249,9 @@ class Trace {
   const std::vector<Flow>& flows() const { return flows_; }
   // One entry per slice; non-empty only for device activity.
   const DeviceLink& Link(uint32_t slice) const;
-  // Device activity slices attributed to a host op slice (the op's direct device activity).
-  const std::vector<uint32_t>& DeviceActivityOf(uint32_t op_slice) const;
+  // Device activity slices attributed to a host op slice (the op's direct device activity), in
+  // slice order. Valid while the trace is.
+  std::span<const uint32_t> DeviceActivityOf(uint32_t op_slice) const;
   std::string ArgsJson(uint32_t args) const;  // "{}" for kNone
   // The value text of one arg ("7", "\"aten::mul\"", "[[1, 2]]"), or nullopt.
   std::optional<std::string> FindArg(uint32_t args, std::string_view key) const;
@@ -278,7 +280,8 @@ class Trace {
   std::vector<Flow> flows_;
   std::vector<PendingFlowEndpoint> pending_flows_;
   std::vector<DeviceLink> links_;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> device_activity_of_;
+  std::vector<uint32_t> device_activity_begin_;  // per slice + 1: range in device_activity_
+  std::vector<uint32_t> device_activity_;        // device slices grouped by their op
   // Arg objects as JSON text, in blocks; large stores compress sealed blocks (trace_model.cc).
   class ArgStore;
   std::unique_ptr<ArgStore> args_;

@@ -313,13 +313,40 @@ uint32_t Trace::AddArgs(std::string_view json_object_text) {
 // ---------------------------------------------------------------------------------------------
 // Finalize
 
+namespace {
+
+// Indices [0, n) ordered by track, then by `before` within a track (ties keep index order); items
+// whose track is out of range come last. Bucketing by track is a stable O(n) pass, and each
+// track's run is usually already in time order (producers write per-thread events in order), so
+// it rarely needs a comparison sort.
+template <typename TrackOf, typename Before>
+std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, Before before) {
+  const size_t buckets = tracks + 1;
+  auto bucket_of = [&](uint32_t i) {
+    const uint32_t t = track_of(i);
+    return t < tracks ? static_cast<size_t>(t) : buckets - 1;
+  };
+  std::vector<uint32_t> next(buckets + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++next[bucket_of(i) + 1];
+  for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
+  const std::vector<uint32_t> bounds(next.begin(), next.end());
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(i)]++] = i;
+  for (size_t b = 0; b < buckets; ++b) {
+    auto first = order.begin() + bounds[b];
+    auto last = order.begin() + bounds[b + 1];
+    if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
+  }
+  return order;
+}
+
+}  // namespace
+
 void Trace::Finalize() {
   if (finalized_) return;
 
   // 1. Sort slices by (track, ts, longer first, insertion order) and remap known flow endpoints.
   const auto n = static_cast<uint32_t>(slices_.size());
-  // Bucketing by track is a stable O(n) pass; each track's run is then usually already in time
-  // order (producers write per-thread events in order) and needs no comparison sort.
   auto before = [this](uint32_t a, uint32_t b) {
     const Slice& x = slices_[a];
     const Slice& y = slices_[b];
@@ -327,23 +354,8 @@ void Trace::Finalize() {
     if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
     return x.dur_ns > y.dur_ns;
   };
-  std::vector<uint32_t> order(n);
-  {
-    const size_t buckets = tracks_.size() + 1;  // the last holds slices with no valid track
-    std::vector<uint32_t> next(buckets + 1, 0);
-    auto bucket_of = [&](const Slice& s) {
-      return s.track < tracks_.size() ? static_cast<size_t>(s.track) : buckets - 1;
-    };
-    for (const Slice& s : slices_) ++next[bucket_of(s) + 1];
-    for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
-    std::vector<uint32_t> bounds(next.begin(), next.end());
-    for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(slices_[i])]++] = i;
-    for (size_t b = 0; b < buckets; ++b) {
-      auto first = order.begin() + bounds[b];
-      auto last = order.begin() + bounds[b + 1];
-      if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
-    }
-  }
+  std::vector<uint32_t> order = GroupByTrack(
+      n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; }, before);
   if (!flows_.empty()) {  // flows added with known slice indices follow their slices
     std::vector<uint32_t> new_index(n);
     for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
@@ -414,61 +426,78 @@ void Trace::Finalize() {
 
   // 4. Bind flow endpoints to slices: the innermost slice on the endpoint's track starting at the
   // endpoint's ts; else the innermost slice enclosing it; for non-enclosing finish events, the next
-  // slice starting at or after it.
-  auto bind = [this](uint32_t track, int64_t ts, bool enclosing) -> uint32_t {
-    if (track >= tracks_.size()) return kNone;
-    auto first = slices_.begin() + track_begin_[track];
-    auto last = slices_.begin() + track_begin_[track + 1];
-    auto it =
-        std::upper_bound(first, last, ts, [](int64_t v, const Slice& s) { return v < s.ts_ns; });
-    // it: first slice starting after ts. Slices just before it start at or before ts.
-    if (it != first) {
-      auto prev = it - 1;
-      if (prev->ts_ns == ts) return static_cast<uint32_t>(prev - slices_.begin());
-      // Walk up from the latest-starting slice to one that encloses ts.
-      uint32_t cand = static_cast<uint32_t>(prev - slices_.begin());
-      while (cand != kNone) {
-        const Slice& c = slices_[cand];
-        if (c.ts_ns <= ts && ts <= c.ts_ns + c.dur_ns) return cand;
-        cand = c.parent;
-      }
-    }
-    if (!enclosing && it != last) return static_cast<uint32_t>(it - slices_.begin());
-    return kNone;
-  };
-  // Endpoints are joined by (category, id) with a sort rather than a map: a large trace has
-  // millions of them. Within a pair the last start and the last finish win.
+  // slice starting at or after it. Endpoints are visited per track in time order, so each track's
+  // slices are swept once instead of searched per endpoint.
   if (!pending_flows_.empty()) {
     const auto m = static_cast<uint32_t>(pending_flows_.size());
-    std::vector<uint32_t> bound(m);
-    for (uint32_t k = 0; k < m; ++k) {
+    std::vector<uint32_t> bound(m, kNone);
+    std::vector<uint32_t> by_place = GroupByTrack(
+        m, tracks_.size(), [this](uint32_t k) { return pending_flows_[k].track; },
+        [this](uint32_t a, uint32_t b) { return pending_flows_[a].ts_ns < pending_flows_[b].ts_ns; });
+    uint32_t cursor_track = kNone;
+    uint32_t first = 0, last = 0, next = 0;  // next: first slice of the track starting after ts
+    for (uint32_t k : by_place) {
       const auto& e = pending_flows_[k];
-      bound[k] = bind(e.track, e.ts_ns, e.binds_enclosing || e.is_start);
+      if (e.track >= tracks_.size()) continue;
+      if (e.track != cursor_track) {
+        cursor_track = e.track;
+        first = next = track_begin_[e.track];
+        last = track_begin_[e.track + 1];
+      }
+      while (next < last && slices_[next].ts_ns <= e.ts_ns) ++next;
+      uint32_t hit = kNone;
+      if (next != first) {
+        const uint32_t prev = next - 1;
+        if (slices_[prev].ts_ns == e.ts_ns) {
+          hit = prev;
+        } else {
+          // Walk up from the latest-starting slice to one that encloses ts.
+          for (uint32_t c = prev; c != kNone; c = slices_[c].parent) {
+            if (slices_[c].ts_ns <= e.ts_ns && e.ts_ns <= slices_[c].ts_ns + slices_[c].dur_ns) {
+              hit = c;
+              break;
+            }
+          }
+        }
+      }
+      const bool enclosing = e.binds_enclosing || e.is_start;
+      if (hit == kNone && !enclosing && next != last) hit = next;
+      bound[k] = hit;
     }
-    std::vector<uint32_t> by_key(m);
-    std::iota(by_key.begin(), by_key.end(), 0u);
-    std::stable_sort(by_key.begin(), by_key.end(), [this](uint32_t a, uint32_t b) {
-      const auto& x = pending_flows_[a];
-      const auto& y = pending_flows_[b];
-      return x.category != y.category ? x.category < y.category : x.id < y.id;
-    });
+    std::vector<uint32_t>().swap(by_place);
+
+    // Endpoints are joined by (category, id) with a sort rather than a map: a large trace has
+    // millions of them. Within a pair the last start and the last finish win.
+    struct Key {
+      uint64_t id;
+      StringId category;
+      uint32_t k;  // endpoint index: keeps the order stable
+      bool operator<(const Key& o) const {
+        if (category != o.category) return category < o.category;
+        if (id != o.id) return id < o.id;
+        return k < o.k;
+      }
+    };
+    std::vector<Key> keys(m);
+    for (uint32_t k = 0; k < m; ++k) {
+      keys[k] = {pending_flows_[k].id, pending_flows_[k].category, k};
+    }
+    if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
     for (uint32_t g = 0; g < m;) {
-      const auto& first = pending_flows_[by_key[g]];
+      const Key& head = keys[g];
       uint32_t from = kNone, to = kNone, name_of = kNone;
       uint32_t h = g;
-      for (; h < m && pending_flows_[by_key[h]].category == first.category &&
-             pending_flows_[by_key[h]].id == first.id;
-           ++h) {
-        const auto& e = pending_flows_[by_key[h]];
-        if (e.is_start) {
-          from = bound[by_key[h]];
-          name_of = by_key[h];
+      for (; h < m && keys[h].category == head.category && keys[h].id == head.id; ++h) {
+        const uint32_t k = keys[h].k;
+        if (pending_flows_[k].is_start) {
+          from = bound[k];
+          name_of = k;
         } else {
-          to = bound[by_key[h]];
+          to = bound[k];
         }
       }
       if (from != kNone && to != kNone) {
-        flows_.push_back({first.id, first.category, pending_flows_[name_of].name, from, to});
+        flows_.push_back({head.id, head.category, pending_flows_[name_of].name, from, to});
       }
       g = h;
     }
@@ -476,12 +505,15 @@ void Trace::Finalize() {
     pending_flows_.shrink_to_fit();
   }
 
-  // 5. Device links. A device activity belongs to the host op whose External id it carries; its
-  // runtime call is the host-side runtime/driver slice with the same correlation. When the
-  // activity has no usable External id, the op is the innermost cpu_op enclosing its runtime call.
-  // Lookups are sorted (key, slice) vectors: a third of the memory of hash maps at this scale.
+  // 5. Device links. A device activity's runtime call is the host-side runtime/driver slice with
+  // the same correlation. Its op is the host op that launched it: a cpu_op carrying its (or its
+  // runtime call's) External id that encloses the runtime call; else the innermost cpu_op
+  // enclosing the runtime call (External ids repeat across sessions and some producers reuse
+  // them, so an id match far from the launch is not trusted); with no runtime call known, the
+  // op or user annotation carrying its External id.
+  // Lookups are sorted (key, slice) vectors, searched from the previous hit: device activity
+  // mostly arrives in id order, so most lookups cost a step or two.
   links_.assign(n, DeviceLink{});
-  device_activity_of_.clear();
   using KeyIndex = std::pair<int64_t, uint32_t>;
   std::vector<KeyIndex> ops, annotations, runtimes;
   for (uint32_t i = 0; i < n; ++i) {
@@ -495,32 +527,95 @@ void Trace::Finalize() {
       runtimes.emplace_back(s.correlation, i);
     }
   }
-  for (auto* v : {&ops, &annotations, &runtimes}) std::sort(v->begin(), v->end());
-  // The first slice (in sorted order) carrying `key`, or kNone.
-  auto lookup = [](const std::vector<KeyIndex>& v, int64_t key) -> uint32_t {
-    auto it = std::lower_bound(v.begin(), v.end(), KeyIndex{key, 0});
-    return it != v.end() && it->first == key ? it->second : kNone;
+  for (auto* v : {&ops, &annotations, &runtimes}) {
+    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+  }
+  // Finds the first entry carrying a key, galloping from the previous answer.
+  struct Finger {
+    const std::vector<KeyIndex>& v;
+    size_t at = 0;
+    // Index of the first entry with `key`, or v.size().
+    size_t Find(int64_t key) {
+      if (v.empty()) return 0;
+      size_t lo = 0, hi = v.size();
+      if (at < v.size() && v[at].first < key) {
+        // Gallop forward from the last hit.
+        size_t step = 1;
+        lo = at + 1;
+        while (lo + step < v.size() && v[lo + step].first < key) {
+          lo += step;
+          step *= 2;
+        }
+        hi = std::min(v.size(), lo + step + 1);
+      } else if (at < v.size() && at > 0 && v[at - 1].first < key) {
+        lo = hi = at;  // v[at - 1] < key <= v[at]
+      }
+      const auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                                       v.begin() + static_cast<std::ptrdiff_t>(hi),
+                                       KeyIndex{key, 0});
+      at = static_cast<size_t>(it - v.begin());
+      return at < v.size() && v[at].first == key ? at : v.size();
+    }
   };
-  // User annotations share Kineto's External id space; used only when no cpu_op matches.
-  auto op_by_external_id = [&](int64_t key) {
-    const uint32_t op = lookup(ops, key);
-    return op != kNone ? op : lookup(annotations, key);
+  Finger runtime_finger{runtimes};
+  Finger op_finger{ops};
+  Finger annotation_finger{annotations};
+  auto encloses = [this](uint32_t op, const Slice& rt) {
+    const Slice& o = slices_[op];
+    return o.track == rt.track && o.ts_ns <= rt.ts_ns && rt.ts_ns <= o.ts_ns + o.dur_ns;
   };
+  // A cpu_op with External id `key` enclosing `rt`, or kNone.
+  auto op_enclosing = [&](int64_t key, const Slice& rt) -> uint32_t {
+    for (size_t j = op_finger.Find(key); j < ops.size() && ops[j].first == key; ++j) {
+      if (encloses(ops[j].second, rt)) return ops[j].second;
+    }
+    return kNone;
+  };
+  uint32_t device_slices = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const Slice& s = slices_[i];
     if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
     DeviceLink link;
-    if (s.correlation != 0) link.runtime = lookup(runtimes, s.correlation);
-    if (s.external_id != 0) link.op = op_by_external_id(s.external_id);
-    if (link.op == kNone && link.runtime != kNone) {
+    if (s.correlation != 0) {
+      const size_t j = runtime_finger.Find(s.correlation);
+      if (j < runtimes.size()) link.runtime = runtimes[j].second;
+    }
+    if (link.runtime != kNone) {
       const Slice& rt = slices_[link.runtime];
-      if (rt.external_id != 0) link.op = op_by_external_id(rt.external_id);
+      if (s.external_id != 0) link.op = op_enclosing(s.external_id, rt);
+      if (link.op == kNone && rt.external_id != 0 && rt.external_id != s.external_id) {
+        link.op = op_enclosing(rt.external_id, rt);
+      }
       for (uint32_t p = rt.parent; link.op == kNone && p != kNone; p = slices_[p].parent) {
         if (slices_[p].kind == ActivityKind::kCpuOp) link.op = p;
       }
     }
+    if (link.op == kNone && s.external_id != 0) {
+      size_t j = op_finger.Find(s.external_id);
+      if (j < ops.size()) {
+        link.op = ops[j].second;
+      } else if ((j = annotation_finger.Find(s.external_id)) < annotations.size()) {
+        link.op = annotations[j].second;
+      }
+    }
     links_[i] = link;
-    if (link.op != kNone) device_activity_of_[link.op].push_back(i);
+    if (link.op != kNone) ++device_slices;
+  }
+  // Device activity per op, as one index array in slice order (CSR): a few bytes per slice
+  // instead of a heap list per op.
+  device_activity_begin_.clear();
+  device_activity_.clear();
+  if (device_slices != 0) {
+    device_activity_begin_.assign(static_cast<size_t>(n) + 1, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (links_[i].op != kNone) ++device_activity_begin_[links_[i].op + 1];
+    }
+    for (uint32_t i = 0; i < n; ++i) device_activity_begin_[i + 1] += device_activity_begin_[i];
+    device_activity_.resize(device_slices);
+    std::vector<uint32_t> fill(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (links_[i].op != kNone) device_activity_[fill[links_[i].op]++] = i;
+    }
   }
 
   // 6. Instants and counters in time order.
@@ -547,10 +642,10 @@ const DeviceLink& Trace::Link(uint32_t slice) const {
   return slice < links_.size() ? links_[slice] : kEmpty;
 }
 
-const std::vector<uint32_t>& Trace::DeviceActivityOf(uint32_t op_slice) const {
-  static const std::vector<uint32_t> kEmpty;
-  auto it = device_activity_of_.find(op_slice);
-  return it == device_activity_of_.end() ? kEmpty : it->second;
+std::span<const uint32_t> Trace::DeviceActivityOf(uint32_t op_slice) const {
+  if (static_cast<size_t>(op_slice) + 1 >= device_activity_begin_.size()) return {};
+  const uint32_t begin = device_activity_begin_[op_slice];
+  return {device_activity_.data() + begin, device_activity_begin_[op_slice + 1] - begin};
 }
 
 std::string Trace::ArgsJson(uint32_t args) const {
@@ -643,7 +738,7 @@ size_t Trace::MemoryBytes() const {
   bytes += instants_.capacity() * sizeof(Instant) + counters_.capacity() * sizeof(CounterSample);
   bytes += flows_.capacity() * sizeof(Flow) + tracks_.capacity() * sizeof(Track);
   bytes += processes_.capacity() * sizeof(Process) + track_begin_.capacity() * sizeof(uint32_t);
-  for (const auto& [op, v] : device_activity_of_) bytes += v.capacity() * sizeof(uint32_t) + 48;
+  bytes += (device_activity_begin_.capacity() + device_activity_.capacity()) * sizeof(uint32_t);
   return bytes;
 }
 
