@@ -132,10 +132,11 @@ bool EndsScalar(char c) { return IsWs(c) || c == ',' || c == '}' || c == ']' || 
 JsonStream::JsonStream(ByteSource* source, int max_depth, size_t initial_buffer)
     : source_(source),
       max_depth_(max_depth < 1 ? 1 : max_depth),
-      buf_(new char[initial_buffer + kPadding]),
+      storage_(new char[1 + initial_buffer + kPadding + 1]),
+      buf_(storage_.get() + 1),
       cap_(initial_buffer),
       stack_(new char[static_cast<size_t>(max_depth_) + 1]) {
-  std::memset(buf_.get(), 0, cap_ + kPadding);
+  std::memset(storage_.get(), 0, 1 + cap_ + kPadding + 1);
 }
 
 std::string JsonStream::Describe(int c) {
@@ -147,10 +148,11 @@ std::string JsonStream::Describe(int c) {
 }
 
 ImportStatus JsonStream::Refill(size_t keep_from, size_t* got) {
+  RestoreSentinel();
   *got = 0;
   if (keep_from > 0) {
     const size_t keep = end_ - keep_from;
-    if (keep) std::memmove(buf_.get(), buf_.get() + keep_from, keep);
+    if (keep) std::memmove(buf_, buf_ + keep_from, keep);
     base_ += keep_from;
     pos_ = pos_ >= keep_from ? pos_ - keep_from : 0;
     end_ = keep;
@@ -163,29 +165,31 @@ ImportStatus JsonStream::Refill(size_t keep_from, size_t* got) {
                                      "reasonable size",
                                  base_);
     }
-    std::unique_ptr<char[]> bigger(new char[cap_ * 2 + kPadding]);
-    std::memcpy(bigger.get(), buf_.get(), end_);
-    std::memset(bigger.get() + end_, 0, cap_ * 2 + kPadding - end_);
-    buf_ = std::move(bigger);
+    std::unique_ptr<char[]> bigger(new char[1 + cap_ * 2 + kPadding + 1]);
+    bigger[0] = 0;
+    std::memcpy(bigger.get() + 1, buf_, end_);
+    std::memset(bigger.get() + 1 + end_, 0, cap_ * 2 + kPadding + 1 - end_);
+    storage_ = std::move(bigger);
+    buf_ = storage_.get() + 1;
     cap_ *= 2;
   }
   size_t n = 0;
-  ImportStatus st = source_->Read(buf_.get() + end_, cap_ - end_, &n);
+  ImportStatus st = source_->Read(buf_ + end_, cap_ - end_, &n);
   if (!st.ok()) return st;
   end_ += n;
   // Keep the padding after the data deterministic for simdjson.
-  std::memset(buf_.get() + end_, 0, std::min(kPadding, cap_ + kPadding - end_));
+  std::memset(buf_ + end_, 0, std::min(kPadding, cap_ + kPadding - end_));
   if (n == 0) eof_ = true;
   *got = n;
   return ImportStatus::Ok();
 }
 
 ImportStatus JsonStream::Peek(int* c) {
+  RestoreSentinel();
   for (;;) {
-    const char* p = buf_.get();
-    while (pos_ < end_ && IsWs(p[pos_])) ++pos_;
+    while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
     if (pos_ < end_) {
-      *c = static_cast<unsigned char>(p[pos_]);
+      *c = static_cast<unsigned char>(buf_[pos_]);
       return ImportStatus::Ok();
     }
     size_t got = 0;
@@ -198,6 +202,143 @@ ImportStatus JsonStream::Peek(int* c) {
   }
 }
 
+JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, std::string* missing,
+                                       ImportStatus* error) {
+  const char* p = buf_;
+  const size_t end = end_;
+  const char first = p[start];
+  size_t i = start + 1;
+
+  if (first == '{' || first == '[') {
+    int depth = 1;
+    stack_[0] = first;
+    bool in_string = false;
+    bool escape = false;
+    auto nested_too_deep = [&](size_t at) {
+      *error = ImportStatus::Error("byte " + std::to_string(base_ + at) +
+                                       ": JSON nested deeper than " + std::to_string(max_depth_) +
+                                       " levels; expected a flatter event",
+                                   base_ + at);
+      return Scan::kError;
+    };
+    auto mismatched = [&](size_t at, char ch) {
+      const char open = stack_[depth - 1];
+      *error = ImportStatus::Error("byte " + std::to_string(base_ + at) + ": expected '" +
+                                       (open == '{' ? "}" : "]") + "', found '" + ch + "'",
+                                   base_ + at);
+      return Scan::kError;
+    };
+    while (i < end) {
+#if defined(__SSE2__)
+      // Fast path: 64 bytes at a time when they hold no backslash (the common case), finding
+      // string interiors from quote parity and visiting only the brackets outside strings.
+      if (!escape && i + 64 <= end) {
+        const BlockMasks m = ScanBlock(p + i);
+        if (m.backslash == 0) {
+          const uint64_t inside = PrefixXor(m.quote) ^ (in_string ? ~uint64_t{0} : 0);
+          uint64_t brackets = (m.open | m.close) & ~inside;
+          while (brackets != 0) {
+            const size_t at = i + static_cast<size_t>(__builtin_ctzll(brackets));
+            brackets &= brackets - 1;
+            const char ch = p[at];
+            if (ch == '{' || ch == '[') {
+              if (depth >= max_depth_) return nested_too_deep(at);
+              stack_[depth++] = ch;
+              continue;
+            }
+            if ((ch == '}') != (stack_[depth - 1] == '{')) return mismatched(at, ch);
+            if (--depth == 0) {
+              *end_out = at + 1;
+              return Scan::kComplete;
+            }
+          }
+          in_string = (inside >> 63) != 0;
+          i += 64;
+          continue;
+        }
+      }
+#endif
+      if (in_string) {
+        if (escape) {
+          escape = false;
+          ++i;
+          continue;
+        }
+        i = FindStringStop(p, i, end);
+        if (i == end) break;
+        if (p[i] == '\\') {
+          escape = true;
+        } else {
+          in_string = false;
+        }
+        ++i;
+        continue;
+      }
+      i = FindStructural(p, i, end);
+      if (i == end) break;
+      const char ch = p[i++];
+      if (ch == '"') {
+        in_string = true;
+      } else if (ch == '{' || ch == '[') {
+        if (depth >= max_depth_) return nested_too_deep(i - 1);
+        stack_[depth++] = ch;
+      } else {
+        if ((ch == '}') != (stack_[depth - 1] == '{')) return mismatched(i - 1, ch);
+        if (--depth == 0) {
+          *end_out = i;
+          return Scan::kComplete;
+        }
+      }
+    }
+    *missing = in_string ? std::string("'\"' to close a string")
+                         : (stack_[depth - 1] == '{' ? std::string("'}'") : std::string("']'"));
+    return Scan::kIncomplete;
+  }
+
+  if (first == '"') {
+    bool escape = false;
+    while (i < end) {
+      if (escape) {
+        escape = false;
+        ++i;
+        continue;
+      }
+      i = FindStringStop(p, i, end);
+      if (i == end) break;
+      if (p[i++] == '\\') {
+        escape = true;
+      } else {
+        *end_out = i;
+        return Scan::kComplete;
+      }
+    }
+    *missing = "'\"'";
+    return Scan::kIncomplete;
+  }
+
+  // A scalar: number, true, false, null (validated by whoever parses it).
+  if (first == '}' || first == ']' || first == ',' || first == ':') {
+    *error = ImportStatus::Error("byte " + std::to_string(base_ + start) +
+                                     ": expected a value, found " + Describe(first),
+                                 base_ + start);
+    return Scan::kError;
+  }
+  while (i < end && !EndsScalar(p[i])) ++i;
+  if (i - start > 64) {
+    *error = ImportStatus::Error("byte " + std::to_string(base_ + start) +
+                                     ": expected a number, string, object, array, true, false or "
+                                     "null",
+                                 base_ + start);
+    return Scan::kError;
+  }
+  if (i == end && !eof_) {
+    *missing = "the rest of a number or literal";
+    return Scan::kIncomplete;
+  }
+  *end_out = i;
+  return Scan::kComplete;
+}
+
 ImportStatus JsonStream::ReadValue(std::string_view* span) {
   int first = 0;
   ImportStatus st = Peek(&first);
@@ -208,180 +349,142 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
         "byte " + std::to_string(offset()) + ": unexpected end of input, expected a value",
         offset());
   }
-  size_t i = pos_ + 1;  // pos_ is the value's first byte
-  auto refill = [&](bool* at_end) -> ImportStatus {
-    size_t got = 0;
-    const size_t start = pos_;
-    ImportStatus r = Refill(pos_, &got);  // pos_ becomes 0
-    i -= start;
-    *at_end = got == 0;
-    return r;
-  };
-
-  if (first == '{' || first == '[') {
-    int depth = 1;
-    stack_[0] = static_cast<char>(first);
-    bool in_string = false;
-    bool escape = false;
-    for (;;) {
-      const char* p = buf_.get();
-      const size_t end = end_;
-      while (i < end) {
-#if defined(__SSE2__)
-        // Fast path: 64 bytes at a time when they hold no backslash (the common case), finding
-        // string interiors from quote parity and visiting only the brackets outside strings.
-        if (!escape && i + 64 <= end) {
-          const BlockMasks m = ScanBlock(p + i);
-          if (m.backslash == 0) {
-            const uint64_t inside = PrefixXor(m.quote) ^ (in_string ? ~uint64_t{0} : 0);
-            uint64_t brackets = (m.open | m.close) & ~inside;
-            while (brackets != 0) {
-              const size_t at = i + static_cast<size_t>(__builtin_ctzll(brackets));
-              brackets &= brackets - 1;
-              const char ch = p[at];
-              if (ch == '{' || ch == '[') {
-                if (depth >= max_depth_) {
-                  return ImportStatus::Error(
-                      "byte " + std::to_string(base_ + at) + ": JSON nested deeper than " +
-                          std::to_string(max_depth_) + " levels; expected a flatter event",
-                      base_ + at);
-                }
-                stack_[depth++] = ch;
-                continue;
-              }
-              const char open = stack_[depth - 1];
-              if ((ch == '}') != (open == '{')) {
-                return ImportStatus::Error("byte " + std::to_string(base_ + at) + ": expected '" +
-                                               (open == '{' ? "}" : "]") + "', found '" + ch + "'",
-                                           base_ + at);
-              }
-              if (--depth == 0) {
-                *span = std::string_view(p + pos_, at + 1 - pos_);
-                pos_ = at + 1;
-                return ImportStatus::Ok();
-              }
-            }
-            in_string = (inside >> 63) != 0;
-            i += 64;
-            continue;
-          }
-        }
-#endif
-        if (in_string) {
-          if (escape) {
-            escape = false;
-            ++i;
-            continue;
-          }
-          i = FindStringStop(p, i, end);
-          if (i == end) break;
-          if (p[i] == '\\') {
-            escape = true;
-          } else {
-            in_string = false;
-          }
-          ++i;
-          continue;
-        }
-        i = FindStructural(p, i, end);
-        if (i == end) break;
-        const char ch = p[i++];
-        if (ch == '"') {
-          in_string = true;
-        } else if (ch == '{' || ch == '[') {
-          if (depth >= max_depth_) {
-            return ImportStatus::Error(
-                "byte " + std::to_string(base_ + i - 1) + ": JSON nested deeper than " +
-                    std::to_string(max_depth_) + " levels; expected a flatter event",
-                base_ + i - 1);
-          }
-          stack_[depth++] = ch;
-        } else {
-          const char open = stack_[depth - 1];
-          if ((ch == '}') != (open == '{')) {
-            return ImportStatus::Error("byte " + std::to_string(base_ + i - 1) + ": expected '" +
-                                           (open == '{' ? "}" : "]") + "', found '" + ch + "'",
-                                       base_ + i - 1);
-          }
-          if (--depth == 0) {
-            *span = std::string_view(p + pos_, i - pos_);
-            pos_ = i;
-            return ImportStatus::Ok();
-          }
-        }
-      }
-      bool at_end = false;
-      st = refill(&at_end);
-      if (!st.ok()) return st;
-      if (at_end) {
-        return ImportStatus::Error(
-            "byte " + std::to_string(base_ + i) + ": unexpected end of input inside the " +
-                (first == '{' ? "object" : "array") + " that starts at byte " +
-                std::to_string(value_offset_) + "; expected " +
-                (in_string ? "'\"' to close a string"
-                           : (stack_[depth - 1] == '{' ? std::string("'}'") : std::string("']'"))) +
-                " (truncated file?)",
-            base_ + i);
-      }
-    }
-  }
-
-  if (first == '"') {
-    bool escape = false;
-    for (;;) {
-      const char* p = buf_.get();
-      while (i < end_) {
-        if (escape) {
-          escape = false;
-          ++i;
-          continue;
-        }
-        i = FindStringStop(p, i, end_);
-        if (i == end_) break;
-        if (p[i++] == '\\') {
-          escape = true;
-        } else {
-          *span = std::string_view(p + pos_, i - pos_);
-          pos_ = i;
-          return ImportStatus::Ok();
-        }
-      }
-      bool at_end = false;
-      st = refill(&at_end);
-      if (!st.ok()) return st;
-      if (at_end) {
-        return ImportStatus::Error("byte " + std::to_string(base_ + i) +
-                                       ": unexpected end of input inside the string that starts "
-                                       "at byte " +
-                                       std::to_string(value_offset_) + "; expected '\"'",
-                                   base_ + i);
-      }
-    }
-  }
-
-  // A scalar: number, true, false, null (validated by whoever parses it).
-  if (first == '}' || first == ']' || first == ',' || first == ':') {
-    return ImportStatus::Error(
-        "byte " + std::to_string(offset()) + ": expected a value, found " + Describe(first),
-        offset());
-  }
   for (;;) {
-    const char* p = buf_.get();
-    while (i < end_ && !EndsScalar(p[i])) ++i;
-    if (i < end_) break;
-    bool at_end = false;
-    st = refill(&at_end);
+    size_t value_end = 0;
+    std::string missing;
+    ImportStatus error;
+    const Scan r = ScanValue(pos_, &value_end, &missing, &error);
+    if (r == Scan::kError) return error;
+    if (r == Scan::kComplete) {
+      *span = std::string_view(buf_ + pos_, value_end - pos_);
+      pos_ = value_end;
+      return ImportStatus::Ok();
+    }
+    size_t got = 0;
+    st = Refill(pos_, &got);  // pos_ becomes 0
     if (!st.ok()) return st;
-    if (at_end) break;
+    if (got == 0) {
+      // A scalar may end with the input.
+      if (first != '{' && first != '[' && first != '"') continue;
+      const std::string kind =
+          first == '"' ? "string" : (first == '{' ? "object" : "array");
+      return ImportStatus::Error("byte " + std::to_string(base_ + end_) +
+                                     ": unexpected end of input inside the " + kind +
+                                     " that starts at byte " + std::to_string(value_offset_) +
+                                     "; expected " + missing + " (truncated file?)",
+                                 base_ + end_);
+    }
   }
-  if (i - pos_ > 64) {
-    return ImportStatus::Error("byte " + std::to_string(offset()) +
-                                   ": expected a number, string, object, array, true, false or "
-                                   "null",
-                               offset());
+}
+
+ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what,
+                                      uint64_t first_index, Batch* batch, bool* end) {
+  RestoreSentinel();
+  batch->array = {};
+  batch->elements.clear();
+  batch->offsets.clear();
+  *end = false;
+  if (!pending_error_.ok()) {
+    ImportStatus st = std::move(pending_error_);
+    pending_error_ = ImportStatus::Ok();
+    return st;
   }
-  *span = std::string_view(buf_.get() + pos_, i - pos_);
-  pos_ = i;
+  if (first_index == 0) after_element_ = false;
+  size_t first_start = 0, last_end = 0;
+  // Fails the call, or, when elements were read, returns them and keeps the error for later.
+  auto fail = [&](ImportStatus st) {
+    if (batch->elements.empty()) return st;
+    pending_error_ = std::move(st);
+    return ImportStatus::Ok();
+  };
+  auto index = [&] { return first_index + batch->elements.size(); };
+  for (;;) {
+    // The next byte that is not whitespace, refilling only while the batch is empty (a refill
+    // moves the buffer under the elements already handed out).
+    while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+    if (pos_ == end_) {
+      if (!batch->elements.empty()) break;
+      size_t got = 0;
+      ImportStatus st = Refill(pos_, &got);
+      if (!st.ok()) return st;
+      if (got == 0) {
+        return ImportStatus::Error(
+            "byte " + std::to_string(offset()) + ": unexpected end of input, expected " +
+                (after_element_ ? "',' or ']' after " + std::string(what) + " " +
+                                      std::to_string(index() - 1)
+                                : std::string("a value")) +
+                " (truncated file?)",
+            offset());
+      }
+      continue;
+    }
+    const char c = buf_[pos_];
+    if (after_element_) {
+      if (c == ']') {
+        ++pos_;
+        after_element_ = false;
+        *end = true;
+        break;
+      }
+      if (c != ',') {
+        return fail(ImportStatus::Error("byte " + std::to_string(offset()) +
+                                            ": expected ',' or ']' after " + std::string(what) +
+                                            " " + std::to_string(index() - 1) + ", found " +
+                                            Describe(static_cast<unsigned char>(c)),
+                                        offset()));
+      }
+      ++pos_;
+      after_element_ = false;
+      continue;
+    }
+    if (c == ']' && index() == 0) {  // an empty array
+      ++pos_;
+      *end = true;
+      break;
+    }
+    if (!batch->elements.empty() && pos_ - first_start > max_bytes) break;
+    size_t value_end = 0;
+    std::string missing;
+    ImportStatus error;
+    const Scan r = ScanValue(pos_, &value_end, &missing, &error);
+    if (r == Scan::kError) {
+      return fail(ImportStatus::Error(
+          error.message() + " (in " + std::string(what) + " " + std::to_string(index()) + ")",
+          error.offset()));
+    }
+    if (r == Scan::kIncomplete) {
+      if (!batch->elements.empty()) break;
+      const uint64_t value_offset = offset();
+      size_t got = 0;
+      ImportStatus st = Refill(pos_, &got);
+      if (!st.ok()) return st;
+      if (got == 0) {
+        if (ScanValue(pos_, &value_end, &missing, &error) == Scan::kComplete) continue;
+        return ImportStatus::Error(
+            "byte " + std::to_string(base_ + end_) + ": unexpected end of input inside " +
+                std::string(what) + " " + std::to_string(index()) + ", which starts at byte " +
+                std::to_string(value_offset) + "; expected " + missing + " (truncated file?)",
+            base_ + end_);
+      }
+      continue;
+    }
+    if (batch->elements.empty()) first_start = pos_;
+    batch->elements.emplace_back(buf_ + pos_, value_end - pos_);
+    batch->offsets.push_back(base_ + pos_);
+    last_end = value_end;
+    pos_ = value_end;
+    after_element_ = true;
+  }
+  if (!batch->elements.empty()) {
+    // Wrap [first_start, last_end) in brackets: the byte before it was consumed (the headroom
+    // byte when the element starts the buffer); the byte after it is saved and restored.
+    char* const first = buf_ + first_start;
+    first[-1] = '[';
+    sentinel_ = last_end;
+    sentinel_byte_ = buf_[last_end];
+    buf_[last_end] = ']';
+    batch->array = std::string_view(first - 1, last_end - first_start + 2);
+  }
   return ImportStatus::Ok();
 }
 

@@ -27,6 +27,9 @@ using analysis::JsonStream;
 
 constexpr int64_t kSyntheticIdBase = int64_t{1} << 48;  // ids for string pids/tids
 constexpr size_t kMaxTopLevelValueBytes = 16u << 20;    // keep top-level extras up to 16 MiB
+// Events are parsed in batches of about this much text: large enough that the per-parse setup
+// vanishes, small enough that the parser's index of the batch stays in cache.
+constexpr size_t kBatchBytes = 64u << 10;
 
 // What a category string says about an event.
 ActivityKind KindFromCategory(std::string_view cat) {
@@ -259,35 +262,15 @@ class Importer {
 
   ImportStatus ReadEvents() {
     saw_events_ = true;
-    int c = 0;
     stream_->Skip();  // '['
-    ImportStatus st = stream_->Peek(&c);
-    if (!st.ok()) return st;
-    if (c == ']') {
-      stream_->Skip();
-      return ImportStatus::Ok();
-    }
+    JsonStream::Batch batch;
     for (;;) {
-      std::string_view span;
-      st = stream_->ReadValue(&span);
-      if (!st.ok()) {
-        return ImportStatus::Error(
-            st.message() + " (in traceEvents entry " + std::to_string(stats_->events) + ")",
-            st.offset());
-      }
-      ++stats_->events;
-      HandleEvent(span);
-      st = stream_->Peek(&c);
+      bool end = false;
+      ImportStatus st =
+          stream_->ReadElements(kBatchBytes, "traceEvents entry", stats_->events, &batch, &end);
       if (!st.ok()) return st;
-      if (c == ']') {
-        stream_->Skip();
-        return ImportStatus::Ok();
-      }
-      if (c != ',') {
-        return Expected("',' or ']' after traceEvents entry " + std::to_string(stats_->events - 1),
-                        c);
-      }
-      stream_->Skip();
+      HandleBatch(batch);
+      if (end) return ImportStatus::Ok();
     }
   }
 
@@ -302,8 +285,14 @@ class Importer {
 
   void SkipEvent(const std::string& why) {
     Warn("traceEvents entry " + std::to_string(stats_->events - 1) + " at byte " +
-             std::to_string(stream_->value_offset()) + ": " + why + "; event skipped",
+             std::to_string(event_offset_) + ": " + why + "; event skipped",
          true);
+  }
+
+  // Counts the next event, which starts at stream offset `offset`.
+  void BeginEvent(uint64_t offset) {
+    ++stats_->events;
+    event_offset_ = offset;
   }
 
   static std::string_view ErrorText(simdjson::error_code e) { return simdjson::error_message(e); }
@@ -322,6 +311,38 @@ class Importer {
     return false;
   }
 
+  // A batch of events: parsed as one array in a single pass. At the first event the batch parse
+  // cannot take (malformed, wrong types, invalid UTF-8 anywhere in the batch), the rest of the
+  // batch is handled one event at a time, which finds and reports the problem exactly.
+  void HandleBatch(const JsonStream::Batch& b) {
+    const size_t n = b.elements.size();
+    size_t k = 0;
+    if (n > 1 && options_.batch_events) {
+      od::document doc;
+      od::array events;
+      if (!parser_.iterate(b.array.data(), b.array.size(), b.array.size() + JsonStream::kPadding)
+               .get(doc) &&
+          !doc.get_array().get(events)) {
+        for (auto element : events) {
+          if (k == n) break;
+          od::value v;
+          od::object obj;
+          if (std::move(element).get(v) || v.get_object().get(obj)) break;
+          EventFields f;
+          if (ReadFields(obj, b.elements[k], &f).error) break;
+          BeginEvent(b.offsets[k]);
+          Dispatch(f);
+          ++k;
+        }
+      }
+    }
+    for (; k < n; ++k) {
+      BeginEvent(b.offsets[k]);
+      HandleEvent(b.elements[k]);
+    }
+  }
+
+  // One event alone.
   void HandleEvent(std::string_view span) {
     if (span.empty() || span.front() != '{') {
       SkipEvent("expected an event object");
@@ -340,11 +361,33 @@ class Importer {
       return;
     }
     EventFields f;
+    const FieldsResult r = ReadFields(obj, span, &f);
+    if (r.error) {
+      if (r.in_value) {
+        SkipEvent("field value has the wrong type or is malformed (" +
+                  std::string(ErrorText(r.error)) + ")");
+      } else {
+        SkipEvent(std::string(ErrorText(r.error)));
+      }
+      return;
+    }
+    Dispatch(f);
+  }
+
+  struct FieldsResult {
+    simdjson::error_code error = simdjson::SUCCESS;
+    bool in_value = false;  // the error is in a field's value (else in the object's structure)
+  };
+
+  // Reads the fields of the event object whose text is `span`.
+  FieldsResult ReadFields(od::object& obj, std::string_view span, EventFields* out) {
+    EventFields& f = *out;
+    simdjson::error_code err = simdjson::SUCCESS;
     const char* args_start = nullptr;
     bool args_last = false;  // args was the event's last field (as Kineto writes it)
     for (auto field_result : obj) {
       od::field field;
-      if ((err = std::move(field_result).get(field))) break;
+      if ((err = std::move(field_result).get(field))) return {err, false};
       od::raw_json_string key = field.key();
       od::value v = field.value();
       args_last = false;
@@ -383,15 +426,7 @@ class Importer {
       } else if (key == "s") {
         err = v.get_string().get(f.scope);
       }
-      if (err) {
-        SkipEvent("field value has the wrong type or is malformed (" + std::string(ErrorText(err)) +
-                  ")");
-        return;
-      }
-    }
-    if (err) {
-      SkipEvent(std::string(ErrorText(err)));
-      return;
+      if (err) return {err, true};
     }
     if (args_start != nullptr) {
       // The args text for the arg store, without parsing it twice: when args came last its end is
@@ -409,6 +444,11 @@ class Importer {
       if (end != nullptr)
         f.args = std::string_view(args_start, static_cast<size_t>(end - args_start));
     }
+    return {};
+  }
+
+  // Turns an event's fields into the model's records.
+  void Dispatch(const EventFields& f) {
     if (f.ph.empty()) {
       SkipEvent("missing \"ph\"");
       return;
@@ -771,6 +811,7 @@ class Importer {
   ImportStats* stats_;
   const ImportOptions& options_;
   JsonStream* stream_ = nullptr;
+  uint64_t event_offset_ = 0;  // stream offset of the event being handled
   od::parser parser_;
   od::parser args_parser_;
   bool saw_events_ = false;
