@@ -5,7 +5,9 @@
 #include <array>
 #include <cstring>
 
-#if defined(__SSE2__)
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -78,13 +80,25 @@ inline size_t FindStringStop(const char* p, size_t i, size_t end) {
 #endif
 }
 
-#if defined(__SSE2__)
-// Bit k of each mask is set when byte k of the 64-byte block at p is: a quote, a backslash, an
-// opening bracket ('{' or '['), a closing bracket ('}' or ']').
+// Bit k of each mask is set when byte k of a 64-byte block is: a quote, a backslash, an opening
+// bracket ('{' or '['), a closing bracket ('}' or ']').
 struct BlockMasks {
   uint64_t quote, backslash, open, close;
 };
-inline BlockMasks ScanBlock(const char* p) {
+
+// What ScanContainer found.
+struct ContainerScan {
+  enum What { kComplete, kIncomplete, kTooDeep, kMismatch } what;
+  size_t at;       // kComplete: one past the value; kTooDeep/kMismatch: the offending bracket
+  int depth;       // open brackets left (stack[depth - 1] is the innermost)
+  bool in_string;  // kIncomplete: the input ended inside a string
+};
+
+// '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare finds both kinds of each bracket.
+namespace generic {
+#define OPSCOPE_SCAN_TARGET
+#if defined(__SSE2__)
+inline BlockMasks Block(const char* p) {
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i open = _mm_set1_epi8('{');
@@ -95,22 +109,16 @@ inline BlockMasks ScanBlock(const char* p) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     const __m128i folded = _mm_or_si128(v, lower);
     const int shift = 16 * k;
-    m.quote |=
-        static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))))
-        << shift;
-    m.backslash |= static_cast<uint64_t>(
-                       static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))))
-                   << shift;
-    m.open |= static_cast<uint64_t>(
-                  static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open))))
-              << shift;
-    m.close |= static_cast<uint64_t>(
-                   static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close))))
-               << shift;
+    auto bits = [&](__m128i eq) {
+      return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << shift;
+    };
+    m.quote |= bits(_mm_cmpeq_epi8(v, quote));
+    m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+    m.open |= bits(_mm_cmpeq_epi8(folded, open));
+    m.close |= bits(_mm_cmpeq_epi8(folded, close));
   }
   return m;
 }
-
 // Bit k = parity of the set bits at positions <= k: with quote bits in, marks string interiors
 // (opening quote included, closing quote excluded).
 inline uint64_t PrefixXor(uint64_t x) {
@@ -122,15 +130,125 @@ inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
+#define OPSCOPE_SCAN_BLOCK Block
 #endif
+#include "analysis/json_scan_kernel.inc"
+#undef OPSCOPE_SCAN_BLOCK
+#undef OPSCOPE_SCAN_TARGET
+}  // namespace generic
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define OPSCOPE_SCAN_HAS_AVX 1
+// The prefix XOR is a carry-less multiply by all ones.
+namespace avx2 {
+#define OPSCOPE_SCAN_TARGET __attribute__((target("avx2,pclmul")))
+OPSCOPE_SCAN_TARGET inline uint64_t PrefixXor(uint64_t x) {
+  const __m128i product =
+      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)), _mm_set1_epi8(-1), 0);
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
+}
+OPSCOPE_SCAN_TARGET inline uint64_t Bits(__m256i lo, __m256i hi) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(lo))) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(hi))) << 32);
+}
+OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
+  const __m256i quote = _mm256_set1_epi8('"');
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  const __m256i open = _mm256_set1_epi8('{');
+  const __m256i close = _mm256_set1_epi8('}');
+  const __m256i lower = _mm256_set1_epi8(0x20);
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+  const __m256i lo_folded = _mm256_or_si256(lo, lower);
+  const __m256i hi_folded = _mm256_or_si256(hi, lower);
+  return {Bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
+          Bits(_mm256_cmpeq_epi8(lo, backslash), _mm256_cmpeq_epi8(hi, backslash)),
+          Bits(_mm256_cmpeq_epi8(lo_folded, open), _mm256_cmpeq_epi8(hi_folded, open)),
+          Bits(_mm256_cmpeq_epi8(lo_folded, close), _mm256_cmpeq_epi8(hi_folded, close))};
+}
+#define OPSCOPE_SCAN_BLOCK Block
+#include "analysis/json_scan_kernel.inc"
+#undef OPSCOPE_SCAN_BLOCK
+#undef OPSCOPE_SCAN_TARGET
+}  // namespace avx2
+
+namespace avx512 {
+#define OPSCOPE_SCAN_TARGET __attribute__((target("avx512f,avx512bw,pclmul")))
+OPSCOPE_SCAN_TARGET inline uint64_t PrefixXor(uint64_t x) {
+  const __m128i product =
+      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)), _mm_set1_epi8(-1), 0);
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
+}
+OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
+  const __m512i v = _mm512_loadu_si512(p);
+  const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+  return {_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')),
+          _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')),
+          _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{')),
+          _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'))};
+}
+#define OPSCOPE_SCAN_BLOCK Block
+#include "analysis/json_scan_kernel.inc"
+#undef OPSCOPE_SCAN_BLOCK
+#undef OPSCOPE_SCAN_TARGET
+}  // namespace avx512
+#endif
+
+// Whether this CPU runs the kernel (checked once).
+bool CpuRuns(JsonStream::Kernel kernel) {
+#if defined(OPSCOPE_SCAN_HAS_AVX)
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+  }();
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("pclmul");
+  }();
+  if (kernel == JsonStream::Kernel::kAvx2) return avx2;
+  if (kernel == JsonStream::Kernel::kAvx512) return avx512;
+#endif
+  return kernel == JsonStream::Kernel::kGeneric || kernel == JsonStream::Kernel::kAuto;
+}
+
+ContainerScan ScanContainerWith(JsonStream::Kernel kernel, const char* p, size_t i, size_t end,
+                                char* stack, int max_depth) {
+  switch (kernel) {
+#if defined(OPSCOPE_SCAN_HAS_AVX)
+    case JsonStream::Kernel::kAvx512:
+      return avx512::ScanContainer(p, i, end, stack, max_depth, 1);
+    case JsonStream::Kernel::kAvx2:
+      return avx2::ScanContainer(p, i, end, stack, max_depth, 1);
+#endif
+    default:
+      return generic::ScanContainer(p, i, end, stack, max_depth, 1);
+  }
+}
 
 bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool EndsScalar(char c) { return IsWs(c) || c == ',' || c == '}' || c == ']' || c == ':'; }
 
 }  // namespace
 
-JsonStream::JsonStream(ByteSource* source, int max_depth, size_t initial_buffer)
+bool JsonStream::Supported(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kAuto:
+    case Kernel::kGeneric:
+      return true;
+    case Kernel::kAvx2:
+    case Kernel::kAvx512:
+      return CpuRuns(kernel);
+  }
+  return false;
+}
+
+JsonStream::JsonStream(ByteSource* source, int max_depth, size_t initial_buffer, Kernel kernel)
     : source_(source),
+      kernel_(kernel != Kernel::kAuto && Supported(kernel)
+                  ? kernel
+                  : (Supported(Kernel::kAvx512)
+                         ? Kernel::kAvx512
+                         : (Supported(Kernel::kAvx2) ? Kernel::kAvx2 : Kernel::kGeneric))),
       max_depth_(max_depth < 1 ? 1 : max_depth),
       storage_(new char[1 + initial_buffer + kPadding + 1]),
       buf_(storage_.get() + 1),
@@ -210,88 +328,32 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, std::strin
   size_t i = start + 1;
 
   if (first == '{' || first == '[') {
-    int depth = 1;
     stack_[0] = first;
-    bool in_string = false;
-    bool escape = false;
-    auto nested_too_deep = [&](size_t at) {
-      *error = ImportStatus::Error("byte " + std::to_string(base_ + at) +
-                                       ": JSON nested deeper than " + std::to_string(max_depth_) +
-                                       " levels; expected a flatter event",
-                                   base_ + at);
-      return Scan::kError;
-    };
-    auto mismatched = [&](size_t at, char ch) {
-      const char open = stack_[depth - 1];
-      *error = ImportStatus::Error("byte " + std::to_string(base_ + at) + ": expected '" +
-                                       (open == '{' ? "}" : "]") + "', found '" + ch + "'",
-                                   base_ + at);
-      return Scan::kError;
-    };
-    while (i < end) {
-#if defined(__SSE2__)
-      // Fast path: 64 bytes at a time when they hold no backslash (the common case), finding
-      // string interiors from quote parity and visiting only the brackets outside strings.
-      if (!escape && i + 64 <= end) {
-        const BlockMasks m = ScanBlock(p + i);
-        if (m.backslash == 0) {
-          const uint64_t inside = PrefixXor(m.quote) ^ (in_string ? ~uint64_t{0} : 0);
-          uint64_t brackets = (m.open | m.close) & ~inside;
-          while (brackets != 0) {
-            const size_t at = i + static_cast<size_t>(__builtin_ctzll(brackets));
-            brackets &= brackets - 1;
-            const char ch = p[at];
-            if (ch == '{' || ch == '[') {
-              if (depth >= max_depth_) return nested_too_deep(at);
-              stack_[depth++] = ch;
-              continue;
-            }
-            if ((ch == '}') != (stack_[depth - 1] == '{')) return mismatched(at, ch);
-            if (--depth == 0) {
-              *end_out = at + 1;
-              return Scan::kComplete;
-            }
-          }
-          in_string = (inside >> 63) != 0;
-          i += 64;
-          continue;
-        }
+    const ContainerScan r = ScanContainerWith(kernel_, p, i, end, stack_.get(), max_depth_);
+    switch (r.what) {
+      case ContainerScan::kComplete:
+        *end_out = r.at;
+        return Scan::kComplete;
+      case ContainerScan::kTooDeep:
+        *error = ImportStatus::Error("byte " + std::to_string(base_ + r.at) +
+                                         ": JSON nested deeper than " +
+                                         std::to_string(max_depth_) +
+                                         " levels; expected a flatter event",
+                                     base_ + r.at);
+        return Scan::kError;
+      case ContainerScan::kMismatch: {
+        const char open = stack_[r.depth - 1];
+        *error = ImportStatus::Error("byte " + std::to_string(base_ + r.at) + ": expected '" +
+                                         (open == '{' ? "}" : "]") + "', found '" + p[r.at] + "'",
+                                     base_ + r.at);
+        return Scan::kError;
       }
-#endif
-      if (in_string) {
-        if (escape) {
-          escape = false;
-          ++i;
-          continue;
-        }
-        i = FindStringStop(p, i, end);
-        if (i == end) break;
-        if (p[i] == '\\') {
-          escape = true;
-        } else {
-          in_string = false;
-        }
-        ++i;
-        continue;
-      }
-      i = FindStructural(p, i, end);
-      if (i == end) break;
-      const char ch = p[i++];
-      if (ch == '"') {
-        in_string = true;
-      } else if (ch == '{' || ch == '[') {
-        if (depth >= max_depth_) return nested_too_deep(i - 1);
-        stack_[depth++] = ch;
-      } else {
-        if ((ch == '}') != (stack_[depth - 1] == '{')) return mismatched(i - 1, ch);
-        if (--depth == 0) {
-          *end_out = i;
-          return Scan::kComplete;
-        }
-      }
+      case ContainerScan::kIncomplete:
+        break;
     }
-    *missing = in_string ? std::string("'\"' to close a string")
-                         : (stack_[depth - 1] == '{' ? std::string("'}'") : std::string("']'"));
+    *missing = r.in_string
+                   ? std::string("'\"' to close a string")
+                   : (stack_[r.depth - 1] == '{' ? std::string("'}'") : std::string("']'"));
     return Scan::kIncomplete;
   }
 

@@ -28,8 +28,14 @@ class JsonStream {
  public:
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
 
+  // The scanner's instruction set: kAuto picks the widest this CPU runs. The others exist so
+  // tests can check each kernel against the same inputs.
+  enum class Kernel { kAuto, kGeneric, kAvx2, kAvx512 };
+  static bool Supported(Kernel kernel);
+
   // `source` must outlive the stream. `max_depth` bounds the nesting of one value.
-  JsonStream(ByteSource* source, int max_depth, size_t initial_buffer = 1 << 20);
+  JsonStream(ByteSource* source, int max_depth, size_t initial_buffer = 1 << 20,
+             Kernel kernel = Kernel::kAuto);
 
   // Skips whitespace and sets *c to the next byte, or -1 at the end of input.
   ImportStatus Peek(int* c);
@@ -84,6 +90,7 @@ class JsonStream {
 
   static constexpr size_t kNoSentinel = ~size_t{0};
   ByteSource* source_;
+  Kernel kernel_;
   int max_depth_;
   // One byte of headroom (a batch's '['), buf_, then kPadding + 1 bytes (a batch's ']' may sit
   // at buf_[cap_]).

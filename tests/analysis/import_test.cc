@@ -347,12 +347,24 @@ TEST(ImportErrorTest, MissingFileIsAClearError) {
   EXPECT_NE(st.message().find("/nonexistent/trace.json"), std::string::npos);
 }
 
+// Every scanner kernel this CPU runs; each test below runs them all.
+std::vector<analysis::JsonStream::Kernel> Kernels() {
+  using K = analysis::JsonStream::Kernel;
+  std::vector<K> out;
+  for (K k : {K::kGeneric, K::kAvx2, K::kAvx512}) {
+    if (analysis::JsonStream::Supported(k)) out.push_back(k);
+  }
+  return out;
+}
+
 // The stream must hand out identical values however the input is split into reads.
 TEST(JsonStreamTest, ValuesSurviveEveryBufferBoundary) {
   const std::string text = R"( {"a": "x\"}]{[", "b": [1, {"c": "\\"}]}  "tail\\"  -12.5e3 )";
-  for (size_t buffer = 1; buffer < 24; ++buffer) {
+  for (size_t run = 0; run < Kernels().size() * 23; ++run) {
+    const auto kernel = Kernels()[run / 23];
+    const size_t buffer = 1 + run % 23;
     auto source = analysis::OpenMemorySource(text);
-    analysis::JsonStream stream(source.get(), 8, buffer);
+    analysis::JsonStream stream(source.get(), 8, buffer, kernel);
     std::string_view v;
     ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
     EXPECT_EQ(v, R"({"a": "x\"}]{[", "b": [1, {"c": "\\"}]})") << buffer;
@@ -375,27 +387,146 @@ TEST(JsonStreamTest, LongValuesScanLikeShortOnes) {
     value += (i ? ", " : "") + std::string("[\"]}\\\"") + std::to_string(i) + "\"]";
   value += R"(], "b": ")" + std::string(63, 'x') + R"(\\"}, "tail": "}]"})";
   const std::string text = " " + value + " , " + value + " ";
-  for (size_t buffer : {1, 7, 63, 64, 65, 100, 128, 4096}) {
-    auto source = analysis::OpenMemorySource(text);
-    analysis::JsonStream stream(source.get(), 8, buffer);
-    std::string_view v;
-    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
-    EXPECT_EQ(v, value) << buffer;
-    int c = 0;
-    ASSERT_TRUE(stream.Peek(&c).ok());
-    ASSERT_EQ(c, ',');
-    stream.Skip();
-    ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
-    EXPECT_EQ(v, value) << buffer;
+  for (auto kernel : Kernels()) {
+    for (size_t buffer : {1, 7, 63, 64, 65, 100, 128, 4096}) {
+      auto source = analysis::OpenMemorySource(text);
+      analysis::JsonStream stream(source.get(), 8, buffer, kernel);
+      std::string_view v;
+      ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+      EXPECT_EQ(v, value) << buffer;
+      int c = 0;
+      ASSERT_TRUE(stream.Peek(&c).ok());
+      ASSERT_EQ(c, ',');
+      stream.Skip();
+      ASSERT_TRUE(stream.ReadValue(&v).ok()) << buffer;
+      EXPECT_EQ(v, value) << buffer;
+    }
   }
   // A mismatched bracket far into a long value is still found, with its offset.
   std::string bad = "{\"a\": [" + std::string(100, ' ') + "}]";
-  auto source = analysis::OpenMemorySource(bad);
+  for (auto kernel : Kernels()) {
+    auto source = analysis::OpenMemorySource(bad);
+    analysis::JsonStream stream(source.get(), 8, 4096, kernel);
+    std::string_view v;
+    ImportStatus st = stream.ReadValue(&v);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.offset(), bad.find('}'));
+  }
+}
+
+// Batches: every element exactly once, in order, whatever the buffer size; each batch is one
+// JSON array of its elements; the stream's own bytes are intact afterwards.
+TEST(JsonStreamTest, ElementBatchesCoverTheArrayExactly) {
+  std::vector<std::string> elements;
+  std::string text = "[";
+  for (int i = 0; i < 300; ++i) {
+    std::string e = "{\"i\": " + std::to_string(i) + ", \"s\": \"" + std::string(i % 90, 'x') +
+                    (i % 7 == 0 ? "\\\"]}" : "") + "\", \"a\": [" + std::to_string(i) + "]}";
+    if (i % 11 == 0) e = std::to_string(i);  // scalars are elements too
+    elements.push_back(e);
+    text += (i ? (i % 3 ? ",\n  " : ",") : "") + e;
+  }
+  text += " ] , \"after\"";
+  for (auto kernel : Kernels()) {
+    for (size_t buffer : {1, 16, 100, 1000, 1 << 16}) {
+      for (size_t max_bytes : {1, 500, 1 << 20}) {
+        auto source = analysis::OpenMemorySource(text);
+        analysis::JsonStream stream(source.get(), 8, buffer, kernel);
+        int c = 0;
+        ASSERT_TRUE(stream.Peek(&c).ok());
+        ASSERT_EQ(c, '[');
+        stream.Skip();
+        analysis::JsonStream::Batch batch;
+        size_t seen = 0;
+        bool end = false;
+        while (!end) {
+          ImportStatus st = stream.ReadElements(max_bytes, "entry", seen, &batch, &end);
+          ASSERT_TRUE(st.ok()) << st.message();
+          if (!end) {
+            ASSERT_FALSE(batch.elements.empty());
+          }
+          std::string rebuilt = "[";
+          for (size_t k = 0; k < batch.elements.size(); ++k) {
+            ASSERT_LT(seen + k, elements.size());
+            EXPECT_EQ(batch.elements[k], elements[seen + k]) << buffer << " " << max_bytes;
+            EXPECT_EQ(text.substr(batch.offsets[k], batch.elements[k].size()),
+                      elements[seen + k]);
+          }
+          if (!batch.elements.empty()) {
+            EXPECT_EQ(batch.array.front(), '[');
+            EXPECT_EQ(batch.array.back(), ']');
+            EXPECT_EQ(batch.array.substr(1, batch.elements[0].size()), batch.elements[0]);
+          }
+          seen += batch.elements.size();
+        }
+        EXPECT_EQ(seen, elements.size());
+        // The byte the last batch's ']' replaced is back.
+        ASSERT_TRUE(stream.Peek(&c).ok());
+        EXPECT_EQ(c, ',');
+        stream.Skip();
+        std::string_view v;
+        ASSERT_TRUE(stream.ReadValue(&v).ok());
+        EXPECT_EQ(v, "\"after\"");
+      }
+    }
+  }
+}
+
+// An error after complete elements: those elements first, then the error, with its offset.
+TEST(JsonStreamTest, ElementBatchReturnsGoodElementsBeforeAnError) {
+  const std::string text = R"([{"a": 1}, {"b": 2} x {"c": 3}])";
+  auto source = analysis::OpenMemorySource(text);
   analysis::JsonStream stream(source.get(), 8, 4096);
-  std::string_view v;
-  ImportStatus st = stream.ReadValue(&v);
+  int c = 0;
+  ASSERT_TRUE(stream.Peek(&c).ok());
+  stream.Skip();
+  analysis::JsonStream::Batch batch;
+  bool end = false;
+  ASSERT_TRUE(stream.ReadElements(1 << 20, "entry", 0, &batch, &end).ok());
+  ASSERT_EQ(batch.elements.size(), 2u);
+  EXPECT_FALSE(end);
+  ImportStatus st = stream.ReadElements(1 << 20, "entry", 2, &batch, &end);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.offset(), bad.find('}'));
+  EXPECT_EQ(st.offset(), text.find('x'));
+  EXPECT_NE(st.message().find("expected ',' or ']' after entry 1"), std::string::npos)
+      << st.message();
+}
+
+// The batch parse and the per-event parse build the same trace, bad events included.
+TEST(ImportTest, BatchedAndPerEventParsesAgree) {
+  std::string text = "{\"traceEvents\": [";
+  for (int i = 0; i < 2000; ++i) {
+    if (i) text += ",";
+    if (i == 700) {
+      text += R"({"ph": "X", "name": "wrong type", "pid": [1], "tid": 1, "ts": 1, "dur": 1})";
+      continue;
+    }
+    if (i == 1500) {
+      text += R"({"ph": "X", "name": "missing comma" "pid": 1})";
+      continue;
+    }
+    text += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 13) +
+            "\", \"pid\": 1, \"tid\": " + std::to_string(i % 3) +
+            ", \"ts\": " + std::to_string(i * 10) + ".5, \"dur\": 4, \"args\": {\"External id\": " +
+            std::to_string(i) + ", \"Input Dims\": [[2, " + std::to_string(i % 5) + "]]}}";
+  }
+  text += "]}";
+  ImportOptions per_event;
+  per_event.batch_events = false;
+  Trace a, b;
+  ImportStats sa, sb;
+  ASSERT_TRUE(ImportTraceFromMemory(text, &a, &sa).ok());
+  ASSERT_TRUE(ImportTraceFromMemory(text, &b, &sb, per_event).ok());
+  EXPECT_EQ(sa.events, 2000u);
+  EXPECT_EQ(sa.skipped, 2u);
+  EXPECT_EQ(sa.warnings, sb.warnings);
+  ASSERT_EQ(a.slices().size(), b.slices().size());
+  for (size_t i = 0; i < a.slices().size(); ++i) {
+    EXPECT_EQ(a.slices()[i].ts_ns, b.slices()[i].ts_ns);
+    EXPECT_EQ(a.Str(a.slices()[i].name), b.Str(b.slices()[i].name));
+    EXPECT_EQ(a.Str(a.slices()[i].input_shapes), b.Str(b.slices()[i].input_shapes));
+    EXPECT_EQ(a.ArgsJson(a.slices()[i].args), b.ArgsJson(b.slices()[i].args));
+  }
 }
 
 }  // namespace
