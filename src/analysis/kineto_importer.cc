@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -480,12 +481,15 @@ class Importer {
     int64_t pid = f.pid, tid = f.tid;
     if (!f.pid_text.empty()) pid = SyntheticId(f.pid_text);
     if (!f.tid_text.empty()) tid = SyntheticId(f.tid_text);
-    if (pid == last_pid_ && tid == last_tid_ && last_track_ != kNone) return last_track_;
-    uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
-    uint32_t track = trace_->FindOrAddTrack(process, tid, f.tid_text, kind);
-    last_pid_ = pid;
-    last_tid_ = tid;
-    last_track_ = track;
+    // Events alternate among a few threads and streams: a small direct-mapped cache of
+    // (pid, tid) -> track answers most of them without the trace's hash maps.
+    const uint64_t h = (static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ull) ^
+                       (static_cast<uint64_t>(tid) * 0xbf58476d1ce4e5b9ull);
+    TrackCacheEntry& e = track_cache_[h >> (64 - kTrackCacheBits)];
+    if (e.track != kNone && e.pid == pid && e.tid == tid) return e.track;
+    const uint32_t process = trace_->FindOrAddProcess(pid, f.pid_text);
+    const uint32_t track = trace_->FindOrAddTrack(process, tid, f.tid_text, kind);
+    e = {pid, tid, track};
     return track;
   }
 
@@ -555,21 +559,26 @@ class Importer {
   }
 
   // Names and categories repeat millions of times and kernel names run to hundreds of bytes: a
-  // direct-mapped cache keyed by length and the first and last 8 bytes avoids hashing them all.
-  // Hits are verified byte for byte, so a collision only costs a table lookup.
+  // direct-mapped cache keyed by the length and the first, middle and last 8 bytes avoids hashing
+  // them all. Template-heavy kernel names share long prefixes and suffixes and differ in a few
+  // bytes, so every key byte must reach the slot index: the slot is the top bits of a
+  // multiplicative hash. Hits are verified byte for byte; a collision costs one table lookup.
   StringId InternCached(std::string_view s) {
     if (s.empty()) return 0;
-    uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
+    uint64_t key = s.size() * 0x9E3779B97F4A7C15ull;
     if (s.size() >= 8) {
-      uint64_t head = 0, tail = 0;
+      uint64_t head = 0, middle = 0, tail = 0;
       std::memcpy(&head, s.data(), 8);
+      std::memcpy(&middle, s.data() + (s.size() - 8) / 2, 8);
       std::memcpy(&tail, s.data() + s.size() - 8, 8);
-      h ^= head * 0xff51afd7ed558ccdull;
-      h ^= (tail + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
+      key ^= head;
+      key = (key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull ^ middle;
+      key = (key ^ (key >> 31)) * 0x94d049bb133111ebull ^ tail;
     } else {
-      for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+      for (char c : s) key = (key ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
     }
-    CacheEntry& e = intern_cache_[(h ^ (h >> 29)) & (kInternCacheSlots - 1)];
+    key = (key ^ (key >> 32)) * 0x9E3779B97F4A7C15ull;
+    CacheEntry& e = intern_cache_[key >> (64 - kInternCacheBits)];
     if (e.id != kNone && e.text.size() == s.size() &&
         std::memcmp(e.text.data(), s.data(), s.size()) == 0) {
       return e.id;
@@ -819,8 +828,12 @@ class Importer {
   bool saw_cuda_ = false, saw_mtia_ = false, saw_xpu_ = false, saw_privateuse1_ = false;
   std::string device_type_hint_;
   uint64_t warning_count_ = 0;
-  int64_t last_pid_ = INT64_MIN, last_tid_ = INT64_MIN;
-  uint32_t last_track_ = kNone;
+  struct TrackCacheEntry {
+    int64_t pid = 0, tid = 0;
+    uint32_t track = kNone;
+  };
+  static constexpr int kTrackCacheBits = 6;
+  std::array<TrackCacheEntry, size_t{1} << kTrackCacheBits> track_cache_{};
   std::unordered_map<std::string, int64_t> synthetic_ids_;
   std::unordered_map<StringId, ActivityKind> kind_by_cat_;
   std::unordered_map<uint64_t, uint32_t> counter_tracks_;
@@ -830,7 +843,8 @@ class Importer {
     std::string_view text;
     StringId id = kNone;
   };
-  static constexpr size_t kInternCacheSlots = 4096;
+  static constexpr int kInternCacheBits = 12;
+  static constexpr size_t kInternCacheSlots = size_t{1} << kInternCacheBits;
   std::vector<CacheEntry> intern_cache_ = std::vector<CacheEntry>(kInternCacheSlots);
 };
 
