@@ -213,6 +213,8 @@ class Trace {
   uint32_t FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text = {},
                           TrackKind kind = TrackKind::kThread);
   uint32_t AddSlice(const Slice& s);
+  // AddSlice for each, in order.
+  void AddSlices(std::span<const Slice> slices);
   // Capacity hint for AddSlice. Over-reserving is cheap: pages never written are never resident.
   void ReserveSlices(size_t n) { slices_.reserve(n); }
   // Labels, sort indices and names of processes and tracks added above (before Finalize).

@@ -17,6 +17,7 @@
 #include "analysis/byte_source.h"
 #include "analysis/json_stream.h"
 #include "analysis/number_text.h"
+#include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
 
 namespace opscope {
@@ -622,7 +623,7 @@ class Importer {
     s.correlation = a.correlation;
     if (!a.input_dims.empty()) s.input_shapes = InternCached(a.input_dims);
     if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);
-    trace_->AddSlice(s);
+    stage_.Add(s);
     ++stats_->slices;
   }
 
@@ -778,7 +779,7 @@ class Importer {
     Slice s = stack.back();
     stack.pop_back();
     s.dur_ns = std::max<int64_t>(0, ts - s.ts_ns);
-    trace_->AddSlice(s);
+    stage_.Add(s);
     ++stats_->slices;
   }
 
@@ -787,7 +788,7 @@ class Importer {
       for (const Slice& s : stack) {
         Warn("\"B\" event at ts " + std::to_string(s.ts_ns) + " ns never ended; kept with dur 0",
              false);
-        trace_->AddSlice(s);
+        stage_.Add(s);
         ++stats_->slices;
       }
     }
@@ -813,6 +814,7 @@ class Importer {
     }
     md.skipped_events = stats_->skipped;
     md.warnings = stats_->warnings;
+    stage_.MoveTo(trace_);
     trace_->Finalize();
   }
 
@@ -820,6 +822,7 @@ class Importer {
   ImportStats* stats_;
   const ImportOptions& options_;
   JsonStream* stream_ = nullptr;
+  analysis::SliceStage stage_;  // slices per track until Finish hands them to the trace
   uint64_t event_offset_ = 0;  // stream offset of the event being handled
   od::parser parser_;
   od::parser args_parser_;

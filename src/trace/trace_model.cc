@@ -300,6 +300,11 @@ uint32_t Trace::AddSlice(const Slice& s) {
   return index;
 }
 
+void Trace::AddSlices(std::span<const Slice> slices) {
+  slices_.insert(slices_.end(), slices.begin(), slices.end());
+  finalized_ = false;
+}
+
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
   pending_flows_.push_back({id, category, name, track, ts_ns, is_start, binds_enclosing});

@@ -1,0 +1,74 @@
+// Per-track slice staging (see slice_stage.h).
+#include "analysis/slice_stage.h"
+
+#include <algorithm>
+#include <new>
+
+#if defined(__unix__)
+#include <sys/mman.h>
+#endif
+
+namespace opscope::analysis {
+namespace {
+
+// Chunks start small (a trace may have thousands of short tracks) and double up to 1 MiB.
+constexpr size_t kFirstChunkSlices = 64;                          // 4 KiB: one page
+constexpr size_t kMaxChunkSlices = (size_t{1} << 20) / sizeof(Slice);  // 1 MiB
+
+}  // namespace
+
+// Chunks are mapped directly so that releasing one returns its pages to the system at once,
+// whatever the allocator's thresholds (a freed heap chunk in the middle of the heap would stay
+// resident, doubling peak memory while the stage is emptied).
+Slice* SliceStage::Allocate(size_t slices) {
+#if defined(__unix__)
+  void* p = mmap(nullptr, slices * sizeof(Slice), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return static_cast<Slice*>(p);
+#else
+  return static_cast<Slice*>(::operator new(slices * sizeof(Slice)));
+#endif
+}
+
+void SliceStage::Release(Slice* data, size_t slices) {
+#if defined(__unix__)
+  munmap(data, slices * sizeof(Slice));
+#else
+  (void)slices;
+  ::operator delete(data);
+#endif
+}
+
+SliceStage::~SliceStage() {
+  for (TrackList& list : tracks_) {
+    for (const Chunk& c : list.chunks) Release(c.data, c.capacity);
+  }
+}
+
+void SliceStage::AddSlow(size_t track, const Slice& s) {
+  if (track >= tracks_.size()) tracks_.resize(track + 1);
+  TrackList& list = tracks_[track];
+  if (!list.chunks.empty()) list.chunks.back().used = list.used;
+  const size_t capacity =
+      list.chunks.empty() ? kFirstChunkSlices : std::min(list.capacity * 2, kMaxChunkSlices);
+  Slice* data = Allocate(capacity);
+  list.chunks.push_back({data, capacity, 0});
+  list.tail = data;
+  list.capacity = capacity;
+  list.tail[0] = s;
+  list.used = 1;
+}
+
+void SliceStage::MoveTo(Trace* trace) {
+  for (TrackList& list : tracks_) {
+    if (!list.chunks.empty()) list.chunks.back().used = list.used;
+    for (const Chunk& c : list.chunks) {
+      trace->AddSlices(std::span<const Slice>(c.data, c.used));
+      Release(c.data, c.capacity);
+    }
+  }
+  tracks_.clear();
+}
+
+}  // namespace opscope::analysis

@@ -1,0 +1,66 @@
+// Per-track staging of slices while a trace is read.
+//
+// A large trace's events arrive interleaved across threads and streams; the trace model wants
+// them grouped by track. Permuting millions of 64-byte slices into place afterwards costs a cache
+// miss per slice, so the importer appends each slice to its track's chunk list here and hands
+// them to the trace track by track at the end, one sequential copy, with each chunk's memory
+// returned to the system as soon as it is copied (peak memory stays one copy of the slices).
+#ifndef OPSCOPE_ANALYSIS_SLICE_STAGE_H_
+#define OPSCOPE_ANALYSIS_SLICE_STAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope::analysis {
+
+class SliceStage {
+ public:
+  SliceStage() = default;
+  SliceStage(const SliceStage&) = delete;
+  SliceStage& operator=(const SliceStage&) = delete;
+  ~SliceStage();
+
+  // Appends `s` to the list of s.track (slices with an invalid track go to a list of their own,
+  // handed over last).
+  void Add(const Slice& s) {
+    const size_t t = s.track < kMaxTracks ? s.track : kMaxTracks;
+    if (t < tracks_.size()) {
+      TrackList& list = tracks_[t];
+      if (list.used < list.capacity) {
+        list.tail[list.used++] = s;
+        return;
+      }
+    }
+    AddSlow(t, s);
+  }
+
+  // Hands every staged slice to `trace` (AddSlices), track by track in insertion order, and
+  // empties the stage.
+  void MoveTo(Trace* trace);
+
+ private:
+  static constexpr uint32_t kMaxTracks = 1u << 24;
+  struct Chunk {
+    Slice* data;
+    size_t capacity;
+    size_t used;
+  };
+  struct TrackList {
+    std::vector<Chunk> chunks;  // all but the tail chunk are full
+    Slice* tail = nullptr;      // == chunks.back().data
+    size_t used = 0;            // slices in the tail chunk
+    size_t capacity = 0;
+  };
+  void AddSlow(size_t track, const Slice& s);
+  static Slice* Allocate(size_t slices);
+  static void Release(Slice* data, size_t slices);
+
+  std::vector<TrackList> tracks_;
+};
+
+}  // namespace opscope::analysis
+
+#endif  // OPSCOPE_ANALYSIS_SLICE_STAGE_H_
