@@ -11,9 +11,11 @@
 namespace opscope::analysis {
 namespace {
 
-// Chunks start small (a trace may have thousands of short tracks) and double up to 1 MiB.
-constexpr size_t kFirstChunkSlices = 64;                          // 4 KiB: one page
+// Chunks start small (a trace may have many thousands of short tracks) and double up to 1 MiB.
+// Small ones come from the heap; from 64 KiB on they are mapped.
+constexpr size_t kFirstChunkSlices = 8;
 constexpr size_t kMaxChunkSlices = (size_t{1} << 20) / sizeof(Slice);  // 1 MiB
+constexpr size_t kMappedChunkSlices = (size_t{64} << 10) / sizeof(Slice);
 
 }  // namespace
 
@@ -22,6 +24,9 @@ constexpr size_t kMaxChunkSlices = (size_t{1} << 20) / sizeof(Slice);  // 1 MiB
 // resident, doubling peak memory while the stage is emptied).
 Slice* SliceStage::Allocate(size_t slices) {
 #if defined(__unix__)
+  if (slices < kMappedChunkSlices) {
+    return static_cast<Slice*>(::operator new(slices * sizeof(Slice)));
+  }
   void* p = mmap(nullptr, slices * sizeof(Slice), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
@@ -33,6 +38,10 @@ Slice* SliceStage::Allocate(size_t slices) {
 
 void SliceStage::Release(Slice* data, size_t slices) {
 #if defined(__unix__)
+  if (slices < kMappedChunkSlices) {
+    ::operator delete(data);
+    return;
+  }
   munmap(data, slices * sizeof(Slice));
 #else
   (void)slices;
@@ -41,33 +50,49 @@ void SliceStage::Release(Slice* data, size_t slices) {
 }
 
 SliceStage::~SliceStage() {
+  tracks_.push_back(std::move(no_track_));
   for (TrackList& list : tracks_) {
     for (const Chunk& c : list.chunks) Release(c.data, c.capacity);
   }
 }
 
-void SliceStage::AddSlow(size_t track, const Slice& s) {
-  if (track >= tracks_.size()) tracks_.resize(track + 1);
-  TrackList& list = tracks_[track];
-  if (!list.chunks.empty()) list.chunks.back().used = list.used;
+void SliceStage::AddSlow(const Slice& s) {
+  if (s.track == kNone || s.track >= (uint32_t{1} << 30)) {
+    Append(&no_track_, s);
+    return;
+  }
+  if (s.track >= tracks_.size()) tracks_.resize(static_cast<size_t>(s.track) + 1);
+  Append(&tracks_[s.track], s);
+}
+
+void SliceStage::Append(TrackList* list, const Slice& s) {
+  if (list->used < list->capacity) {
+    list->tail[list->used++] = s;
+    return;
+  }
+  if (!list->chunks.empty()) list->chunks.back().used = list->used;
   const size_t capacity =
-      list.chunks.empty() ? kFirstChunkSlices : std::min(list.capacity * 2, kMaxChunkSlices);
+      list->chunks.empty() ? kFirstChunkSlices : std::min(list->capacity * 2, kMaxChunkSlices);
   Slice* data = Allocate(capacity);
-  list.chunks.push_back({data, capacity, 0});
-  list.tail = data;
-  list.capacity = capacity;
-  list.tail[0] = s;
-  list.used = 1;
+  list->chunks.push_back({data, capacity, 0});
+  list->tail = data;
+  list->capacity = capacity;
+  list->tail[0] = s;
+  list->used = 1;
+}
+
+void SliceStage::Drain(TrackList* list, Trace* trace) {
+  if (!list->chunks.empty()) list->chunks.back().used = list->used;
+  for (const Chunk& c : list->chunks) {
+    trace->AddSlices(std::span<const Slice>(c.data, c.used));
+    Release(c.data, c.capacity);
+  }
+  *list = TrackList();
 }
 
 void SliceStage::MoveTo(Trace* trace) {
-  for (TrackList& list : tracks_) {
-    if (!list.chunks.empty()) list.chunks.back().used = list.used;
-    for (const Chunk& c : list.chunks) {
-      trace->AddSlices(std::span<const Slice>(c.data, c.used));
-      Release(c.data, c.capacity);
-    }
-  }
+  for (TrackList& list : tracks_) Drain(&list, trace);
+  Drain(&no_track_, trace);
   tracks_.clear();
 }
 

@@ -26,15 +26,14 @@ class SliceStage {
   // Appends `s` to the list of s.track (slices with an invalid track go to a list of their own,
   // handed over last).
   void Add(const Slice& s) {
-    const size_t t = s.track < kMaxTracks ? s.track : kMaxTracks;
-    if (t < tracks_.size()) {
-      TrackList& list = tracks_[t];
+    if (s.track < tracks_.size()) {
+      TrackList& list = tracks_[s.track];
       if (list.used < list.capacity) {
         list.tail[list.used++] = s;
         return;
       }
     }
-    AddSlow(t, s);
+    AddSlow(s);
   }
 
   // Hands every staged slice to `trace` (AddSlices), track by track in insertion order, and
@@ -42,7 +41,6 @@ class SliceStage {
   void MoveTo(Trace* trace);
 
  private:
-  static constexpr uint32_t kMaxTracks = 1u << 24;
   struct Chunk {
     Slice* data;
     size_t capacity;
@@ -54,11 +52,14 @@ class SliceStage {
     size_t used = 0;            // slices in the tail chunk
     size_t capacity = 0;
   };
-  void AddSlow(size_t track, const Slice& s);
+  void AddSlow(const Slice& s);
+  static void Append(TrackList* list, const Slice& s);
   static Slice* Allocate(size_t slices);
   static void Release(Slice* data, size_t slices);
+  static void Drain(TrackList* list, Trace* trace);
 
-  std::vector<TrackList> tracks_;
+  std::vector<TrackList> tracks_;  // by track index (dense: the trace hands them out)
+  TrackList no_track_;             // slices whose track is not valid
 };
 
 }  // namespace opscope::analysis

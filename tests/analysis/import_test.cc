@@ -7,6 +7,7 @@
 
 #include "analysis/byte_source.h"
 #include "analysis/json_stream.h"
+#include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
 
 namespace opscope {
@@ -527,6 +528,53 @@ TEST(ImportTest, BatchedAndPerEventParsesAgree) {
     EXPECT_EQ(a.Str(a.slices()[i].input_shapes), b.Str(b.slices()[i].input_shapes));
     EXPECT_EQ(a.ArgsJson(a.slices()[i].args), b.ArgsJson(b.slices()[i].args));
   }
+}
+
+}  // namespace
+}  // namespace opscope
+
+namespace opscope {
+namespace {
+
+// Staged slices come out grouped by track, in insertion order within each track, none lost,
+// across chunk boundaries; slices without a valid track come last.
+TEST(SliceStageTest, HandsOverGroupedByTrackInInsertionOrder) {
+  Trace trace;
+  for (int t = 0; t < 5; ++t) trace.AddThreadTrack(trace.FindOrAddProcess(1), t, "");
+  std::vector<std::vector<int64_t>> expected(6);
+  {
+    analysis::SliceStage stage;
+    for (int i = 0; i < 200000; ++i) {
+      Slice s;
+      // Track 0 is busy, 1-3 interleave, 4 gets one slice, some have no track.
+      const int t = i % 7 == 0 ? 0 : (i % 1000 == 1 ? 4 : (i % 5000 == 3 ? -1 : 1 + i % 3));
+      s.track = t < 0 ? kNone : static_cast<uint32_t>(t);
+      s.ts_ns = i;
+      stage.Add(s);
+      expected[t < 0 ? 5 : t].push_back(i);
+    }
+    stage.MoveTo(&trace);
+  }
+  std::vector<int64_t> want;
+  for (const auto& v : expected) want.insert(want.end(), v.begin(), v.end());
+  ASSERT_EQ(trace.slices().size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(trace.slices()[i].ts_ns, want[i]) << i;
+}
+
+// A trace with a great many one-slice threads costs a small chunk each, not a page mapping each
+// (the mapping count is limited), and nothing is lost.
+TEST(SliceStageTest, ManyShortTracks) {
+  Trace trace;
+  analysis::SliceStage stage;
+  for (uint32_t i = 0; i < 300000; ++i) {
+    Slice s;
+    s.track = i;
+    s.ts_ns = i;
+    stage.Add(s);
+  }
+  stage.MoveTo(&trace);
+  ASSERT_EQ(trace.slices().size(), 300000u);
+  EXPECT_EQ(trace.slices().back().ts_ns, 299999);
 }
 
 }  // namespace
