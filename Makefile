@@ -14,7 +14,7 @@ CMAKE_FLAGS ?=
 
 APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libsimdjson-dev libcpp-httplib-dev \
-  libcli11-dev zlib1g-dev libzstd-dev python3
+  libcli11-dev zlib1g-dev libzstd-dev libisal-dev python3
 
 .PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format clean
 
