@@ -856,7 +856,7 @@ uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 :
 
 ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
                     const ImportOptions& options, uint64_t json_bytes_hint,
-                    size_t buffer_bytes = size_t{1} << 20) {
+                    size_t buffer_bytes = size_t{256} << 10) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};

@@ -28,7 +28,7 @@ Slice* SliceStage::Allocate(size_t slices) {
     return static_cast<Slice*>(::operator new(slices * sizeof(Slice)));
   }
   void* p = mmap(nullptr, slices * sizeof(Slice), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   return static_cast<Slice*>(p);
 #else

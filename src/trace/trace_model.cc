@@ -134,6 +134,14 @@ std::string_view KinetoCategory(ActivityKind kind) {
 
 class Trace::ArgStore {
  public:
+  ArgStore() = default;
+  ArgStore(const ArgStore&) = delete;
+  ArgStore& operator=(const ArgStore&) = delete;
+  ~ArgStore() {
+    ZSTD_freeCCtx(cctx_);
+    ZSTD_freeDCtx(dctx_);
+  }
+
   uint32_t Add(std::string_view text) {
     if (open_.size() + text.size() > kBlockBytes && !open_.empty()) Seal();
     const auto handle = static_cast<uint32_t>(offsets_.size());
@@ -150,8 +158,14 @@ class Trace::ArgStore {
     b.first = open_first_;
     b.raw_size = static_cast<uint32_t>(open_.size());
     if (raw_bytes_ > kCompressAbove) {
+      // One context for the store's life: a fresh one per block would allocate and map a few
+      // hundred KiB every 64 KiB of args.
+      if (cctx_ == nullptr) cctx_ = ZSTD_createCCtx();
       std::string packed(ZSTD_compressBound(open_.size()), '\0');
-      const size_t n = ZSTD_compress(packed.data(), packed.size(), open_.data(), open_.size(), 1);
+      const size_t n = cctx_ == nullptr ? ZSTD_compress(packed.data(), packed.size(), open_.data(),
+                                                         open_.size(), 1)
+                                        : ZSTD_compressCCtx(cctx_, packed.data(), packed.size(),
+                                                            open_.data(), open_.size(), 1);
       if (!ZSTD_isError(n) && n < open_.size()) {
         packed.resize(n);
         packed.shrink_to_fit();
@@ -200,7 +214,7 @@ class Trace::ArgStore {
 
  private:
   static constexpr size_t kBlockBytes = 64 * 1024;
-  static constexpr size_t kCompressAbove = 16u << 20;
+  static constexpr size_t kCompressAbove = 256u << 10;
   static constexpr size_t kCacheBlocks = 16;
   struct Block {
     std::string text;  // raw or zstd-compressed
@@ -220,7 +234,11 @@ class Trace::ArgStore {
     if (cache_.size() >= kCacheBlocks) cache_.pop_back();
     const Block& b = blocks_[index];
     std::string raw(b.raw_size, '\0');
-    const size_t n = ZSTD_decompress(raw.data(), raw.size(), b.text.data(), b.text.size());
+    if (dctx_ == nullptr) dctx_ = ZSTD_createDCtx();
+    const size_t n =
+        dctx_ == nullptr
+            ? ZSTD_decompress(raw.data(), raw.size(), b.text.data(), b.text.size())
+            : ZSTD_decompressDCtx(dctx_, raw.data(), raw.size(), b.text.data(), b.text.size());
     if (ZSTD_isError(n)) raw = std::string(b.raw_size, ' ');  // cannot happen for our own data
     cache_.emplace_front(index, std::move(raw));
     return cache_.front().second;
@@ -233,6 +251,8 @@ class Trace::ArgStore {
   size_t raw_bytes_ = 0;
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::string>> cache_;  // most recent first
+  ZSTD_CCtx* cctx_ = nullptr;          // building thread only
+  mutable ZSTD_DCtx* dctx_ = nullptr;  // under mu_
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include "analysis/byte_source.h"
 #include "analysis/json_stream.h"
+#include "analysis/number_text.h"
 #include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
 
@@ -575,6 +576,66 @@ TEST(SliceStageTest, ManyShortTracks) {
   stage.MoveTo(&trace);
   ASSERT_EQ(trace.slices().size(), 300000u);
   EXPECT_EQ(trace.slices().back().ts_ns, 299999);
+}
+
+}  // namespace
+}  // namespace opscope
+
+namespace opscope {
+namespace {
+
+// Timestamps parse exactly: every digit count the eight-at-a-time path and the digit-by-digit
+// path split differently, fractions rounded half up at the nanosecond, overflow refused.
+TEST(NumberTextTest, MicrosToNanosIsExact) {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int round = 0; round < 200000; ++round) {
+    const int whole_digits = 1 + static_cast<int>(next() % 20);
+    std::string text = std::to_string(1 + next() % 9);
+    for (int d = 1; d < whole_digits; ++d) text += static_cast<char>('0' + next() % 10);
+    if (next() % 8 == 0) text = "0";
+    const int frac_digits = static_cast<int>(next() % 7);
+    std::string frac;
+    for (int d = 0; d < frac_digits; ++d) frac += static_cast<char>('0' + next() % 10);
+    const bool negative = next() % 5 == 0;
+    std::string full = (negative ? "-" : "") + text + (frac.empty() ? "" : "." + frac);
+    if (next() % 4 == 0) full += " \n";
+    // Reference in 128-bit arithmetic.
+    unsigned __int128 whole = 0;
+    for (char c : text) whole = whole * 10 + static_cast<unsigned>(c - '0');
+    unsigned ns = 0;
+    for (int d = 0; d < 3; ++d) ns = ns * 10 + (d < frac_digits ? frac[d] - '0' : 0);
+    if (frac_digits > 3 && frac[3] >= '5') ++ns;
+    const unsigned __int128 total = whole * 1000 + ns;
+    const bool fits = whole <= static_cast<unsigned __int128>(INT64_MAX / 1000 - 1);
+    int64_t got = 0;
+    const bool ok = analysis::ParseMicrosToNanos(full, &got);
+    ASSERT_EQ(ok, fits) << full;
+    if (ok) {
+      const int64_t want = negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
+      ASSERT_EQ(got, want) << full;
+    }
+    int64_t as_int = 0;
+    if (frac.empty() && whole <= static_cast<unsigned __int128>(INT64_MAX / 10)) {
+      ASSERT_TRUE(analysis::ParseInt64(full, &as_int)) << full;
+      ASSERT_EQ(as_int, negative ? -static_cast<int64_t>(whole) : static_cast<int64_t>(whole));
+    }
+  }
+  int64_t v = 0;
+  EXPECT_FALSE(analysis::ParseMicrosToNanos("0123", &v));  // leading zero
+  EXPECT_FALSE(analysis::ParseMicrosToNanos("12345678x", &v));
+  EXPECT_FALSE(analysis::ParseMicrosToNanos("1234567890123456789012", &v));
+  EXPECT_FALSE(analysis::ParseMicrosToNanos("1.", &v));
+  EXPECT_TRUE(analysis::ParseMicrosToNanos("1.5e3", &v));
+  EXPECT_EQ(v, 1500000);
+  EXPECT_FALSE(analysis::ParseInt64("99999999999999999999", &v));
+  EXPECT_TRUE(analysis::ParseInt64("12345678901234567.000", &v));
+  EXPECT_EQ(v, 12345678901234567);
 }
 
 }  // namespace
