@@ -365,6 +365,29 @@ std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, 
   return order;
 }
 
+// Stable sort of `items` by an integer key, in O(n) when the keys span at most a few times n
+// values (Kineto's External ids and correlation ids are dense counters). Returns false, leaving
+// `items` alone, when the range is too wide.
+template <typename T, typename KeyOf>
+bool CountingSort(std::vector<T>* items, KeyOf key_of) {
+  if (items->size() < 2) return true;
+  int64_t lo = key_of((*items)[0]), hi = lo;
+  for (const T& x : *items) {
+    const int64_t k = key_of(x);
+    lo = std::min(lo, k);
+    hi = std::max(hi, k);
+  }
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (range > 4 * items->size() + 1024) return false;
+  std::vector<uint32_t> next(range + 2, 0);
+  for (const T& x : *items) ++next[static_cast<uint64_t>(key_of(x) - lo) + 1];
+  for (uint64_t b = 0; b <= range; ++b) next[b + 1] += next[b];
+  std::vector<T> out(items->size());
+  for (const T& x : *items) out[next[static_cast<uint64_t>(key_of(x) - lo)]++] = x;
+  items->swap(out);
+  return true;
+}
+
 }  // namespace
 
 void Trace::Finalize() {
@@ -507,7 +530,18 @@ void Trace::Finalize() {
     for (uint32_t k = 0; k < m; ++k) {
       keys[k] = {pending_flows_[k].id, pending_flows_[k].category, k};
     }
-    if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
+    if (!std::is_sorted(keys.begin(), keys.end())) {
+      // By id, then by category, both stable over the endpoint order; a comparison sort when the
+      // ids are not dense.
+      // (Ids past 2^63, e.g. hashed string ids, read as negative: a wide range, so compared.)
+      const bool dense =
+          CountingSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
+      if (!dense || !CountingSort(&keys, [](const Key& x) {
+            return static_cast<int64_t>(x.category);
+          })) {
+        std::sort(keys.begin(), keys.end());
+      }
+    }
     for (uint32_t g = 0; g < m;) {
       const Key& head = keys[g];
       uint32_t from = kNone, to = kNone, name_of = kNone;
@@ -552,8 +586,11 @@ void Trace::Finalize() {
       runtimes.emplace_back(s.correlation, i);
     }
   }
+  // Built in slice order, so equal keys are already in index order: a stable sort by key alone
+  // gives the (key, index) order.
   for (auto* v : {&ops, &annotations, &runtimes}) {
-    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+    if (std::is_sorted(v->begin(), v->end())) continue;
+    if (!CountingSort(v, [](const KeyIndex& x) { return x.first; })) std::sort(v->begin(), v->end());
   }
   // Finds the first entry carrying a key, galloping from the previous answer.
   struct Finger {

@@ -142,6 +142,54 @@ TEST(TraceTest, LinksDeviceActivityByExternalIdAndCorrelation) {
   EXPECT_EQ(t.trace.Link(mul).op, kNone);
 }
 
+// Links and flows at scale, with ids dense (counting sorts) and sparse (comparison sorts), events
+// added in an order that sorts nothing for free: every kernel finds its launch and the op around
+// it, and every flow pair joins, even where an External id repeats far away.
+TEST(TraceTest, LinksAndFlowsHoldAtScaleWithDenseOrSparseIds) {
+  for (const int64_t stride : {int64_t{1}, int64_t{1} << 40}) {
+    SmallTrace t;
+    const uint32_t host2 = t.trace.AddThreadTrack(0, 101, "worker");
+    const StringId ac2g = t.trace.Intern("ac2g");
+    const int n = 3000;
+    for (int i = n - 1; i >= 0; --i) {  // backwards: nothing arrives sorted
+      const uint32_t track = i % 2 ? t.host_track : host2;
+      const int64_t ts = 1000 * i, ext = 1 + i * stride, corr = 7 + i * stride;
+      t.Add(track, "op" + std::to_string(i), ActivityKind::kCpuOp, ts, 500, ext);
+      t.Add(track, "launch", ActivityKind::kRuntime, ts + 100, 50, ext, corr);
+      t.Add(t.device_track, "k" + std::to_string(i), ActivityKind::kKernel, ts + 300, 80, ext,
+            corr);
+      t.trace.AddFlowEndpoint(static_cast<uint64_t>(corr), ac2g, ac2g, t.device_track, ts + 300,
+                              false, true);
+      t.trace.AddFlowEndpoint(static_cast<uint64_t>(corr), ac2g, ac2g, track, ts + 100, true,
+                              false);
+    }
+    // A reused External id on an op long before, which launched nothing and sorts first.
+    t.Add(host2, "stale", ActivityKind::kCpuOp, -(int64_t{1} << 40), 10, 1 + 2 * stride);
+    t.trace.Finalize();
+    const auto& s = t.trace.slices();
+    int kernels = 0;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s[i].kind != ActivityKind::kKernel) continue;
+      ++kernels;
+      const DeviceLink& link = t.trace.Link(i);
+      ASSERT_NE(link.runtime, kNone);
+      ASSERT_NE(link.op, kNone);
+      EXPECT_EQ(s[link.runtime].correlation, s[i].correlation);
+      EXPECT_EQ(t.trace.Str(s[link.op].name), "op" + std::string(t.trace.Str(s[i].name).substr(1)));
+      ASSERT_EQ(t.trace.DeviceActivityOf(link.op).size(), 1u);
+      EXPECT_EQ(t.trace.DeviceActivityOf(link.op)[0], i);
+    }
+    EXPECT_EQ(kernels, n);
+    ASSERT_EQ(t.trace.flows().size(), static_cast<size_t>(n));
+    for (const Flow& f : t.trace.flows()) {
+      EXPECT_EQ(s[f.from].kind, ActivityKind::kRuntime);
+      EXPECT_EQ(s[f.to].kind, ActivityKind::kKernel);
+      EXPECT_EQ(s[f.from].correlation, static_cast<int64_t>(f.id));
+      EXPECT_EQ(s[f.to].correlation, static_cast<int64_t>(f.id));
+    }
+  }
+}
+
 TEST(TraceTest, BindsFlowEndpointsToSlices) {
   SmallTrace t;
   t.Add(t.host_track, "aten::mul", ActivityKind::kCpuOp, 100, 200, 2);
