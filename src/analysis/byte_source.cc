@@ -110,7 +110,7 @@ class GzipSource final : public ByteSource {
   uint64_t input_bytes() const override { return raw_->input_bytes(); }
 
  private:
-  static constexpr size_t kInChunk = 256 * 1024;
+  static constexpr size_t kInChunk = 64 * 1024;
 
   void StartMember() {
     isal_inflate_init(&s_);

@@ -299,13 +299,22 @@ class Importer {
 
   static std::string_view ErrorText(simdjson::error_code e) { return simdjson::error_message(e); }
 
+  // Reads an integer (simdjson's parser; an integral float like 12.0 through ours). Leaves *out
+  // alone when the value is not an integer.
+  static bool ReadInt(od::value& v, int64_t* out) {
+    int64_t x = 0;
+    if (!v.get_int64().get(x) || analysis::ParseInt64(v.raw_json_token(), &x)) {
+      *out = x;
+      return true;
+    }
+    return false;
+  }
+
   // Reads pid or tid: an integer, or a string (kept as text, given a synthetic id).
   bool ReadId(od::value v, int64_t* id, std::string_view* text) {
     od::json_type type;
     if (v.type().get(type)) return false;
-    if (type == od::json_type::number) {
-      return analysis::ParseInt64(v.raw_json_token(), id);
-    }
+    if (type == od::json_type::number) return ReadInt(v, id);
     if (type == od::json_type::string) {
       if (v.get_string().get(*text)) return false;
       return true;
@@ -413,7 +422,7 @@ class Importer {
         args_start = v.raw_json_token().data();
         od::object args;
         err = v.get_object().get(args);
-        if (!err) err = ReadArgFields(args, &f.arg);
+        if (!err) err = ReadArgFields(args, WantedArgs(f.cat), &f.arg);
         args_last = true;
       } else if (key == "id") {
         int64_t id_int = 0;
@@ -537,24 +546,59 @@ class Importer {
     return true;
   }
 
-  // Reads the args fields the model keeps outside the arg store, in the event parser's pass.
-  static simdjson::error_code ReadArgFields(od::object& obj, ArgFields* out) {
+  // The args fields the model keeps outside the arg store: bits of kArgExternalId, ...
+  static constexpr unsigned kArgExternalId = 1, kArgCorrelation = 2, kArgInputDims = 4;
+  // Which of them an event of category `cat` carries (all three when the category is not known
+  // yet: "cat" may come after "args").
+  unsigned WantedArgs(std::string_view cat) {
+    if (cat.empty()) return kArgExternalId | kArgCorrelation | kArgInputDims;
+    if (cat != wanted_cat_) {
+      wanted_cat_.assign(cat);
+      switch (KindFromCategory(cat)) {
+        case ActivityKind::kCpuOp:
+        case ActivityKind::kUserAnnotation:
+          wanted_mask_ = kArgExternalId | kArgInputDims;
+          break;
+        case ActivityKind::kRuntime:
+        case ActivityKind::kDriver:
+        case ActivityKind::kKernel:
+        case ActivityKind::kMemcpy:
+        case ActivityKind::kMemset:
+          wanted_mask_ = kArgExternalId | kArgCorrelation;
+          break;
+        default:
+          wanted_mask_ = kArgExternalId | kArgCorrelation | kArgInputDims;
+      }
+    }
+    return wanted_mask_;
+  }
+
+  // Reads the args fields the model keeps outside the arg store, in the event parser's pass, and
+  // stops once it has the `wanted` ones (the parser skips the rest of the object).
+  static simdjson::error_code ReadArgFields(od::object& obj, unsigned wanted, ArgFields* out) {
+    unsigned found = 0;
     for (auto field_result : obj) {
       od::field field;
       if (auto err = std::move(field_result).get(field)) return err;
       od::raw_json_string key = field.key();
       od::value v = field.value();
       if (key == "External id" || key == "external id") {
-        analysis::ParseInt64(v.raw_json_token(), &out->external_id);
+        ReadInt(v, &out->external_id);
+        found |= kArgExternalId;
       } else if (key == "correlation") {
-        analysis::ParseInt64(v.raw_json_token(), &out->correlation);
+        ReadInt(v, &out->correlation);
+        found |= kArgCorrelation;
       } else if (key == "Input Dims") {
         od::array arr;
         if (!v.get_array().get(arr)) {
           std::string_view raw;
           if (!arr.raw_json().get(raw)) out->input_dims = raw;
         }
+        found |= kArgInputDims;
+      } else {
+        continue;
       }
+      if ((found & wanted) == wanted) break;
     }
     return simdjson::SUCCESS;
   }
@@ -822,6 +866,8 @@ class Importer {
   ImportStats* stats_;
   const ImportOptions& options_;
   JsonStream* stream_ = nullptr;
+  std::string wanted_cat_;  // WantedArgs: the last category seen and its mask
+  unsigned wanted_mask_ = 0;
   analysis::SliceStage stage_;  // slices per track until Finish hands them to the trace
   uint64_t event_offset_ = 0;  // stream offset of the event being handled
   od::parser parser_;

@@ -11,16 +11,19 @@ namespace {
 
 constexpr int64_t kMaxNs = INT64_MAX;
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// Reads digits from text[*i] on into *v (which the caller keeps below 10^18 before the call by
-// bounding *count), eight at a time where it can: timestamps run to 16 digits. Stops at the first
-// non-digit or when *count would pass 18 digits.
-inline void ReadDigits(std::string_view text, size_t* i, uint64_t* v, size_t* count) {
+// Reads the run of digits at *p (before `end`) into *v, which must start at 0; at most 18 digits
+// are taken (they cannot overflow), eight at a time where there is room: timestamps run to 16
+// digits. Returns the number of digits read; *p is left after them.
+inline size_t ReadDigits(const char** p, const char* end, uint64_t* v) {
+  const char* q = *p;
+  uint64_t x = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  while (*i + 8 <= text.size() && *count + 8 <= 18) {
+  for (int rounds = 0; rounds < 2 && end - q >= 8; ++rounds) {
     uint64_t chunk;
-    std::memcpy(&chunk, text.data() + *i, 8);
+    std::memcpy(&chunk, q, 8);
     // All eight bytes in '0'..'9': high nibbles 3, and adding 6 keeps them 3.
     if (((chunk & 0xF0F0F0F0F0F0F0F0ull) |
          (((chunk + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
@@ -32,75 +35,67 @@ inline void ReadDigits(std::string_view text, size_t* i, uint64_t* v, size_t* co
     chunk = (((chunk & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
              (((chunk >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
             32;
-    *v = *v * 100000000ull + chunk;
-    *i += 8;
-    *count += 8;
+    x = x * 100000000ull + chunk;
+    q += 8;
   }
 #endif
-  while (*i < text.size() && IsDigit(text[*i]) && *count < 18) {
-    *v = *v * 10 + static_cast<uint64_t>(text[*i] - '0');
-    ++*i;
-    ++*count;
-  }
+  const char* limit = *p + 18 < end ? *p + 18 : end;
+  while (q < limit && IsDigit(*q)) x = x * 10 + static_cast<uint64_t>(*q++ - '0');
+  const size_t n = static_cast<size_t>(q - *p);
+  *p = q;
+  *v = x;
+  return n;
 }
 
-// Trims JSON whitespace a raw token may carry.
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
+// The token without the JSON whitespace a raw token may carry after it.
+const char* TrimmedEnd(std::string_view s) {
+  const char* end = s.data() + s.size();
+  while (end > s.data() && IsWs(end[-1])) --end;
+  return end;
 }
 
 }  // namespace
 
 bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
-  text = Trim(text);
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && text[i] == '-') {
-    negative = true;
-    ++i;
-  }
-  if (i >= text.size() || !IsDigit(text[i])) return false;
-  // Integer microseconds.
+  const char* p = text.data();
+  const char* end = TrimmedEnd(text);
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  if (p == end || !IsDigit(*p)) return false;
+  const char* first = p;
+  // Integer microseconds: 18 digits at most (more cannot fit in int64 nanoseconds anyway).
   uint64_t whole = 0;
-  size_t digits = 0;
-  ReadDigits(text, &i, &whole, &digits);
-  for (; i < text.size() && IsDigit(text[i]); ++i, ++digits) {
-    if (whole > (UINT64_MAX - 9) / 10) return false;
-    whole = whole * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  if (digits > 1 && text[negative ? 1 : 0] == '0') return false;  // JSON forbids leading zeros
+  const size_t digits = ReadDigits(&p, end, &whole);
+  if (p < end && IsDigit(*p)) return false;
+  if (digits > 1 && *first == '0') return false;  // JSON forbids leading zeros
   uint64_t frac_ns = 0;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    if (i >= text.size() || !IsDigit(text[i])) return false;
+  if (p < end && *p == '.') {
+    ++p;
+    if (p == end || !IsDigit(*p)) return false;
     int n = 0;
     bool round_up = false;
-    for (; i < text.size() && IsDigit(text[i]); ++i, ++n) {
+    for (; p < end && IsDigit(*p); ++p, ++n) {
       if (n < 3) {
-        frac_ns = frac_ns * 10 + static_cast<uint64_t>(text[i] - '0');
+        frac_ns = frac_ns * 10 + static_cast<uint64_t>(*p - '0');
       } else if (n == 3) {
-        round_up = text[i] >= '5';
+        round_up = *p >= '5';
       }
     }
     for (int k = n; k < 3; ++k) frac_ns *= 10;
     if (round_up) ++frac_ns;
   }
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+  if (p < end && (*p == 'e' || *p == 'E')) {
     // Rare in traces: fall back to a double, with a range check.
-    std::string copy(text);
-    char* end = nullptr;
-    double us = std::strtod(copy.c_str(), &end);
-    if (end != copy.c_str() + copy.size() || !std::isfinite(us)) return false;
+    std::string copy(text.data(), static_cast<size_t>(end - text.data()));
+    char* stop = nullptr;
+    double us = std::strtod(copy.c_str(), &stop);
+    if (stop != copy.c_str() + copy.size() || !std::isfinite(us)) return false;
     double v = std::round(us * 1000.0);
     if (v >= 9.2e18 || v <= -9.2e18) return false;
     *ns = static_cast<int64_t>(v);
     return true;
   }
-  if (i != text.size()) return false;
+  if (p != end) return false;
   if (whole > static_cast<uint64_t>(kMaxNs / 1000) - 1) return false;
   const int64_t v = static_cast<int64_t>(whole * 1000 + frac_ns);
   *ns = negative ? -v : v;
@@ -108,29 +103,27 @@ bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
 }
 
 bool ParseInt64(std::string_view text, int64_t* value) {
-  text = Trim(text);
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && text[i] == '-') {
-    negative = true;
-    ++i;
-  }
-  if (i >= text.size() || !IsDigit(text[i])) return false;
+  const char* p = text.data();
+  const char* end = TrimmedEnd(text);
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  if (p == end || !IsDigit(*p)) return false;
   uint64_t v = 0;
-  size_t digits = 0;
-  ReadDigits(text, &i, &v, &digits);
-  for (; i < text.size() && IsDigit(text[i]); ++i) {
-    if (v > (static_cast<uint64_t>(INT64_MAX) - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+  ReadDigits(&p, end, &v);
+  if (p < end && IsDigit(*p)) {  // a 19th digit may still fit
+    const uint64_t d = static_cast<uint64_t>(*p++ - '0');
+    if (v > (static_cast<uint64_t>(INT64_MAX) - d) / 10) return false;
+    v = v * 10 + d;
+    if (p < end && IsDigit(*p)) return false;
   }
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    if (i >= text.size()) return false;
-    for (; i < text.size(); ++i) {
-      if (text[i] != '0') return false;
+  if (p < end && *p == '.') {  // an integral float: 17.0, 17.000
+    ++p;
+    if (p == end) return false;
+    for (; p < end; ++p) {
+      if (*p != '0') return false;
     }
   }
-  if (i != text.size()) return false;
+  if (p != end) return false;
   *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return true;
 }

@@ -634,6 +634,11 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
   EXPECT_TRUE(analysis::ParseMicrosToNanos("1.5e3", &v));
   EXPECT_EQ(v, 1500000);
   EXPECT_FALSE(analysis::ParseInt64("99999999999999999999", &v));
+  EXPECT_TRUE(analysis::ParseInt64("9223372036854775807", &v));
+  EXPECT_EQ(v, INT64_MAX);
+  EXPECT_FALSE(analysis::ParseInt64("9223372036854775808", &v));
+  EXPECT_TRUE(analysis::ParseInt64("-9223372036854775807", &v));
+  EXPECT_EQ(v, -INT64_MAX);
   EXPECT_TRUE(analysis::ParseInt64("12345678901234567.000", &v));
   EXPECT_EQ(v, 12345678901234567);
 }
