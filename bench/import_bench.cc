@@ -6,12 +6,13 @@
 //   import_bench --mb 256 --keep      keep the generated file in /tmp
 //
 // Each measurement runs in a fresh child process (this binary re-executed with --child) so its
-// peak RSS (VmHWM) is the import's alone. Targets: >= 500 MB/s on one core; peak memory <= half
+// peak RSS (VmHWM) is the import's alone; the best of a few runs is reported. Targets: >= 500 MB/s on one core; peak memory <= half
 // the JSON size.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -225,9 +226,32 @@ uint64_t Generate(const std::string& path, uint64_t target_bytes) {
   return written;
 }
 
+// The best (least CPU) of `runs` fresh-process measurements: on a shared machine a run can only be
+// slowed down by others, never sped up. Peak memory is the largest seen.
+ChildResult MeasureBest(const std::string& self, const std::string& path, int runs) {
+  ChildResult best;
+  for (int i = 0; i < runs; ++i) {
+    const ChildResult r = Measure(self, path);
+    if (!r.ok) return r;
+    if (!best.ok || r.total_cpu_s < best.total_cpu_s) {
+      const int64_t import_peak = std::max(best.import_peak_kb - best.baseline_kb,
+                                           r.import_peak_kb - r.baseline_kb);
+      const int64_t peak = std::max(best.peak_kb - best.baseline_kb, r.peak_kb - r.baseline_kb);
+      best = r;
+      best.import_peak_kb = best.baseline_kb + import_peak;
+      best.peak_kb = best.baseline_kb + peak;
+    } else {
+      best.import_peak_kb =
+          std::max(best.import_peak_kb, best.baseline_kb + r.import_peak_kb - r.baseline_kb);
+      best.peak_kb = std::max(best.peak_kb, best.baseline_kb + r.peak_kb - r.baseline_kb);
+    }
+  }
+  return best;
+}
+
 void Report(const char* label, const std::string& self, const std::string& path,
-            uint64_t file_bytes, const std::string& python_path) {
-  const ChildResult r = Measure(self, path);
+            uint64_t file_bytes, const std::string& python_path, int runs) {
+  const ChildResult r = MeasureBest(self, path, runs);
   if (!r.ok) {
     std::printf("%s: import failed\n", label);
     return;
@@ -236,7 +260,7 @@ void Report(const char* label, const std::string& self, const std::string& path,
   const double import_mb = (r.import_peak_kb - r.baseline_kb) * 1024.0 / 1e6;
   const double peak_mb = (r.peak_kb - r.baseline_kb) * 1024.0 / 1e6;
   const double rate = mb / r.total_cpu_s;
-  std::printf("%s\n", label);
+  std::printf("%s (best of %d runs)\n", label, runs);
   std::printf("  file                 %10.1f MB on disk, %.1f MB of JSON, %zu slices\n",
               file_bytes / 1e6, mb, r.slices);
   std::printf("  import               %8.3f s CPU %8.1f MB/s   (wall %.3f s)\n", r.import_cpu_s,
@@ -304,9 +328,9 @@ int main(int argc, char** argv) {
     const std::string cmd = "gzip -dc '" + fixture.string() + "' > '" + plain + "'";
     if (std::system(cmd.c_str()) == 0) {
       Report(("largest fixture, gzip: " + fixture.filename().string()).c_str(), self,
-             fixture.string(), fs::file_size(fixture), plain);
+             fixture.string(), fs::file_size(fixture), plain, 7);
       std::printf("\n");
-      Report("largest fixture, decompressed", self, plain, fs::file_size(plain), plain);
+      Report("largest fixture, decompressed", self, plain, fs::file_size(plain), plain, 7);
       std::printf("\n");
     }
     std::remove(plain.c_str());
@@ -321,7 +345,7 @@ int main(int argc, char** argv) {
   }
   std::printf("(generated %.1f MB in %.1f s)\n", bytes / 1e6,
               std::chrono::duration<double>(Clock::now() - g0).count());
-  Report(fmt::format("generated Kineto trace, {} MiB", mb).c_str(), self, path, bytes, path);
+  Report(fmt::format("generated Kineto trace, {} MiB", mb).c_str(), self, path, bytes, path, 3);
   if (!keep) std::remove(path.c_str());
   return 0;
 }

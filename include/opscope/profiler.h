@@ -190,9 +190,9 @@ struct ProfilerOptions {
   std::vector<ProfilerActivity> activities = {ProfilerActivity::kCPU};
   bool record_shapes = false;
   // Without a schedule, Start() records until Stop().
-  std::optional<Schedule> schedule;
-  TraceReadyCallback on_trace_ready;
-  DeviceConfig device;
+  std::optional<Schedule> schedule{};
+  TraceReadyCallback on_trace_ready{};
+  DeviceConfig device{};
   // Records each thread may hold per window; above it records are dropped and counted.
   uint32_t thread_buffer_records = 1u << 20;
   // Device activity records per window, over all devices (in addition to max_events_per_nc).

@@ -322,7 +322,9 @@ TEST_F(CompileTest, ProfilerShowsCompiledRegionsAndFirstCallWork) {
   EXPECT_EQ(kernels, 2);
   EXPECT_EQ(muls_in_regions, 0);
   for (const Slice& s : t.slices()) {
-    if (t.Str(s.name) == region) EXPECT_EQ(s.kind, ActivityKind::kUserAnnotation);
+    if (t.Str(s.name) == region) {
+      EXPECT_EQ(s.kind, ActivityKind::kUserAnnotation);
+    }
   }
 }
 
