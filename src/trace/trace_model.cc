@@ -340,12 +340,12 @@ uint32_t Trace::AddArgs(std::string_view json_object_text) {
 
 namespace {
 
-// Indices [0, n) ordered by track, then by `before` within a track (ties keep index order); items
-// whose track is out of range come last. Bucketing by track is a stable O(n) pass, and each
-// track's run is usually already in time order (producers write per-thread events in order), so
-// it rarely needs a comparison sort.
-template <typename TrackOf, typename Before>
-std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, Before before) {
+// Indices [0, n) ordered by track, then by sort_key(i) (a pair compared lexicographically) within
+// a track, ties in index order; items whose track is out of range come last. Bucketing by track is
+// a stable O(n) pass, and each track's run is usually already in order (producers write
+// per-thread events in time order), so it rarely needs sorting.
+template <typename TrackOf, typename SortKey>
+std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, SortKey sort_key) {
   const size_t buckets = tracks + 1;
   auto bucket_of = [&](uint32_t i) {
     const uint32_t t = track_of(i);
@@ -357,20 +357,42 @@ std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, 
   const std::vector<uint32_t> bounds(next.begin(), next.end());
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(i)]++] = i;
+  // Unsorted runs are nearly sorted in practice (a handful of events out of place): merge the
+  // natural ascending runs pairwise, O(n log runs), stable.
+  auto less = [&](uint32_t a, uint32_t b) { return sort_key(a) < sort_key(b); };
+  std::vector<uint32_t> runs;
   for (size_t b = 0; b < buckets; ++b) {
-    auto first = order.begin() + bounds[b];
-    auto last = order.begin() + bounds[b + 1];
-    if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
+    const uint32_t first = bounds[b], last = bounds[b + 1];
+    runs.clear();
+    runs.push_back(first);
+    for (uint32_t k = first + 1; k < last; ++k) {
+      if (less(order[k], order[k - 1])) runs.push_back(k);
+    }
+    if (runs.size() == 1) continue;
+    runs.push_back(last);
+    while (runs.size() > 2) {
+      size_t out = 0;
+      for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+        std::inplace_merge(order.begin() + runs[r], order.begin() + runs[r + 1],
+                           order.begin() + runs[r + 2], less);
+        runs[out++] = runs[r];
+      }
+      if ((runs.size() - 1) % 2 == 1) runs[out++] = runs[runs.size() - 2];
+      runs[out++] = last;
+      runs.resize(out);
+    }
   }
   return order;
 }
 
-// Stable sort of `items` by an integer key, in O(n) when the keys span at most a few times n
-// values (Kineto's External ids and correlation ids are dense counters). Returns false, leaving
-// `items` alone, when the range is too wide.
+// Stable sort of `items` by an integer key in O(n): one counting pass when the keys span at most a
+// few times n values (Kineto's External ids are dense counters), else LSD radix passes of 16 bits
+// over key - min (correlation ids are sparser). Returns false, leaving `items` alone, when the keys
+// span 2^48 or more (hashed string ids): the caller compares instead.
 template <typename T, typename KeyOf>
-bool CountingSort(std::vector<T>* items, KeyOf key_of) {
-  if (items->size() < 2) return true;
+bool RadixSort(std::vector<T>* items, KeyOf key_of) {
+  const size_t n = items->size();
+  if (n < 2) return true;
   int64_t lo = key_of((*items)[0]), hi = lo;
   for (const T& x : *items) {
     const int64_t k = key_of(x);
@@ -378,13 +400,27 @@ bool CountingSort(std::vector<T>* items, KeyOf key_of) {
     hi = std::max(hi, k);
   }
   const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  if (range > 4 * items->size() + 1024) return false;
-  std::vector<uint32_t> next(range + 2, 0);
-  for (const T& x : *items) ++next[static_cast<uint64_t>(key_of(x) - lo) + 1];
-  for (uint64_t b = 0; b <= range; ++b) next[b + 1] += next[b];
-  std::vector<T> out(items->size());
-  for (const T& x : *items) out[next[static_cast<uint64_t>(key_of(x) - lo)]++] = x;
-  items->swap(out);
+  auto offset = [&](const T& x) {
+    return static_cast<uint64_t>(key_of(x)) - static_cast<uint64_t>(lo);
+  };
+  std::vector<T> out(n);
+  if (range <= 4 * n + 1024) {
+    std::vector<uint32_t> next(range + 2, 0);
+    for (const T& x : *items) ++next[offset(x) + 1];
+    for (uint64_t b = 0; b <= range; ++b) next[b + 1] += next[b];
+    for (const T& x : *items) out[next[offset(x)]++] = x;
+    items->swap(out);
+    return true;
+  }
+  if ((range >> 48) != 0) return false;
+  std::vector<uint32_t> next(size_t{1} << 16 | 1);
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += 16) {
+    std::fill(next.begin(), next.end(), 0);
+    for (const T& x : *items) ++next[((offset(x) >> shift) & 0xFFFF) + 1];
+    for (size_t b = 0; b + 1 < next.size(); ++b) next[b + 1] += next[b];
+    for (const T& x : *items) out[next[(offset(x) >> shift) & 0xFFFF]++] = x;
+    items->swap(out);
+  }
   return true;
 }
 
@@ -395,15 +431,9 @@ void Trace::Finalize() {
 
   // 1. Sort slices by (track, ts, longer first, insertion order) and remap known flow endpoints.
   const auto n = static_cast<uint32_t>(slices_.size());
-  auto before = [this](uint32_t a, uint32_t b) {
-    const Slice& x = slices_[a];
-    const Slice& y = slices_[b];
-    if (x.track != y.track) return x.track < y.track;
-    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
-    return x.dur_ns > y.dur_ns;
-  };
   std::vector<uint32_t> order = GroupByTrack(
-      n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; }, before);
+      n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; },
+      [this](uint32_t i) { return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns); });
   if (!flows_.empty()) {  // flows added with known slice indices follow their slices
     std::vector<uint32_t> new_index(n);
     for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
@@ -481,7 +511,7 @@ void Trace::Finalize() {
     std::vector<uint32_t> bound(m, kNone);
     std::vector<uint32_t> by_place = GroupByTrack(
         m, tracks_.size(), [this](uint32_t k) { return pending_flows_[k].track; },
-        [this](uint32_t a, uint32_t b) { return pending_flows_[a].ts_ns < pending_flows_[b].ts_ns; });
+        [this](uint32_t k) { return std::pair<int64_t, int64_t>(pending_flows_[k].ts_ns, 0); });
     uint32_t cursor_track = kNone;
     uint32_t first = 0, last = 0, next = 0;  // next: first slice of the track starting after ts
     for (uint32_t k : by_place) {
@@ -532,11 +562,10 @@ void Trace::Finalize() {
     }
     if (!std::is_sorted(keys.begin(), keys.end())) {
       // By id, then by category, both stable over the endpoint order; a comparison sort when the
-      // ids are not dense.
-      // (Ids past 2^63, e.g. hashed string ids, read as negative: a wide range, so compared.)
-      const bool dense =
-          CountingSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
-      if (!dense || !CountingSort(&keys, [](const Key& x) {
+      // ids span too much (ids past 2^63, e.g. hashed string ids, read as negative).
+      const bool by_id =
+          RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
+      if (!by_id || !RadixSort(&keys, [](const Key& x) {
             return static_cast<int64_t>(x.category);
           })) {
         std::sort(keys.begin(), keys.end());
@@ -590,7 +619,7 @@ void Trace::Finalize() {
   // gives the (key, index) order.
   for (auto* v : {&ops, &annotations, &runtimes}) {
     if (std::is_sorted(v->begin(), v->end())) continue;
-    if (!CountingSort(v, [](const KeyIndex& x) { return x.first; })) std::sort(v->begin(), v->end());
+    if (!RadixSort(v, [](const KeyIndex& x) { return x.first; })) std::sort(v->begin(), v->end());
   }
   // Finds the first entry carrying a key, galloping from the previous answer.
   struct Finger {
