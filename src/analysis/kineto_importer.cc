@@ -422,7 +422,7 @@ class Importer {
         args_start = v.raw_json_token().data();
         od::object args;
         err = v.get_object().get(args);
-        if (!err) err = ReadArgFields(args, WantedArgs(f.cat), &f.arg);
+        if (!err) err = ReadArgFields(args, &f.arg);
         args_last = true;
       } else if (key == "id") {
         int64_t id_int = 0;
@@ -518,7 +518,7 @@ class Importer {
       SkipEvent("missing \"ts\"");
       return false;
     }
-    if (!analysis::ParseMicrosToNanos(f.ts_text, ts)) {
+    if (!analysis::ParseMicrosToNanosPadded(f.ts_text, ts)) {  // the stream buffer is padded
       SkipEvent("\"ts\" is not a number of microseconds in range (found " +
                 std::string(f.ts_text.substr(0, 40)) + ")");
       return false;
@@ -528,7 +528,7 @@ class Importer {
       SkipEvent("missing \"dur\" on a complete event");
       return false;
     }
-    if (!analysis::ParseMicrosToNanos(f.dur_text, dur)) {
+    if (!analysis::ParseMicrosToNanosPadded(f.dur_text, dur)) {
       SkipEvent("\"dur\" is not a number of microseconds in range (found " +
                 std::string(f.dur_text.substr(0, 40)) + ")");
       return false;
@@ -546,37 +546,8 @@ class Importer {
     return true;
   }
 
-  // The args fields the model keeps outside the arg store: bits of kArgExternalId, ...
-  static constexpr unsigned kArgExternalId = 1, kArgCorrelation = 2, kArgInputDims = 4;
-  // Which of them an event of category `cat` carries (all three when the category is not known
-  // yet: "cat" may come after "args").
-  unsigned WantedArgs(std::string_view cat) {
-    if (cat.empty()) return kArgExternalId | kArgCorrelation | kArgInputDims;
-    if (cat != wanted_cat_) {
-      wanted_cat_.assign(cat);
-      switch (KindFromCategory(cat)) {
-        case ActivityKind::kCpuOp:
-        case ActivityKind::kUserAnnotation:
-          wanted_mask_ = kArgExternalId | kArgInputDims;
-          break;
-        case ActivityKind::kRuntime:
-        case ActivityKind::kDriver:
-        case ActivityKind::kKernel:
-        case ActivityKind::kMemcpy:
-        case ActivityKind::kMemset:
-          wanted_mask_ = kArgExternalId | kArgCorrelation;
-          break;
-        default:
-          wanted_mask_ = kArgExternalId | kArgCorrelation | kArgInputDims;
-      }
-    }
-    return wanted_mask_;
-  }
-
-  // Reads the args fields the model keeps outside the arg store, in the event parser's pass, and
-  // stops once it has the `wanted` ones (the parser skips the rest of the object).
-  static simdjson::error_code ReadArgFields(od::object& obj, unsigned wanted, ArgFields* out) {
-    unsigned found = 0;
+  // Reads the args fields the model keeps outside the arg store, in the event parser's pass.
+  static simdjson::error_code ReadArgFields(od::object& obj, ArgFields* out) {
     for (auto field_result : obj) {
       od::field field;
       if (auto err = std::move(field_result).get(field)) return err;
@@ -584,21 +555,15 @@ class Importer {
       od::value v = field.value();
       if (key == "External id" || key == "external id") {
         ReadInt(v, &out->external_id);
-        found |= kArgExternalId;
       } else if (key == "correlation") {
         ReadInt(v, &out->correlation);
-        found |= kArgCorrelation;
       } else if (key == "Input Dims") {
         od::array arr;
         if (!v.get_array().get(arr)) {
           std::string_view raw;
           if (!arr.raw_json().get(raw)) out->input_dims = raw;
         }
-        found |= kArgInputDims;
-      } else {
-        continue;
       }
-      if ((found & wanted) == wanted) break;
     }
     return simdjson::SUCCESS;
   }
@@ -866,8 +831,6 @@ class Importer {
   ImportStats* stats_;
   const ImportOptions& options_;
   JsonStream* stream_ = nullptr;
-  std::string wanted_cat_;  // WantedArgs: the last category seen and its mask
-  unsigned wanted_mask_ = 0;
   analysis::SliceStage stage_;  // slices per track until Finish hands them to the trace
   uint64_t event_offset_ = 0;  // stream offset of the event being handled
   od::parser parser_;

@@ -14,29 +14,45 @@ constexpr int64_t kMaxNs = INT64_MAX;
 bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// Reads the run of digits at *p (before `end`) into *v, which must start at 0; at most 18 digits
-// are taken (they cannot overflow), eight at a time where there is room: timestamps run to 16
-// digits. Returns the number of digits read; *p is left after them.
+// The value of the eight ASCII digits in `chunk` (little-endian: first digit in the low byte).
+inline uint64_t EightDigitsValue(uint64_t chunk) {
+  chunk -= 0x3030303030303030ull;
+  chunk = (chunk * 10) + (chunk >> 8);  // pairs
+  return (((chunk & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+          (((chunk >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+         32;
+}
+
+// Reads the run of digits at *p (before `end`) into *v; at most 18 digits are taken (they cannot
+// overflow). Returns the number of digits read; *p is left after them. With kPadded, 8 bytes are
+// read at a time even near `end` (the caller guarantees they are readable), so any run of up to
+// 8 digits costs one load; otherwise 8 at a time where there is room.
+template <bool kPadded>
 inline size_t ReadDigits(const char** p, const char* end, uint64_t* v) {
   const char* q = *p;
   uint64_t x = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (int rounds = 0; rounds < 2 && end - q >= 8; ++rounds) {
+  static constexpr uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
+                                         100000, 1000000, 10000000, 100000000};
+  for (int rounds = 0; rounds < 2 && (kPadded || end - q >= 8); ++rounds) {
     uint64_t chunk;
     std::memcpy(&chunk, q, 8);
-    // All eight bytes in '0'..'9': high nibbles 3, and adding 6 keeps them 3.
-    if (((chunk & 0xF0F0F0F0F0F0F0F0ull) |
-         (((chunk + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
-        0x3333333333333333ull) {
-      break;
+    // A byte is a digit when its high nibble is 3 and adding 6 keeps it 3. A carry out of a
+    // non-digit byte can only disturb the bytes after it, which are not taken.
+    const uint64_t not_digit =
+        ((chunk & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+        (((chunk + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
+    size_t k = not_digit == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(not_digit)) / 8;
+    if (q + k > end) k = static_cast<size_t>(end - q);
+    if (k == 0) break;
+    if (k < 8) {
+      // Move the k digits to the top and fill below with '0's: the value is unchanged.
+      const unsigned shift = static_cast<unsigned>(8 * (8 - k));
+      chunk = (chunk << shift) | (0x3030303030303030ull >> (64 - shift));
     }
-    chunk -= 0x3030303030303030ull;
-    chunk = (chunk * 10) + (chunk >> 8);  // pairs
-    chunk = (((chunk & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-             (((chunk >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-            32;
-    x = x * 100000000ull + chunk;
-    q += 8;
+    x = x * kPow10[k] + EightDigitsValue(chunk);
+    q += k;
+    if (k < 8) break;
   }
 #endif
   const char* limit = *p + 18 < end ? *p + 18 : end;
@@ -56,7 +72,10 @@ const char* TrimmedEnd(std::string_view s) {
 
 }  // namespace
 
-bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
+namespace {
+
+template <bool kPadded>
+bool MicrosToNanos(std::string_view text, int64_t* ns) {
   const char* p = text.data();
   const char* end = TrimmedEnd(text);
   const bool negative = p < end && *p == '-';
@@ -65,7 +84,7 @@ bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
   const char* first = p;
   // Integer microseconds: 18 digits at most (more cannot fit in int64 nanoseconds anyway).
   uint64_t whole = 0;
-  const size_t digits = ReadDigits(&p, end, &whole);
+  const size_t digits = ReadDigits<kPadded>(&p, end, &whole);
   if (p < end && IsDigit(*p)) return false;
   if (digits > 1 && *first == '0') return false;  // JSON forbids leading zeros
   uint64_t frac_ns = 0;
@@ -102,6 +121,16 @@ bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
   return true;
 }
 
+}  // namespace
+
+bool ParseMicrosToNanos(std::string_view text, int64_t* ns) {
+  return MicrosToNanos<false>(text, ns);
+}
+
+bool ParseMicrosToNanosPadded(std::string_view text, int64_t* ns) {
+  return MicrosToNanos<true>(text, ns);
+}
+
 bool ParseInt64(std::string_view text, int64_t* value) {
   const char* p = text.data();
   const char* end = TrimmedEnd(text);
@@ -109,7 +138,7 @@ bool ParseInt64(std::string_view text, int64_t* value) {
   if (negative) ++p;
   if (p == end || !IsDigit(*p)) return false;
   uint64_t v = 0;
-  ReadDigits(&p, end, &v);
+  ReadDigits<false>(&p, end, &v);
   if (p < end && IsDigit(*p)) {  // a 19th digit may still fit
     const uint64_t d = static_cast<uint64_t>(*p++ - '0');
     if (v > (static_cast<uint64_t>(INT64_MAX) - d) / 10) return false;

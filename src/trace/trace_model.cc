@@ -161,15 +161,18 @@ class Trace::ArgStore {
       // One context for the store's life: a fresh one per block would allocate and map a few
       // hundred KiB every 64 KiB of args.
       if (cctx_ == nullptr) cctx_ = ZSTD_createCCtx();
-      std::string packed(ZSTD_compressBound(open_.size()), '\0');
-      const size_t n = cctx_ == nullptr ? ZSTD_compress(packed.data(), packed.size(), open_.data(),
+      // Compressed into a scratch buffer kept across blocks, then copied at its exact size.
+      const size_t bound = ZSTD_compressBound(open_.size());
+      if (scratch_size_ < bound) {
+        scratch_ = std::make_unique<char[]>(bound);
+        scratch_size_ = bound;
+      }
+      const size_t n = cctx_ == nullptr ? ZSTD_compress(scratch_.get(), bound, open_.data(),
                                                          open_.size(), 1)
-                                        : ZSTD_compressCCtx(cctx_, packed.data(), packed.size(),
+                                        : ZSTD_compressCCtx(cctx_, scratch_.get(), bound,
                                                             open_.data(), open_.size(), 1);
       if (!ZSTD_isError(n) && n < open_.size()) {
-        packed.resize(n);
-        packed.shrink_to_fit();
-        b.text = std::move(packed);
+        b.text.assign(scratch_.get(), n);
         b.compressed = true;
       }
     }
@@ -252,6 +255,8 @@ class Trace::ArgStore {
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::string>> cache_;  // most recent first
   ZSTD_CCtx* cctx_ = nullptr;          // building thread only
+  std::unique_ptr<char[]> scratch_;    // compression output, building thread only
+  size_t scratch_size_ = 0;
   mutable ZSTD_DCtx* dctx_ = nullptr;  // under mu_
 };
 

@@ -616,6 +616,14 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
     int64_t got = 0;
     const bool ok = analysis::ParseMicrosToNanos(full, &got);
     ASSERT_EQ(ok, fits) << full;
+    // The padded variant reads past the token: followed by digits, a quote, anything.
+    const std::string padded = full + (round % 3 == 0 ? "123456789" : ",\"x\": 9}") + "        ";
+    int64_t got_padded = 0;
+    ASSERT_EQ(analysis::ParseMicrosToNanosPadded(std::string_view(padded).substr(0, full.size()),
+                                                 &got_padded),
+              fits)
+        << full;
+    if (fits) ASSERT_EQ(got_padded, got) << full;
     if (ok) {
       const int64_t want = negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
       ASSERT_EQ(got, want) << full;
