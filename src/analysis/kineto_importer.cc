@@ -299,22 +299,13 @@ class Importer {
 
   static std::string_view ErrorText(simdjson::error_code e) { return simdjson::error_message(e); }
 
-  // Reads an integer (simdjson's parser; an integral float like 12.0 through ours). Leaves *out
-  // alone when the value is not an integer.
-  static bool ReadInt(od::value& v, int64_t* out) {
-    int64_t x = 0;
-    if (!v.get_int64().get(x) || analysis::ParseInt64(v.raw_json_token(), &x)) {
-      *out = x;
-      return true;
-    }
-    return false;
-  }
-
   // Reads pid or tid: an integer, or a string (kept as text, given a synthetic id).
   bool ReadId(od::value v, int64_t* id, std::string_view* text) {
     od::json_type type;
     if (v.type().get(type)) return false;
-    if (type == od::json_type::number) return ReadInt(v, id);
+    if (type == od::json_type::number) {
+      return analysis::ParseInt64(v.raw_json_token(), id);
+    }
     if (type == od::json_type::string) {
       if (v.get_string().get(*text)) return false;
       return true;
@@ -554,9 +545,9 @@ class Importer {
       od::raw_json_string key = field.key();
       od::value v = field.value();
       if (key == "External id" || key == "external id") {
-        ReadInt(v, &out->external_id);
+        analysis::ParseInt64(v.raw_json_token(), &out->external_id);
       } else if (key == "correlation") {
-        ReadInt(v, &out->correlation);
+        analysis::ParseInt64(v.raw_json_token(), &out->correlation);
       } else if (key == "Input Dims") {
         od::array arr;
         if (!v.get_array().get(arr)) {
