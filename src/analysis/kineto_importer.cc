@@ -31,7 +31,7 @@ constexpr int64_t kSyntheticIdBase = int64_t{1} << 48;  // ids for string pids/t
 constexpr size_t kMaxTopLevelValueBytes = 16u << 20;    // keep top-level extras up to 16 MiB
 // Events are parsed in batches of about this much text: large enough that the per-parse setup
 // vanishes, small enough that the parser's index of the batch stays in cache.
-constexpr size_t kBatchBytes = 64u << 10;
+constexpr size_t kBatchBytes = 32u << 10;
 
 // What a category string says about an event.
 ActivityKind KindFromCategory(std::string_view cat) {
@@ -856,7 +856,7 @@ uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 :
 
 ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
                     const ImportOptions& options, uint64_t json_bytes_hint,
-                    size_t buffer_bytes = size_t{256} << 10) {
+                    size_t buffer_bytes = size_t{128} << 10) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};

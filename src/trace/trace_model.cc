@@ -332,7 +332,7 @@ void Trace::AddSlices(std::span<const Slice> slices) {
 
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
-  pending_flows_.push_back({id, category, name, track, ts_ns, is_start, binds_enclosing});
+  pending_flows_.push_back({id, ts_ns, category, name, track, is_start, binds_enclosing});
 }
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
