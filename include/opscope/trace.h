@@ -249,7 +249,7 @@ class Trace {
   const std::vector<Instant>& instants() const { return instants_; }
   const std::vector<CounterSample>& counters() const { return counters_; }
   const std::vector<Flow>& flows() const { return flows_; }
-  // One entry per slice; non-empty only for device activity.
+  // The slice's link; empty (both kNone) except for device activity.
   const DeviceLink& Link(uint32_t slice) const;
   // Device activity slices attributed to a host op slice (the op's direct device activity), in
   // slice order. Valid while the trace is.
@@ -281,7 +281,12 @@ class Trace {
   std::vector<CounterSample> counters_;
   std::vector<Flow> flows_;
   std::vector<PendingFlowEndpoint> pending_flows_;
+  // Device links of the slices that have one, in slice order; slice i's is found by rank: bit i
+  // of link_bits_ says it has one, link_rank_ counts those before each 64-slice word. A few bits
+  // per slice instead of 8 bytes each.
   std::vector<DeviceLink> links_;
+  std::vector<uint64_t> link_bits_;
+  std::vector<uint32_t> link_rank_;
   std::vector<uint32_t> device_activity_begin_;  // per slice + 1: range in device_activity_
   std::vector<uint32_t> device_activity_;        // device slices grouped by their op
   // Arg objects as JSON text, in blocks; large stores compress sealed blocks (trace_model.cc).

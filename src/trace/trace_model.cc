@@ -606,7 +606,10 @@ void Trace::Finalize() {
   // op or user annotation carrying its External id.
   // Lookups are sorted (key, slice) vectors, searched from the previous hit: device activity
   // mostly arrives in id order, so most lookups cost a step or two.
-  links_.assign(n, DeviceLink{});
+  links_.clear();
+  link_bits_.assign((static_cast<size_t>(n) + 63) / 64, 0);
+  link_rank_.clear();
+  std::vector<uint32_t> linked;  // the slice of each entry of links_
   using KeyIndex = std::pair<int64_t, uint32_t>;
   std::vector<KeyIndex> ops, annotations, runtimes;
   for (uint32_t i = 0; i < n; ++i) {
@@ -694,8 +697,16 @@ void Trace::Finalize() {
         link.op = annotations[j].second;
       }
     }
-    links_[i] = link;
+    if (link.op == kNone && link.runtime == kNone) continue;
+    link_bits_[i / 64] |= uint64_t{1} << (i % 64);
+    links_.push_back(link);
+    linked.push_back(i);
     if (link.op != kNone) ++device_slices;
+  }
+  link_rank_.resize(link_bits_.size());
+  for (size_t w = 0, before = 0; w < link_bits_.size(); ++w) {
+    link_rank_[w] = static_cast<uint32_t>(before);
+    before += static_cast<size_t>(__builtin_popcountll(link_bits_[w]));
   }
   // Device activity per op, as one index array in slice order (CSR): a few bytes per slice
   // instead of a heap list per op.
@@ -703,14 +714,14 @@ void Trace::Finalize() {
   device_activity_.clear();
   if (device_slices != 0) {
     device_activity_begin_.assign(static_cast<size_t>(n) + 1, 0);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (links_[i].op != kNone) ++device_activity_begin_[links_[i].op + 1];
+    for (const DeviceLink& link : links_) {
+      if (link.op != kNone) ++device_activity_begin_[link.op + 1];
     }
     for (uint32_t i = 0; i < n; ++i) device_activity_begin_[i + 1] += device_activity_begin_[i];
     device_activity_.resize(device_slices);
     std::vector<uint32_t> fill(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (links_[i].op != kNone) device_activity_[fill[links_[i].op]++] = i;
+    for (size_t k = 0; k < links_.size(); ++k) {  // in slice order
+      if (links_[k].op != kNone) device_activity_[fill[links_[k].op]++] = linked[k];
     }
   }
 
@@ -735,7 +746,12 @@ std::pair<uint32_t, uint32_t> Trace::TrackSlices(uint32_t track) const {
 
 const DeviceLink& Trace::Link(uint32_t slice) const {
   static const DeviceLink kEmpty;
-  return slice < links_.size() ? links_[slice] : kEmpty;
+  const size_t word = slice / 64;
+  if (word >= link_bits_.size()) return kEmpty;
+  const uint64_t bits = link_bits_[word];
+  const uint64_t bit = uint64_t{1} << (slice % 64);
+  if ((bits & bit) == 0) return kEmpty;
+  return links_[link_rank_[word] + static_cast<uint32_t>(__builtin_popcountll(bits & (bit - 1)))];
 }
 
 std::span<const uint32_t> Trace::DeviceActivityOf(uint32_t op_slice) const {
@@ -830,7 +846,8 @@ bool Trace::HasDeviceActivity() const {
 
 size_t Trace::MemoryBytes() const {
   size_t bytes = strings_.MemoryBytes() + (args_ ? args_->MemoryBytes() : 0);
-  bytes += slices_.size() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink);
+  bytes += slices_.size() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink) +
+           link_bits_.capacity() * sizeof(uint64_t) + link_rank_.capacity() * sizeof(uint32_t);
   bytes += instants_.capacity() * sizeof(Instant) + counters_.capacity() * sizeof(CounterSample);
   bytes += flows_.capacity() * sizeof(Flow) + tracks_.capacity() * sizeof(Track);
   bytes += processes_.capacity() * sizeof(Process) + track_begin_.capacity() * sizeof(uint32_t);
