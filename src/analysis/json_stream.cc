@@ -320,7 +320,7 @@ ImportStatus JsonStream::Peek(int* c) {
   }
 }
 
-JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, std::string* missing,
+JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char** missing,
                                        ImportStatus* error) {
   const char* p = buf_;
   const size_t end = end_;
@@ -351,9 +351,7 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, std::strin
       case ContainerScan::kIncomplete:
         break;
     }
-    *missing = r.in_string
-                   ? std::string("'\"' to close a string")
-                   : (stack_[r.depth - 1] == '{' ? std::string("'}'") : std::string("']'"));
+    *missing = r.in_string ? "'\"' to close a string" : (stack_[r.depth - 1] == '{' ? "'}'" : "']'");
     return Scan::kIncomplete;
   }
 
@@ -413,7 +411,7 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
   }
   for (;;) {
     size_t value_end = 0;
-    std::string missing;
+    const char* missing = "";
     ImportStatus error;
     const Scan r = ScanValue(pos_, &value_end, &missing, &error);
     if (r == Scan::kError) return error;
@@ -506,7 +504,7 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what,
     }
     if (!batch->elements.empty() && pos_ - first_start > max_bytes) break;
     size_t value_end = 0;
-    std::string missing;
+    const char* missing = "";
     ImportStatus error;
     const Scan r = ScanValue(pos_, &value_end, &missing, &error);
     if (r == Scan::kError) {

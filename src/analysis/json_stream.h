@@ -75,7 +75,7 @@ class JsonStream {
   // Scans the value whose first byte is buf_[start] within the bytes read so far. kComplete: *end
   // is one past it. kIncomplete: the input read so far ends inside it; *missing says what would
   // close it. kError: *error says what is wrong.
-  Scan ScanValue(size_t start, size_t* end, std::string* missing, ImportStatus* error);
+  Scan ScanValue(size_t start, size_t* end, const char** missing, ImportStatus* error);
   // Moves [keep_from, end_) to the front and reads more; grows the buffer when it is full.
   // *got = bytes added (0 at end of input).
   ImportStatus Refill(size_t keep_from, size_t* got);

@@ -131,14 +131,17 @@ bool ParseMicrosToNanosPadded(std::string_view text, int64_t* ns) {
   return MicrosToNanos<true>(text, ns);
 }
 
-bool ParseInt64(std::string_view text, int64_t* value) {
+namespace {
+
+template <bool kPadded>
+bool Int64(std::string_view text, int64_t* value) {
   const char* p = text.data();
   const char* end = TrimmedEnd(text);
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
   if (p == end || !IsDigit(*p)) return false;
   uint64_t v = 0;
-  ReadDigits<false>(&p, end, &v);
+  ReadDigits<kPadded>(&p, end, &v);
   if (p < end && IsDigit(*p)) {  // a 19th digit may still fit
     const uint64_t d = static_cast<uint64_t>(*p++ - '0');
     if (v > (static_cast<uint64_t>(INT64_MAX) - d) / 10) return false;
@@ -156,5 +159,11 @@ bool ParseInt64(std::string_view text, int64_t* value) {
   *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return true;
 }
+
+}  // namespace
+
+bool ParseInt64(std::string_view text, int64_t* value) { return Int64<false>(text, value); }
+
+bool ParseInt64Padded(std::string_view text, int64_t* value) { return Int64<true>(text, value); }
 
 }  // namespace opscope::analysis
