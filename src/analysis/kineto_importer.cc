@@ -304,7 +304,7 @@ class Importer {
     od::json_type type;
     if (v.type().get(type)) return false;
     if (type == od::json_type::number) {
-      return analysis::ParseInt64Padded(v.raw_json_token(), id);
+      return analysis::ParseInt64(v.raw_json_token(), id);
     }
     if (type == od::json_type::string) {
       if (v.get_string().get(*text)) return false;
@@ -545,9 +545,9 @@ class Importer {
       od::raw_json_string key = field.key();
       od::value v = field.value();
       if (key == "External id" || key == "external id") {
-        analysis::ParseInt64Padded(v.raw_json_token(), &out->external_id);
+        analysis::ParseInt64(v.raw_json_token(), &out->external_id);
       } else if (key == "correlation") {
-        analysis::ParseInt64Padded(v.raw_json_token(), &out->correlation);
+        analysis::ParseInt64(v.raw_json_token(), &out->correlation);
       } else if (key == "Input Dims") {
         od::array arr;
         if (!v.get_array().get(arr)) {
@@ -707,7 +707,7 @@ class Importer {
           if (key == "name" || key == "labels") {
             if (v.get_string().get(value_text)) value_text = {};
           } else if (key == "sort_index") {
-            has_sort = analysis::ParseInt64Padded(v.raw_json_token(), &sort_index);
+            has_sort = analysis::ParseInt64(v.raw_json_token(), &sort_index);
           }
         }
       }

@@ -164,6 +164,5 @@ bool Int64(std::string_view text, int64_t* value) {
 
 bool ParseInt64(std::string_view text, int64_t* value) { return Int64<false>(text, value); }
 
-bool ParseInt64Padded(std::string_view text, int64_t* value) { return Int64<true>(text, value); }
 
 }  // namespace opscope::analysis

@@ -17,8 +17,6 @@ bool ParseMicrosToNanosPadded(std::string_view text, int64_t* ns);
 
 // Parses a JSON integer ("17", "-3"); also accepts an integral float ("17.0"). False otherwise.
 bool ParseInt64(std::string_view text, int64_t* value);
-// The same, for text inside a padded buffer (may read up to 8 bytes past its end).
-bool ParseInt64Padded(std::string_view text, int64_t* value);
 
 }  // namespace opscope::analysis
 

@@ -632,11 +632,7 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
     if (frac.empty() && whole <= static_cast<unsigned __int128>(INT64_MAX / 10)) {
       ASSERT_TRUE(analysis::ParseInt64(full, &as_int)) << full;
       ASSERT_EQ(as_int, negative ? -static_cast<int64_t>(whole) : static_cast<int64_t>(whole));
-      int64_t padded_int = 0;
-      ASSERT_TRUE(analysis::ParseInt64Padded(std::string_view(padded).substr(0, full.size()),
-                                             &padded_int))
-          << full;
-      ASSERT_EQ(padded_int, as_int);
+
     }
   }
   int64_t v = 0;
