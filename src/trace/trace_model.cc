@@ -391,7 +391,7 @@ std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, 
 }
 
 // Stable sort of `items` by an integer key in O(n): one counting pass when the keys span at most a
-// few times n values (Kineto's External ids are dense counters), else LSD radix passes of 16 bits
+// few times n values (Kineto's External ids are dense counters), else LSD radix passes of 11 bits
 // over key - min (correlation ids are sparser). Returns false, leaving `items` alone, when the keys
 // span 2^48 or more (hashed string ids): the caller compares instead.
 template <typename T, typename KeyOf>
@@ -418,12 +418,16 @@ bool RadixSort(std::vector<T>* items, KeyOf key_of) {
     return true;
   }
   if ((range >> 48) != 0) return false;
-  std::vector<uint32_t> next(size_t{1} << 16 | 1);
-  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += 16) {
+  // 11-bit digits: a 2048-entry count table stays in L1, and ids spanning up to 2^22 take two
+  // passes.
+  constexpr int kBits = 11;
+  constexpr uint64_t kMask = (uint64_t{1} << kBits) - 1;
+  std::vector<uint32_t> next((size_t{1} << kBits) + 1);
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits) {
     std::fill(next.begin(), next.end(), 0);
-    for (const T& x : *items) ++next[((offset(x) >> shift) & 0xFFFF) + 1];
+    for (const T& x : *items) ++next[((offset(x) >> shift) & kMask) + 1];
     for (size_t b = 0; b + 1 < next.size(); ++b) next[b + 1] += next[b];
-    for (const T& x : *items) out[next[(offset(x) >> shift) & 0xFFFF]++] = x;
+    for (const T& x : *items) out[next[(offset(x) >> shift) & kMask]++] = x;
     items->swap(out);
   }
   return true;

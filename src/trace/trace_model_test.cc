@@ -181,11 +181,12 @@ TEST(TraceTest, LinksDeviceActivityByExternalIdAndCorrelation) {
   EXPECT_EQ(t.trace.Link(mul).op, kNone);
 }
 
-// Links and flows at scale, with ids dense (counting sorts) and sparse (comparison sorts), events
-// added in an order that sorts nothing for free: every kernel finds its launch and the op around
-// it, and every flow pair joins, even where an External id repeats far away.
+// Links and flows at scale, with ids dense (counting sort), sparse (radix) and very sparse
+// (comparison sort), events added in an order that sorts nothing for free: every kernel finds its
+// launch and the op around it, and every flow pair joins, even where an External id repeats far
+// away.
 TEST(TraceTest, LinksAndFlowsHoldAtScaleWithDenseOrSparseIds) {
-  for (const int64_t stride : {int64_t{1}, int64_t{1} << 40}) {
+  for (const int64_t stride : {int64_t{1}, int64_t{1000}, int64_t{1} << 40}) {
     SmallTrace t;
     const uint32_t host2 = t.trace.AddThreadTrack(0, 101, "worker");
     const StringId ac2g = t.trace.Intern("ac2g");
