@@ -357,11 +357,20 @@ std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, 
     return t < tracks ? static_cast<size_t>(t) : buckets - 1;
   };
   std::vector<uint32_t> next(buckets + 1, 0);
-  for (uint32_t i = 0; i < n; ++i) ++next[bucket_of(i) + 1];
+  bool grouped = true;  // already in track order (the importer stages slices per track)
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t b = bucket_of(i);
+    ++next[b + 1];
+    if (i > 0 && b < bucket_of(i - 1)) grouped = false;
+  }
   for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
   const std::vector<uint32_t> bounds(next.begin(), next.end());
   std::vector<uint32_t> order(n);
-  for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(i)]++] = i;
+  if (grouped) {
+    std::iota(order.begin(), order.end(), 0u);
+  } else {
+    for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(i)]++] = i;
+  }
   // Unsorted runs are nearly sorted in practice (a handful of events out of place): merge the
   // natural ascending runs pairwise, O(n log runs), stable.
   auto less = [&](uint32_t a, uint32_t b) { return sort_key(a) < sort_key(b); };
