@@ -168,6 +168,11 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
 
   // 6. Group. A row's position is its first event's place in PyTorch's event list.
   std::unordered_map<RowKey, uint32_t, RowKeyHash> row_of_key;
+  struct RowCacheEntry {
+    RowKey key{};
+    uint32_t row = kNone;
+  };
+  std::vector<RowCacheEntry> row_cache(1024);
   std::vector<Appearance> first;
   std::vector<uint32_t> row_of(n, kNone);
   for (uint32_t i = 0; i < n; ++i) {
@@ -183,22 +188,32 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
     RowKey key{key_of(i), shapes,
                static_cast<uint8_t>((role[i] == kDevice ? 1 : 0) | (annotation ? 2 : 0))};
     Appearance here{s.ts_ns, -(s.ts_ns + s.dur_ns), i};
-    auto [it, inserted] = row_of_key.emplace(key, static_cast<uint32_t>(out.rows_.size()));
-    if (inserted) {
-      KeyAverage row;
-      row.key =
-          key.name == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(key.name));
-      if (options.group_by_input_shape) {
-        row.input_shapes = shapes == 0 ? "[]" : std::string(trace.Str(shapes));
+    // Keys repeat heavily: a small direct-mapped cache answers most before the hash map.
+    RowCacheEntry& cached = row_cache[(RowKeyHash{}(key) * 0x9E3779B97F4A7C15ull) >> 54];
+    uint32_t r;
+    if (cached.row != kNone && cached.key == key) {
+      r = cached.row;
+    } else {
+      auto [it, inserted] = row_of_key.emplace(key, static_cast<uint32_t>(out.rows_.size()));
+      r = it->second;
+      cached = {key, r};
+      if (inserted) {
+        KeyAverage row;
+        row.key = key.name == kStepKey ? std::string("ProfilerStep*")
+                                       : std::string(trace.Str(key.name));
+        if (options.group_by_input_shape) {
+          row.input_shapes = shapes == 0 ? "[]" : std::string(trace.Str(shapes));
+        }
+        row.is_user_annotation = annotation;
+        row.is_device = role[i] == kDevice;
+        out.rows_.push_back(std::move(row));
+        first.push_back(here);
+        row_of[i] = r;
+        continue;
       }
-      row.is_user_annotation = annotation;
-      row.is_device = role[i] == kDevice;
-      out.rows_.push_back(std::move(row));
-      first.push_back(here);
-    } else if (here < first[it->second]) {
-      first[it->second] = here;
     }
-    row_of[i] = it->second;
+    if (here < first[r]) first[r] = here;
+    row_of[i] = r;
   }
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t r = row_of[i];
