@@ -28,6 +28,10 @@ using analysis::ByteSource;
 using analysis::JsonStream;
 
 constexpr int64_t kSyntheticIdBase = int64_t{1} << 48;  // ids for string pids/tids
+// Event times (start and end) must lie within +-(2^62 - 1) ns, about 146 years either side of the
+// trace's zero (absolute epoch timestamps reach 2116): then the difference of any two fits in
+// int64, which every analysis relies on.
+constexpr int64_t kMaxTimeNs = (int64_t{1} << 62) - 1;
 constexpr size_t kMaxTopLevelValueBytes = 16u << 20;    // keep top-level extras up to 16 MiB
 // Events are parsed in batches of about this much text: large enough that the per-parse setup
 // vanishes, small enough that the parser's index of the batch stays in cache.
@@ -509,8 +513,9 @@ class Importer {
       SkipEvent("missing \"ts\"");
       return false;
     }
-    if (!analysis::ParseMicrosToNanosPadded(f.ts_text, ts)) {  // the stream buffer is padded
-      SkipEvent("\"ts\" is not a number of microseconds in range (found " +
+    if (!analysis::ParseMicrosToNanosPadded(f.ts_text, ts) || *ts < -kMaxTimeNs ||
+        *ts > kMaxTimeNs) {  // the stream buffer is padded
+      SkipEvent("\"ts\" is not a number of microseconds within +-146 years (found " +
                 std::string(f.ts_text.substr(0, 40)) + ")");
       return false;
     }
@@ -530,8 +535,8 @@ class Importer {
           false);
       *dur = 0;
     }
-    if (*ts > INT64_MAX - *dur) {
-      SkipEvent("ts + dur overflows");
+    if (*dur > kMaxTimeNs - *ts) {
+      SkipEvent("ts + dur is past +146 years");
       return false;
     }
     return true;

@@ -6,6 +6,7 @@
 #include "analysis/device_activity.h"
 #include "trace/json_writer.h"
 #include "opscope/analysis.h"
+#include "trace/saturating.h"
 
 namespace opscope {
 
@@ -34,8 +35,10 @@ OpSummary ComputeOpSummary(const Trace& trace) {
     OpDeviceTime& row = by_name[trace.Str(slices[op].name)];
     row.count += 1;
     row.direct_activities += static_cast<int64_t>(intervals.size());
-    row.direct_device_ns += analysis::UnionLength(std::move(intervals));
-    row.subtree_device_ns += analysis::UnionLength(std::move(subtree[op]));
+    row.direct_device_ns =
+        internal::SatAdd(row.direct_device_ns, analysis::UnionLength(std::move(intervals)));
+    row.subtree_device_ns =
+        internal::SatAdd(row.subtree_device_ns, analysis::UnionLength(std::move(subtree[op])));
   }
   for (const Slice& s : slices) {
     if (s.kind != ActivityKind::kCpuOp) continue;
@@ -44,7 +47,8 @@ OpSummary ComputeOpSummary(const Trace& trace) {
   }
   for (auto& [name, row] : by_name) {
     row.name = std::string(name);
-    summary.total_direct_device_ns += row.direct_device_ns;
+    summary.total_direct_device_ns =
+        internal::SatAdd(summary.total_direct_device_ns, row.direct_device_ns);
     summary.rows.push_back(std::move(row));
   }
   std::sort(summary.rows.begin(), summary.rows.end(),
@@ -111,7 +115,7 @@ KernelSummary ComputeKernelSummary(const Trace& trace) {
       k.max_ns = s.dur_ns;
     }
     k.count += 1;
-    k.sum_ns += s.dur_ns;
+    k.sum_ns = internal::SatAdd(k.sum_ns, s.dur_ns);
     k.min_ns = std::min(k.min_ns, s.dur_ns);
     k.max_ns = std::max(k.max_ns, s.dur_ns);
   }
@@ -120,7 +124,7 @@ KernelSummary ComputeKernelSummary(const Trace& trace) {
     stats.parent_op = std::string(trace.Str(key.parent));
     stats.kernel = std::string(trace.Str(key.kernel));
     stats.stream = key.stream;
-    summary.total_ns += stats.sum_ns;
+    summary.total_ns = internal::SatAdd(summary.total_ns, stats.sum_ns);
     summary.rows.push_back(std::move(stats));
   }
   std::stable_sort(summary.rows.begin(), summary.rows.end(),
@@ -167,7 +171,7 @@ DurationStats Summarize(std::vector<int64_t>* values) {
   if (values->empty()) return d;
   std::sort(values->begin(), values->end());
   d.count = static_cast<int64_t>(values->size());
-  for (int64_t v : *values) d.sum_ns += v;
+  for (int64_t v : *values) d.sum_ns = internal::SatAdd(d.sum_ns, v);
   d.min_ns = values->front();
   d.max_ns = values->back();
   d.p50_ns = (*values)[(values->size() - 1) / 2];

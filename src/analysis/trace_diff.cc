@@ -7,6 +7,7 @@
 
 #include "trace/json_writer.h"
 #include "opscope/analysis.h"
+#include "trace/saturating.h"
 
 namespace opscope {
 namespace {
@@ -23,7 +24,7 @@ std::map<std::string, Side> Collect(const Trace& trace) {
     if (s.kind != ActivityKind::kCpuOp) continue;
     Side& side = out[std::string(trace.Str(s.name))];
     side.calls += 1;
-    side.cpu_ns += s.dur_ns;
+    side.cpu_ns = internal::SatAdd(side.cpu_ns, s.dur_ns);
   }
   for (const OpDeviceTime& row : ComputeOpSummary(trace).rows) {
     out[row.name].device_ns = row.direct_device_ns;

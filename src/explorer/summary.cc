@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "opscope/analysis.h"
+#include "trace/saturating.h"
 
 namespace opscope::explorer {
 namespace {
@@ -253,8 +254,8 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
         lane.title.find("DMA") != std::string::npos || lane.title.find("dma") != std::string::npos;
     for (const LaneRow& row : lane.rows) {
       const int64_t t = row.busy.empty() ? 0 : row.busy.back();
-      engine_ns += t;
-      if (dma) dma_ns += t;
+      engine_ns = internal::SatAdd(engine_ns, t);
+      if (dma) dma_ns = internal::SatAdd(dma_ns, t);
     }
   }
   if (engine_ns > 0 && dma_ns > 0) {

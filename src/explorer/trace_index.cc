@@ -9,6 +9,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "trace/saturating.h"
+
 namespace opscope::explorer {
 namespace {
 
@@ -508,9 +510,9 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
         const int64_t clipped = std::min(row.end[i], t1) - std::max(row.start[i], t0);
         Agg& a = by_name[slices[row.ids[i]].name];
         ++a.count;
-        a.time_ns += clipped;
+        a.time_ns = internal::SatAdd(a.time_ns, clipped);
         ++total_events;
-        total_time += clipped;
+        total_time = internal::SatAdd(total_time, clipped);
       }
     }
   }

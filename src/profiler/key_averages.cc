@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "trace/saturating.h"
+
 namespace opscope {
 namespace {
 
@@ -111,7 +113,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
       out.unmatched_device_activity_ += 1;
       continue;
     }
-    device_ns[op] += slices[i].dur_ns;
+    device_ns[op] = internal::SatAdd(device_ns[op], slices[i].dur_ns);
   }
 
   // 3 + 4. CPU parents per thread (PyTorch's stack walk over events sorted by (start, -end), which
@@ -163,7 +165,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   // 5. Device totals bottom-up: children follow their parents, so walk backwards.
   for (uint32_t i = n; i-- > 0;) {
     if (role[i] != kHost || merged_into[i] != kNone) continue;
-    if (uint32_t p = parent[i]; p != kNone) device_ns[p] += device_ns[i];
+    if (uint32_t p = parent[i]; p != kNone) device_ns[p] = internal::SatAdd(device_ns[p], device_ns[i]);
   }
 
   // 6. Group. A row's position is its first event's place in PyTorch's event list.
@@ -220,16 +222,17 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
     if (r == kNone) continue;
     KeyAverage& row = out.rows_[r];
     row.count += 1;
-    row.device_time_total_ns += device_ns[i];
-    row.self_device_time_total_ns += device_ns[i];
+    row.device_time_total_ns = internal::SatAdd(row.device_time_total_ns, device_ns[i]);
+    row.self_device_time_total_ns = internal::SatAdd(row.self_device_time_total_ns, device_ns[i]);
     if (role[i] == kDevice) continue;
     const int64_t dur = slices[i].dur_ns;
-    row.cpu_time_total_ns += dur;
-    row.self_cpu_time_total_ns += dur;
+    row.cpu_time_total_ns = internal::SatAdd(row.cpu_time_total_ns, dur);
+    row.self_cpu_time_total_ns = internal::SatAdd(row.self_cpu_time_total_ns, dur);
     if (uint32_t p = parent[i]; p != kNone) {
       KeyAverage& parent_row = out.rows_[row_of[p]];
-      parent_row.self_cpu_time_total_ns -= dur;
-      parent_row.self_device_time_total_ns -= device_ns[i];
+      parent_row.self_cpu_time_total_ns = internal::SatSub(parent_row.self_cpu_time_total_ns, dur);
+      parent_row.self_device_time_total_ns =
+          internal::SatSub(parent_row.self_device_time_total_ns, device_ns[i]);
     }
   }
 

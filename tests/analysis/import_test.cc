@@ -10,6 +10,7 @@
 #include "analysis/number_text.h"
 #include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
+#include "opscope/key_averages.h"
 
 namespace opscope {
 namespace {
@@ -650,6 +651,41 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
   EXPECT_EQ(v, -INT64_MAX);
   EXPECT_TRUE(analysis::ParseInt64("12345678901234567.000", &v));
   EXPECT_EQ(v, 12345678901234567);
+}
+
+}  // namespace
+}  // namespace opscope
+
+namespace opscope {
+namespace {
+
+// Timestamps at the edges of what JSON allows: events outside +-2^62 ns are skipped with a
+// warning, and every analysis over the rest runs without overflow (the sanitizer build checks).
+TEST(ImportErrorTest, ExtremeTimestampsAreBoundedAndAnalysesDoNotOverflow) {
+  std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "far past", "pid": 1, "tid": 1, "ts": -4611686018427387, "dur": 1, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "too far", "pid": 1, "tid": 1, "ts": -9000000000000000, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "too long", "pid": 1, "tid": 1, "ts": 4000000000000000, "dur": 900000000000000},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": -4611686018427387, "dur": 1, "args": {"External id": 1, "correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4611686018427386, "dur": 1, "args": {"External id": 1, "correlation": 5}})";
+  for (int i = 0; i < 8; ++i) {
+    text += R"(, {"ph": "X", "cat": "cpu_op", "name": "long", "pid": 1, "tid": 2, "ts": 0, "dur": 4611686018427386})";
+  }
+  text += "]}";
+  Trace t;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTraceFromMemory(text, &t, &stats).ok());
+  EXPECT_EQ(stats.skipped, 2u);
+  EXPECT_EQ(stats.slices, 11u);
+  const KeyAverages avg = KeyAverages::FromTrace(t);
+  EXPECT_FALSE(avg.Table("self_cpu_time_total", 10).empty());
+  const DeviceTimeline tl = ComputeDeviceTimeline(t, kNone, true);
+  EXPECT_GE(tl.total_ns, tl.busy_ns);
+  (void)ComputeOpSummary(t).ToJson();
+  (void)ComputeKernelSummary(t).ToJson();
+  const LaunchStatistics launch = ComputeLaunchStatistics(t);
+  EXPECT_GT(launch.launch_delay.max_ns, 0);
+  (void)DiffTraces(t, t).ToJson();
 }
 
 }  // namespace
