@@ -139,14 +139,19 @@ inline uint64_t PrefixXor(uint64_t x) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define OPSCOPE_SCAN_HAS_AVX 1
-// The prefix XOR is a carry-less multiply by all ones.
-namespace avx2 {
-#define OPSCOPE_SCAN_TARGET __attribute__((target("avx2,pclmul")))
-OPSCOPE_SCAN_TARGET inline uint64_t PrefixXor(uint64_t x) {
+// The prefix XOR as a carry-less multiply by all ones, shared by the AVX2 and AVX-512 kernels
+// (a pclmul-only function inlines into both).
+namespace clmul {
+__attribute__((target("pclmul"))) inline uint64_t PrefixXor(uint64_t x) {
   const __m128i product =
       _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)), _mm_set1_epi8(-1), 0);
   return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
 }
+}  // namespace clmul
+
+namespace avx2 {
+#define OPSCOPE_SCAN_TARGET __attribute__((target("avx2,pclmul")))
+using clmul::PrefixXor;
 OPSCOPE_SCAN_TARGET inline uint64_t Bits(__m256i lo, __m256i hi) {
   return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(lo))) |
          (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(hi))) << 32);
@@ -174,11 +179,7 @@ OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
 
 namespace avx512 {
 #define OPSCOPE_SCAN_TARGET __attribute__((target("avx512f,avx512bw,pclmul")))
-OPSCOPE_SCAN_TARGET inline uint64_t PrefixXor(uint64_t x) {
-  const __m128i product =
-      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)), _mm_set1_epi8(-1), 0);
-  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
-}
+using clmul::PrefixXor;
 OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
   const __m512i v = _mm512_loadu_si512(p);
   const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));

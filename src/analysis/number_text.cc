@@ -70,10 +70,6 @@ const char* TrimmedEnd(std::string_view s) {
   return end;
 }
 
-}  // namespace
-
-namespace {
-
 template <bool kPadded>
 bool MicrosToNanos(std::string_view text, int64_t* ns) {
   const char* p = text.data();
@@ -131,17 +127,14 @@ bool ParseMicrosToNanosPadded(std::string_view text, int64_t* ns) {
   return MicrosToNanos<true>(text, ns);
 }
 
-namespace {
-
-template <bool kPadded>
-bool Int64(std::string_view text, int64_t* value) {
+bool ParseInt64(std::string_view text, int64_t* value) {
   const char* p = text.data();
   const char* end = TrimmedEnd(text);
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
   if (p == end || !IsDigit(*p)) return false;
   uint64_t v = 0;
-  ReadDigits<kPadded>(&p, end, &v);
+  ReadDigits<false>(&p, end, &v);
   if (p < end && IsDigit(*p)) {  // a 19th digit may still fit
     const uint64_t d = static_cast<uint64_t>(*p++ - '0');
     if (v > (static_cast<uint64_t>(INT64_MAX) - d) / 10) return false;
@@ -159,10 +152,6 @@ bool Int64(std::string_view text, int64_t* value) {
   *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return true;
 }
-
-}  // namespace
-
-bool ParseInt64(std::string_view text, int64_t* value) { return Int64<false>(text, value); }
 
 
 }  // namespace opscope::analysis

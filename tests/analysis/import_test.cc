@@ -448,7 +448,6 @@ TEST(JsonStreamTest, ElementBatchesCoverTheArrayExactly) {
           if (!end) {
             ASSERT_FALSE(batch.elements.empty());
           }
-          std::string rebuilt = "[";
           for (size_t k = 0; k < batch.elements.size(); ++k) {
             ASSERT_LT(seen + k, elements.size());
             EXPECT_EQ(batch.elements[k], elements[seen + k]) << buffer << " " << max_bytes;
@@ -624,7 +623,9 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
                                                  &got_padded),
               fits)
         << full;
-    if (fits) ASSERT_EQ(got_padded, got) << full;
+    if (fits) {
+      ASSERT_EQ(got_padded, got) << full;
+    }
     if (ok) {
       const int64_t want = negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
       ASSERT_EQ(got, want) << full;
