@@ -2,7 +2,7 @@
 #   make demo   set up (apt packages), build, and run the RMSNorm case study
 #   make test   set up, build, and run every test: unit + end-to-end, the same under ASan+UBSan,
 #               the importer fuzzer for a bounded time, and the Explorer's browser tests
-# Other targets: build, bench, asan, fuzz, browser-test, format, clean.
+# Other targets: build, bench, asan, fuzz, browser-test, format, format-check, clean.
 
 SHELL := /bin/bash
 JOBS ?= 2
@@ -14,15 +14,16 @@ CMAKE_FLAGS ?=
 
 APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libsimdjson-dev libcpp-httplib-dev \
-  libcli11-dev zlib1g-dev libzstd-dev libisal-dev python3
+  libcli11-dev zlib1g-dev libzstd-dev libisal-dev python3 clang-format git
 
-.PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format clean
+.PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format \
+  format-check clean
 
 deps:
 	@tools/install_deps.sh $(APT_PACKAGES)
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSCOPE_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -31,7 +32,7 @@ demo: build
 	./$(BUILD)/opscope demo rmsnorm --out profiles
 
 $(ASAN_BUILD)/build.ninja:
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON -DOPSCOPE_WERROR=ON \
 	  -DOPSCOPE_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 
 asan: deps $(ASAN_BUILD)/build.ninja
@@ -57,14 +58,18 @@ fuzz-test: fuzz
 browser-test: build
 	tools/run_browser_tests.sh $(BUILD)
 
-test: unit-test asan-test fuzz-test browser-test
+test: format-check unit-test asan-test fuzz-test browser-test
 	@echo "make test: all suites passed"
 
 bench: build
 	tools/run_benchmarks.sh $(BUILD)
 
 format:
-	git ls-files '*.h' '*.cc' | xargs clang-format -i
+	git ls-files '*.h' '*.cc' '*.inc' | xargs clang-format -i
+
+# Fails on any C++ file that differs from .clang-format's output (run `make format` to fix).
+format-check: deps
+	git ls-files '*.h' '*.cc' '*.inc' | xargs clang-format --dry-run --Werror
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

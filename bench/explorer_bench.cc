@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "trace/json_writer.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "trace/json_writer.h"
 
 namespace {
 

@@ -252,8 +252,8 @@ ChildResult MeasureBest(const std::string& self, const std::string& path, int ru
     const ChildResult r = Measure(self, path);
     if (!r.ok) return r;
     if (!best.ok || r.total_cpu_s < best.total_cpu_s) {
-      const int64_t import_peak = std::max(best.import_peak_kb - best.baseline_kb,
-                                           r.import_peak_kb - r.baseline_kb);
+      const int64_t import_peak =
+          std::max(best.import_peak_kb - best.baseline_kb, r.import_peak_kb - r.baseline_kb);
       const int64_t peak = std::max(best.peak_kb - best.baseline_kb, r.peak_kb - r.baseline_kb);
       best = r;
       best.import_peak_kb = best.baseline_kb + import_peak;

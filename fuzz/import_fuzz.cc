@@ -21,9 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     opscope::ImportStats alone_stats;
     opscope::ImportOptions per_event = options;
     per_event.batch_events = false;
-    const opscope::ImportStatus st2 = opscope::ImportTraceFromMemory(
-        std::string_view(reinterpret_cast<const char*>(data), size), &alone, &alone_stats,
-        per_event);
+    const opscope::ImportStatus st2 =
+        opscope::ImportTraceFromMemory(std::string_view(reinterpret_cast<const char*>(data), size),
+                                       &alone, &alone_stats, per_event);
     if (st.ok() != st2.ok() || st.message() != st2.message() ||
         stats.events != alone_stats.events || stats.skipped != alone_stats.skipped ||
         stats.warnings != alone_stats.warnings || trace.slices().size() != alone.slices().size() ||

@@ -5,8 +5,9 @@
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"opscope: profile models on simulated and real accelerators, read torch.profiler "
-               "traces, and explore them in a browser"};
+  CLI::App app{
+      "opscope: profile models on simulated and real accelerators, read torch.profiler "
+      "traces, and explore them in a browser"};
   app.require_subcommand(1);
   int exit_code = 0;
   opscope::tools::AddDemoCommand(app, &exit_code);

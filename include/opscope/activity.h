@@ -41,9 +41,9 @@ struct DeviceActivity {
   ActivityKind kind = ActivityKind::kKernel;
   ActivityClock clock = ActivityClock::kDevice;
   const char* name = "";
-  int32_t device = 0;   // device index (NeuronCore id)
-  int32_t stream = 0;   // lane within the device: queue, engine or DMA queue index
-  int64_t start = 0;    // in `clock` units: ns for kHost, device ticks (ns) for kDevice
+  int32_t device = 0;  // device index (NeuronCore id)
+  int32_t stream = 0;  // lane within the device: queue, engine or DMA queue index
+  int64_t start = 0;   // in `clock` units: ns for kHost, device ticks (ns) for kDevice
   int64_t end = 0;
   uint64_t external_id = 0;  // correlation id of the host op that caused it; 0 = unknown
   uint64_t correlation = 0;  // runtime call <-> device activity link; 0 = none
@@ -62,8 +62,8 @@ struct ClockSyncPoint {
 // Describes a device backend to the profiler: its name upper-cased in tables ("NEURON"), its
 // process and lane names in traces.
 struct DeviceDescription {
-  std::string name;              // "neuron" (lower-case; tables upper-case it)
-  std::string process_name;      // e.g. "NeuronCore 0" is built from this + device index
+  std::string name;                     // "neuron" (lower-case; tables upper-case it)
+  std::string process_name;             // e.g. "NeuronCore 0" is built from this + device index
   std::vector<std::string> lane_names;  // names for stream indices (engines, queues)
 };
 

@@ -1,10 +1,10 @@
 // The trace model: what one profile holds once recording is over.
 //
 // Every producer fills this model and every consumer reads it: the live profiler builds one when a
-// session stops, the importer builds one from a torch.profiler / Kineto JSON file, and key_averages,
-// the chrome-trace exporter, the analyses and the Explorer all read it. It is column-light and
-// pointer-free so a trace of millions of events stays small: names are interned ids, args live in
-// a side store, and each slice is a fixed-size record.
+// session stops, the importer builds one from a torch.profiler / Kineto JSON file, and
+// key_averages, the chrome-trace exporter, the analyses and the Explorer all read it. It is
+// column-light and pointer-free so a trace of millions of events stays small: names are interned
+// ids, args live in a side store, and each slice is a fixed-size record.
 //
 //   opscope::Trace trace;
 //   auto host = trace.AddProcess(1234, "python");
@@ -71,7 +71,7 @@ class StringTable {
     bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
   };
   std::vector<std::unique_ptr<char[]>> blocks_;  // text storage; never moves once written
-  char* cursor_ = nullptr;  // free space in the current shared block
+  char* cursor_ = nullptr;                       // free space in the current shared block
   size_t remaining_ = 0;
   size_t text_bytes_ = 0;
   std::vector<std::string_view> views_;
@@ -81,20 +81,22 @@ class StringTable {
 // What an event is, from Kineto's activity types. Importers map legacy categories
 // ("Operator", "Kernel", ...) onto these; the original category string is kept in Slice::category.
 enum class ActivityKind : uint8_t {
-  kCpuOp,             // cpu_op: a framework (ATen) op on a host thread
-  kUserAnnotation,    // user_annotation: record_function ranges
-  kPythonFunction,    // python_function
-  kRuntime,           // cuda_runtime / privateuse1_runtime / mtia_runtime / xpu_runtime: host runtime API
+  kCpuOp,           // cpu_op: a framework (ATen) op on a host thread
+  kUserAnnotation,  // user_annotation: record_function ranges
+  kPythonFunction,  // python_function
+  // cuda_runtime / privateuse1_runtime / mtia_runtime / xpu_runtime: host runtime API calls.
+  kRuntime,
   kDriver,            // cuda_driver / privateuse1_driver
   kKernel,            // kernel: a device execution (Neuron: nc_exec_running)
   kMemcpy,            // gpu_memcpy
   kMemset,            // gpu_memset
   kDeviceAnnotation,  // gpu_user_annotation
   kInstruction,       // device engine instruction or DMA transfer (opscope's Neuron DEVICE mode)
-  kCollective,        // collective_comm (NCCL/RCCL kernels are kKernel; this is the host-side range)
-  kSync,              // cuda_sync and other host/device synchronisation ranges
-  kOverhead,          // overhead
-  kOther,             // anything else; category string tells what
+  // collective_comm: the host-side range (NCCL/RCCL kernels themselves are kKernel).
+  kCollective,
+  kSync,      // cuda_sync and other host/device synchronisation ranges
+  kOverhead,  // overhead
+  kOther,     // anything else; category string tells what
 };
 
 // True for activity that runs on the device (kernel, memcpy, memset, device annotation,
@@ -110,17 +112,18 @@ std::string_view KinetoCategory(ActivityKind kind);
 struct Slice {
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
-  int64_t external_id = 0;  // Kineto "External id": links an op to the activity it launched; 0 = none
+  // Kineto "External id": links an op to the activity it launched; 0 = none.
+  int64_t external_id = 0;
   int64_t correlation = 0;  // runtime call <-> device activity; also the ac2g flow id; 0 = none
   StringId name = 0;
-  StringId category = 0;    // the original "cat" string
-  uint32_t track = kNone;   // index into Trace::tracks()
-  uint32_t args = kNone;    // opaque handle into the trace's arg store; kNone = no args
-  uint32_t parent = kNone;  // enclosing slice on the same track (set by Finalize)
+  StringId category = 0;      // the original "cat" string
+  uint32_t track = kNone;     // index into Trace::tracks()
+  uint32_t args = kNone;      // opaque handle into the trace's arg store; kNone = no args
+  uint32_t parent = kNone;    // enclosing slice on the same track (set by Finalize)
   StringId input_shapes = 0;  // "[[2, 3], []]" as PyTorch prints Input Dims; 0 = not recorded
   ActivityKind kind = ActivityKind::kOther;
-  uint8_t depth = 0;    // nesting depth within its lane (set by Finalize)
-  uint16_t lane = 0;    // sub-lane for slices that overlap without nesting (set by Finalize)
+  uint8_t depth = 0;  // nesting depth within its lane (set by Finalize)
+  uint16_t lane = 0;  // sub-lane for slices that overlap without nesting (set by Finalize)
 };
 static_assert(sizeof(Slice) == 64, "Slice is a fixed-size record; keep it at one cache line");
 
@@ -160,20 +163,20 @@ struct Process {
 };
 
 enum class TrackKind : uint8_t {
-  kThread,         // a host thread
-  kDeviceStream,   // a device stream / NeuronCore execution queue
-  kDeviceEngine,   // an engine or DMA queue lane inside a device (Neuron DEVICE mode)
-  kCounter,        // counter series
+  kThread,        // a host thread
+  kDeviceStream,  // a device stream / NeuronCore execution queue
+  kDeviceEngine,  // an engine or DMA queue lane inside a device (Neuron DEVICE mode)
+  kCounter,       // counter series
 };
 
 struct Track {
   uint32_t process = kNone;  // index into processes()
   int64_t tid = 0;
-  std::string tid_text;      // the original tid when it was a string; else empty
-  StringId name = 0;         // thread_name metadata or a generated name
+  std::string tid_text;  // the original tid when it was a string; else empty
+  StringId name = 0;     // thread_name metadata or a generated name
   int64_t sort_index = 0;
   TrackKind kind = TrackKind::kThread;
-  uint16_t lanes = 1;        // number of sub-lanes after Finalize()
+  uint16_t lanes = 1;  // number of sub-lanes after Finalize()
 };
 
 // Where a device slice came from: the host op that launched it and the runtime call.
@@ -184,8 +187,8 @@ struct DeviceLink {
 
 struct TraceMetadata {
   int64_t schema_version = 1;
-  int64_t base_time_ns = 0;     // epoch ns of ts 0
-  std::string device_type;      // "CUDA", "NEURON", "MTIA", ... ("" when the trace has no device)
+  int64_t base_time_ns = 0;  // epoch ns of ts 0
+  std::string device_type;   // "CUDA", "NEURON", "MTIA", ... ("" when the trace has no device)
   std::string trace_name;
   // Other top-level keys, each as its raw JSON value text (deviceProperties, distributedInfo, ...).
   std::vector<std::pair<std::string, std::string>> extra;
@@ -223,8 +226,8 @@ class Trace {
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.
-  void AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
-                       int64_t ts_ns, bool is_start, bool binds_enclosing);
+  void AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track, int64_t ts_ns,
+                       bool is_start, bool binds_enclosing);
   // A flow whose endpoints are already known slice indices.
   void AddFlow(const Flow& f) { flows_.push_back(f); }
   // Stores an args object as JSON text (e.g. {"device": 0, "stream": 7}); returns the handle for

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "analysis/device_activity.h"
-#include "trace/json_writer.h"
 #include "opscope/analysis.h"
+#include "trace/json_writer.h"
 
 namespace opscope {
 

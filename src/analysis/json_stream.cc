@@ -337,8 +337,7 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
         return Scan::kComplete;
       case ContainerScan::kTooDeep:
         *error = ImportStatus::Error("byte " + std::to_string(base_ + r.at) +
-                                         ": JSON nested deeper than " +
-                                         std::to_string(max_depth_) +
+                                         ": JSON nested deeper than " + std::to_string(max_depth_) +
                                          " levels; expected a flatter event",
                                      base_ + r.at);
         return Scan::kError;
@@ -352,7 +351,8 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
       case ContainerScan::kIncomplete:
         break;
     }
-    *missing = r.in_string ? "'\"' to close a string" : (stack_[r.depth - 1] == '{' ? "'}'" : "']'");
+    *missing =
+        r.in_string ? "'\"' to close a string" : (stack_[r.depth - 1] == '{' ? "'}'" : "']'");
     return Scan::kIncomplete;
   }
 
@@ -379,9 +379,9 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
 
   // A scalar: number, true, false, null (validated by whoever parses it).
   if (first == '}' || first == ']' || first == ',' || first == ':') {
-    *error = ImportStatus::Error("byte " + std::to_string(base_ + start) +
-                                     ": expected a value, found " + Describe(first),
-                                 base_ + start);
+    *error = ImportStatus::Error(
+        "byte " + std::to_string(base_ + start) + ": expected a value, found " + Describe(first),
+        base_ + start);
     return Scan::kError;
   }
   while (i < end && !EndsScalar(p[i])) ++i;
@@ -427,8 +427,7 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
     if (got == 0) {
       // A scalar may end with the input.
       if (first != '{' && first != '[' && first != '"') continue;
-      const std::string kind =
-          first == '"' ? "string" : (first == '{' ? "object" : "array");
+      const std::string kind = first == '"' ? "string" : (first == '{' ? "object" : "array");
       return ImportStatus::Error("byte " + std::to_string(base_ + end_) +
                                      ": unexpected end of input inside the " + kind +
                                      " that starts at byte " + std::to_string(value_offset_) +
@@ -438,8 +437,8 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
   }
 }
 
-ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what,
-                                      uint64_t first_index, Batch* batch, bool* end) {
+ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
+                                      Batch* batch, bool* end) {
   RestoreSentinel();
   batch->array = {};
   batch->elements.clear();
@@ -471,9 +470,9 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what,
       if (got == 0) {
         return ImportStatus::Error(
             "byte " + std::to_string(offset()) + ": unexpected end of input, expected " +
-                (after_element_ ? "',' or ']' after " + std::string(what) + " " +
-                                      std::to_string(index() - 1)
-                                : std::string("a value")) +
+                (after_element_
+                     ? "',' or ']' after " + std::string(what) + " " + std::to_string(index() - 1)
+                     : std::string("a value")) +
                 " (truncated file?)",
             offset());
       }

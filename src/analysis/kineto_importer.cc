@@ -32,7 +32,7 @@ constexpr int64_t kSyntheticIdBase = int64_t{1} << 48;  // ids for string pids/t
 // trace's zero (absolute epoch timestamps reach 2116): then the difference of any two fits in
 // int64, which every analysis relies on.
 constexpr int64_t kMaxTimeNs = (int64_t{1} << 62) - 1;
-constexpr size_t kMaxTopLevelValueBytes = 16u << 20;    // keep top-level extras up to 16 MiB
+constexpr size_t kMaxTopLevelValueBytes = 16u << 20;  // keep top-level extras up to 16 MiB
 // Events are parsed in batches of about this much text: large enough that the per-parse setup
 // vanishes, small enough that the parser's index of the batch stays in cache.
 constexpr size_t kBatchBytes = 32u << 10;
@@ -828,7 +828,7 @@ class Importer {
   const ImportOptions& options_;
   JsonStream* stream_ = nullptr;
   analysis::SliceStage stage_;  // slices per track until Finish hands them to the trace
-  uint64_t event_offset_ = 0;  // stream offset of the event being handled
+  uint64_t event_offset_ = 0;   // stream offset of the event being handled
   od::parser parser_;
   od::parser args_parser_;
   bool saw_events_ = false;

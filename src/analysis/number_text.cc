@@ -153,5 +153,4 @@ bool ParseInt64(std::string_view text, int64_t* value) {
   return true;
 }
 
-
 }  // namespace opscope::analysis

@@ -4,8 +4,8 @@
 #include <unordered_map>
 
 #include "analysis/device_activity.h"
-#include "trace/json_writer.h"
 #include "opscope/analysis.h"
+#include "trace/json_writer.h"
 #include "trace/saturating.h"
 
 namespace opscope {

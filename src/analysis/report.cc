@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "trace/json_writer.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
+#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

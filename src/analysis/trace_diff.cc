@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "trace/json_writer.h"
 #include "opscope/analysis.h"
+#include "trace/json_writer.h"
 #include "trace/saturating.h"
 
 namespace opscope {

@@ -61,10 +61,10 @@ struct Operand {
 };
 
 struct Attributes {
-  std::vector<int64_t> dims;  // reduction dims as given (may be negative)
+  std::vector<int64_t> dims = {};  // reduction dims as given (may be negative)
   bool keepdim = false;
-  double alpha = 1.0;  // aten::add / aten::sub alpha
-  std::string text;    // extern ops: their other attributes, printed (part of the key)
+  double alpha = 1.0;     // aten::add / aten::sub alpha
+  std::string text = {};  // extern ops: their other attributes, printed (part of the key)
   bool operator==(const Attributes&) const = default;
 };
 

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "trace/json_writer.h"
 #include "explorer/trace_index.h"
+#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

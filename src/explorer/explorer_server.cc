@@ -14,11 +14,11 @@
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
-#include "trace/json_writer.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
 #include "explorer/trace_index.h"
 #include "opscope/explorer.h"
+#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "trace/json_writer.h"
 #include "opscope/trace.h"
+#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

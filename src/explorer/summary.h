@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "trace/json_writer.h"
 #include "explorer/trace_index.h"
+#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

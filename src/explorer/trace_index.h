@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trace/json_writer.h"
 #include "opscope/trace.h"
+#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

@@ -165,7 +165,8 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   // 5. Device totals bottom-up: children follow their parents, so walk backwards.
   for (uint32_t i = n; i-- > 0;) {
     if (role[i] != kHost || merged_into[i] != kNone) continue;
-    if (uint32_t p = parent[i]; p != kNone) device_ns[p] = internal::SatAdd(device_ns[p], device_ns[i]);
+    if (uint32_t p = parent[i]; p != kNone)
+      device_ns[p] = internal::SatAdd(device_ns[p], device_ns[i]);
   }
 
   // 6. Group. A row's position is its first event's place in PyTorch's event list.
@@ -191,7 +192,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
                static_cast<uint8_t>((role[i] == kDevice ? 1 : 0) | (annotation ? 2 : 0))};
     Appearance here{s.ts_ns, -(s.ts_ns + s.dur_ns), i};
     // Keys repeat heavily: a small direct-mapped cache answers most before the hash map.
-    RowCacheEntry& cached = row_cache[(RowKeyHash{}(key) * 0x9E3779B97F4A7C15ull) >> 54];
+    RowCacheEntry& cached = row_cache[(uint64_t{RowKeyHash{}(key)} * 0x9E3779B97F4A7C15ull) >> 54];
     uint32_t r;
     if (cached.row != kNone && cached.key == key) {
       r = cached.row;
@@ -201,8 +202,8 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
       cached = {key, r};
       if (inserted) {
         KeyAverage row;
-        row.key = key.name == kStepKey ? std::string("ProfilerStep*")
-                                       : std::string(trace.Str(key.name));
+        row.key =
+            key.name == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(key.name));
         if (options.group_by_input_shape) {
           row.input_shapes = shapes == 0 ? "[]" : std::string(trace.Str(shapes));
         }

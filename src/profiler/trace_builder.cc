@@ -10,8 +10,8 @@
 #include <unordered_set>
 
 #include "opscope/profiler.h"
-#include "trace/json_escape.h"
 #include "trace/clock.h"
+#include "trace/json_escape.h"
 
 namespace opscope::internal {
 namespace {

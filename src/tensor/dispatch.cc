@@ -156,8 +156,8 @@ std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAt
     }
     if (replaced) {
       if (replaced->empty()) {
-        throw TensorError(fmt::format("the dispatch interceptor returned no outputs for {}",
-                                      def.name));
+        throw TensorError(
+            fmt::format("the dispatch interceptor returned no outputs for {}", def.name));
       }
       return std::move(*replaced);
     }

@@ -100,7 +100,8 @@ TickClock TickClock::FromPoints(std::vector<TickPoint> points) {
   for (size_t i = 0; i + 1 < clock.anchors_.size(); ++i) {
     const TickPoint& a = clock.anchors_[i];
     const TickPoint& b = clock.anchors_[i + 1];
-    clock.slopes_.push_back(static_cast<double>(b.ns - a.ns) / static_cast<double>(b.ticks - a.ticks));
+    clock.slopes_.push_back(static_cast<double>(b.ns - a.ns) /
+                            static_cast<double>(b.ticks - a.ticks));
   }
   return clock;
 }

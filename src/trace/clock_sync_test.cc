@@ -52,9 +52,8 @@ TEST(ClockSyncTest, RecoversInjectedOffsetAndDrift) {
 
 TEST(TickClockTest, InterpolatesBetweenAnchorsAndFollowsSlewing) {
   // Ticks at 2.5 per ns; the ns clock runs 100 ppm fast in the second segment (NTP slewing).
-  std::vector<internal::TickPoint> points = {{1'000'000'000, 400'000'000},
-                                             {1'025'000'000, 410'000'000},
-                                             {1'050'000'000, 420'001'000}};
+  std::vector<internal::TickPoint> points = {
+      {1'000'000'000, 400'000'000}, {1'025'000'000, 410'000'000}, {1'050'000'000, 420'001'000}};
   internal::TickClock clock = internal::TickClock::FromPoints(points);
 #if defined(__x86_64__)
   EXPECT_EQ(clock.ToNs(1'000'000'000), 400'000'000);
@@ -63,7 +62,7 @@ TEST(TickClockTest, InterpolatesBetweenAnchorsAndFollowsSlewing) {
   EXPECT_EQ(clock.ToNs(1'037'500'000), 415'000'500);
   EXPECT_EQ(clock.ToNs(1'050'000'000), 420'001'000);
   EXPECT_EQ(clock.ToNs(1'050'002'500), 420'002'000);  // past the end: last segment's slope
-  EXPECT_EQ(clock.ToNs(999'997'500), 399'999'000);     // before the start: first segment's
+  EXPECT_EQ(clock.ToNs(999'997'500), 399'999'000);    // before the start: first segment's
 #endif
 }
 

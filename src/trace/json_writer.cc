@@ -1,10 +1,10 @@
 #include "trace/json_writer.h"
 
-#include "trace/json_escape.h"
-
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "trace/json_escape.h"
 
 namespace opscope {
 

@@ -167,10 +167,10 @@ class Trace::ArgStore {
         scratch_ = std::make_unique<char[]>(bound);
         scratch_size_ = bound;
       }
-      const size_t n = cctx_ == nullptr ? ZSTD_compress(scratch_.get(), bound, open_.data(),
-                                                         open_.size(), 1)
-                                        : ZSTD_compressCCtx(cctx_, scratch_.get(), bound,
-                                                            open_.data(), open_.size(), 1);
+      const size_t n =
+          cctx_ == nullptr
+              ? ZSTD_compress(scratch_.get(), bound, open_.data(), open_.size(), 1)
+              : ZSTD_compressCCtx(cctx_, scratch_.get(), bound, open_.data(), open_.size(), 1);
       if (!ZSTD_isError(n) && n < open_.size()) {
         b.text.assign(scratch_.get(), n);
         b.compressed = true;
@@ -254,8 +254,8 @@ class Trace::ArgStore {
   size_t raw_bytes_ = 0;
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::string>> cache_;  // most recent first
-  ZSTD_CCtx* cctx_ = nullptr;          // building thread only
-  std::unique_ptr<char[]> scratch_;    // compression output, building thread only
+  ZSTD_CCtx* cctx_ = nullptr;                                // building thread only
+  std::unique_ptr<char[]> scratch_;  // compression output, building thread only
   size_t scratch_size_ = 0;
   mutable ZSTD_DCtx* dctx_ = nullptr;  // under mu_
 };
@@ -451,7 +451,9 @@ void Trace::Finalize() {
   const auto n = static_cast<uint32_t>(slices_.size());
   std::vector<uint32_t> order = GroupByTrack(
       n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; },
-      [this](uint32_t i) { return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns); });
+      [this](uint32_t i) {
+        return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns);
+      });
   if (!flows_.empty()) {  // flows added with known slice indices follow their slices
     std::vector<uint32_t> new_index(n);
     for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
@@ -581,11 +583,9 @@ void Trace::Finalize() {
     if (!std::is_sorted(keys.begin(), keys.end())) {
       // By id, then by category, both stable over the endpoint order; a comparison sort when the
       // ids span too much (ids past 2^63, e.g. hashed string ids, read as negative).
-      const bool by_id =
-          RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
-      if (!by_id || !RadixSort(&keys, [](const Key& x) {
-            return static_cast<int64_t>(x.category);
-          })) {
+      const bool by_id = RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
+      if (!by_id ||
+          !RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.category); })) {
         std::sort(keys.begin(), keys.end());
       }
     }
@@ -662,9 +662,9 @@ void Trace::Finalize() {
       } else if (at < v.size() && at > 0 && v[at - 1].first < key) {
         lo = hi = at;  // v[at - 1] < key <= v[at]
       }
-      const auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
-                                       v.begin() + static_cast<std::ptrdiff_t>(hi),
-                                       KeyIndex{key, 0});
+      const auto it =
+          std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                           v.begin() + static_cast<std::ptrdiff_t>(hi), KeyIndex{key, 0});
       at = static_cast<size_t>(it - v.begin());
       return at < v.size() && v[at].first == key ? at : v.size();
     }

@@ -110,8 +110,8 @@ TEST(TraceTest, FinalizeOrderMatchesAStableSortForAnyInputOrder) {
       int64_t ts = i * 10;
       if (pattern == 1 && next() % 100 == 0) ts -= static_cast<int64_t>(next() % 20000);
       if (pattern == 2) ts = static_cast<int64_t>(next() % 3000);
-      items.push_back({next() % 3 ? t.host_track : t.device_track, ts,
-                       static_cast<int64_t>(next() % 4), i});
+      items.push_back(
+          {next() % 3 ? t.host_track : t.device_track, ts, static_cast<int64_t>(next() % 4), i});
       t.Add(items.back().track, std::to_string(i), ActivityKind::kCpuOp, ts, items.back().dur);
     }
     t.trace.Finalize();

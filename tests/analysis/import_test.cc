@@ -451,8 +451,7 @@ TEST(JsonStreamTest, ElementBatchesCoverTheArrayExactly) {
           for (size_t k = 0; k < batch.elements.size(); ++k) {
             ASSERT_LT(seen + k, elements.size());
             EXPECT_EQ(batch.elements[k], elements[seen + k]) << buffer << " " << max_bytes;
-            EXPECT_EQ(text.substr(batch.offsets[k], batch.elements[k].size()),
-                      elements[seen + k]);
+            EXPECT_EQ(text.substr(batch.offsets[k], batch.elements[k].size()), elements[seen + k]);
           }
           if (!batch.elements.empty()) {
             EXPECT_EQ(batch.array.front(), '[');
@@ -509,8 +508,9 @@ TEST(ImportTest, BatchedAndPerEventParsesAgree) {
     }
     text += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 13) +
             "\", \"pid\": 1, \"tid\": " + std::to_string(i % 3) +
-            ", \"ts\": " + std::to_string(i * 10) + ".5, \"dur\": 4, \"args\": {\"External id\": " +
-            std::to_string(i) + ", \"Input Dims\": [[2, " + std::to_string(i % 5) + "]]}}";
+            ", \"ts\": " + std::to_string(i * 10) +
+            ".5, \"dur\": 4, \"args\": {\"External id\": " + std::to_string(i) +
+            ", \"Input Dims\": [[2, " + std::to_string(i % 5) + "]]}}";
   }
   text += "]}";
   ImportOptions per_event;
@@ -634,7 +634,6 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
     if (frac.empty() && whole <= static_cast<unsigned __int128>(INT64_MAX / 10)) {
       ASSERT_TRUE(analysis::ParseInt64(full, &as_int)) << full;
       ASSERT_EQ(as_int, negative ? -static_cast<int64_t>(whole) : static_cast<int64_t>(whole));
-
     }
   }
   int64_t v = 0;
@@ -670,7 +669,8 @@ TEST(ImportErrorTest, ExtremeTimestampsAreBoundedAndAnalysesDoNotOverflow) {
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": -4611686018427387, "dur": 1, "args": {"External id": 1, "correlation": 5}},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4611686018427386, "dur": 1, "args": {"External id": 1, "correlation": 5}})";
   for (int i = 0; i < 8; ++i) {
-    text += R"(, {"ph": "X", "cat": "cpu_op", "name": "long", "pid": 1, "tid": 2, "ts": 0, "dur": 4611686018427386})";
+    text +=
+        R"(, {"ph": "X", "cat": "cpu_op", "name": "long", "pid": 1, "tid": 2, "ts": 0, "dur": 4611686018427386})";
   }
   text += "]}";
   Trace t;

@@ -192,7 +192,7 @@ TEST(NeuronCost, MoreBytesTakeLongerAndFixedCostIsCharged) {
 TEST(NeuronCost, RmsNormStoryStructureAtDefaultShape) {
   for (const char* preset : {"trn1", "trn2"}) {
     Params p = Preset(preset);
-    const Shape2D x{128, 4096}, col{128, 1}, w{1, 4096}, one{1, 1};
+    const Shape2D x{128, 4096}, col{128, 1}, w{1, 4096};
     struct Step {
       const char* op;
       std::vector<Shape2D> in;

@@ -318,10 +318,10 @@ TEST_F(ExplorerApiTest, ServesTheUi) {
 
 // Viewport answers go out uncompressed: gzip costs far more than the loopback transfer saves.
 TEST_F(ExplorerApiTest, ApiAnswersAreNotCompressed) {
-  const std::string response = SendRaw(
-      explorer_->port(),
-      "GET /api/trace/0/viewport HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip, "
-      "deflate\r\nConnection: close\r\n\r\n");
+  const std::string response =
+      SendRaw(explorer_->port(),
+              "GET /api/trace/0/viewport HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip, "
+              "deflate\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(StatusOf(response), 200);
   EXPECT_EQ(response.find("Content-Encoding"), std::string::npos) << response.substr(0, 300);
 }

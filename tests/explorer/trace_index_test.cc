@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trace/json_writer.h"
 #include "explorer/summary.h"
 #include "opscope/explorer.h"
+#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 namespace {
