@@ -9,7 +9,7 @@
 #include "opscope/activity.h"
 #include "opscope/compile.h"
 #include "opscope/device.h"
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 
 namespace opscope {
 

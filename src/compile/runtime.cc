@@ -6,7 +6,7 @@
 #include "opscope/activity.h"
 #include "opscope/device.h"
 #include "opscope/neuron.h"
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 
 namespace opscope::compiler {
 namespace {

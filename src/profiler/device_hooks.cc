@@ -1,6 +1,7 @@
 // Hooks device backends register with the profiler, and the running session's device config.
 #include "profiler/device_hooks.h"
 
+#include <atomic>
 #include <mutex>
 
 namespace opscope {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "opscope/profiler.h"
+#include "opscope/device_config.h"
 
 namespace opscope::internal {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "opscope/activity.h"
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 #include "tensor/ops_impl.h"
 
 namespace opscope {

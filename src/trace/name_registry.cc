@@ -5,7 +5,7 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 #include "opscope/trace.h"
 
 namespace opscope {

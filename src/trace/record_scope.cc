@@ -3,7 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "opscope/profiler.h"
+#include "opscope/activity.h"
+#include "opscope/record.h"
 #include "trace/thread_buffer.h"
 
 namespace opscope {

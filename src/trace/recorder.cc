@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 #include "trace/thread_buffer.h"
 
 namespace opscope {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "opscope/profiler.h"
+#include "opscope/record.h"
 
 namespace opscope::internal {
 namespace {

@@ -2,7 +2,7 @@
 #include "device/neuron/capture.h"
 
 #include "opscope/activity.h"
-#include "opscope/profiler.h"
+#include "opscope/device_config.h"
 
 namespace opscope::neuron {
 
