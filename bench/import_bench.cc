@@ -302,21 +302,20 @@ void Report(const char* label, const std::string& self, const std::string& path,
   }
 }
 
+// The largest trace under the shared fixtures (OPSCOPE_FIXTURES_DIR, from the CMake cache
+// variable OPSCOPE_SHARED_DIR); empty when there is none.
 fs::path LargestFixture() {
   fs::path best;
   uintmax_t best_size = 0;
-  for (const char* root :
-       {OPSCOPE_SOURCE_DIR "/../shared/fixtures/traces", "/work/shared/fixtures/traces"}) {
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
-      if (e.is_regular_file() && e.file_size() > best_size &&
-          e.path().string().find(".json") != std::string::npos) {
-        best = e.path();
-        best_size = e.file_size();
-      }
+  const fs::path root = fs::path(OPSCOPE_FIXTURES_DIR) / "traces";
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return best;
+  for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
+    if (e.is_regular_file() && e.file_size() > best_size &&
+        e.path().string().find(".json") != std::string::npos) {
+      best = e.path();
+      best_size = e.file_size();
     }
-    if (!best.empty()) break;
   }
   return best;
 }
@@ -352,6 +351,10 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     std::remove(plain.c_str());
+  } else {
+    std::printf(
+        "no fixture traces under %s/traces (set -DOPSCOPE_SHARED_DIR): fixture rows skipped\n\n",
+        OPSCOPE_FIXTURES_DIR);
   }
 
   const std::string path = fmt::format("/tmp/opscope_import_bench_{}.json", getpid());

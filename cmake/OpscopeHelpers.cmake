@@ -1,20 +1,32 @@
 # Helpers shared by every component's CMakeLists.txt.
 #
-#   opscope_library(NAME name SOURCES a.cc b.cc DEPS other_lib ...)
+#   opscope_library(NAME opscope_<component> SOURCES a.cc b.cc DEPS other_lib ...)
+#       -> static library, also opscope::<component>; installed and exported (cmake/OpscopeInstall.cmake)
 #   opscope_test(NAME name SOURCES a_test.cc DEPS lib ...)   -> GoogleTest binary, registered with CTest
 #   opscope_bench(NAME name SOURCES a_bench.cc DEPS lib ...) -> Google Benchmark or plain program in bench/
 #
 # Sources are always listed by name (no globbing) so a new file is a visible build change.
 
+# A component of the library. Its public headers are include/opscope/*.h (installed as
+# <prefix>/include/opscope); src/ is private to the library's own sources.
 function(opscope_library)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  string(REGEX REPLACE "^opscope_" "" component ${ARG_NAME})
   add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
-  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include
-                                         PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  add_library(opscope::${component} ALIAS ${ARG_NAME})
+  set_target_properties(${ARG_NAME} PROPERTIES EXPORT_NAME ${component})
+  target_include_directories(${ARG_NAME}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
   target_compile_options(${ARG_NAME} PRIVATE ${OPSCOPE_WARNINGS})
+  set_property(GLOBAL APPEND PROPERTY OPSCOPE_COMPONENT_TARGETS ${ARG_NAME})
 endfunction()
 
+# Tests may include public headers and the internal headers docs/architecture.md lists for them
+# (tools/check_includes.py enforces which). ctest gives them OPSCOPE_SOURCE_DIR,
+# OPSCOPE_BINARY_DIR and OPSCOPE_FIXTURES_DIR (the shared fixture traces) in the environment.
 function(opscope_test)
   cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SOURCES})
@@ -23,8 +35,16 @@ function(opscope_test)
   target_compile_options(${ARG_NAME} PRIVATE ${OPSCOPE_WARNINGS})
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES ENVIRONMENT "OPSCOPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};OPSCOPE_BINARY_DIR=${PROJECT_BINARY_DIR}"
     DISCOVERY_TIMEOUT 60)
+  # gtest_discover_tests splits a list-valued PROPERTIES argument into separate properties, so
+  # the environment is set by a file ctest reads after the discovered tests.
+  set(env "OPSCOPE_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "OPSCOPE_BINARY_DIR=${PROJECT_BINARY_DIR}"
+          "OPSCOPE_FIXTURES_DIR=${OPSCOPE_FIXTURES_DIR}")
+  set(env_file ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_environment.cmake)
+  file(WRITE ${env_file} "if(${ARG_NAME}_TESTS)\n"
+       "  set_tests_properties(\${${ARG_NAME}_TESTS} PROPERTIES ENVIRONMENT [==[${env}]==])\n"
+       "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${env_file})
 endfunction()
 
 function(opscope_bench)

@@ -42,13 +42,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-FIXTURE=""
-for shared in "$ROOT/shared" "$ROOT/../shared" /work/shared; do
-  f="$shared/fixtures/traces/hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
-  if [ -f "$f" ]; then FIXTURE="$f"; break; fi
-done
-if [ -z "$FIXTURE" ]; then
-  echo "run_browser_tests: the CUDA fixture trace (shared/fixtures/traces/hta/critical_path) is missing" >&2
+# The shared data as the build was configured (CMake cache variable OPSCOPE_SHARED_DIR).
+SHARED=$(sed -n 's/^OPSCOPE_SHARED_DIR:PATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+FIXTURE="$SHARED/fixtures/traces/hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
+if [ -z "$SHARED" ] || [ ! -f "$FIXTURE" ]; then
+  echo "run_browser_tests: the CUDA fixture trace $FIXTURE is missing (OPSCOPE_SHARED_DIR in $BUILD/CMakeCache.txt; configure with -DOPSCOPE_SHARED_DIR=...)" >&2
   exit 1
 fi
 

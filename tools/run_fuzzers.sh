@@ -8,17 +8,17 @@ set -euo pipefail
 
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
-root=$(cd "$(dirname "$0")/.." && pwd)
 fuzzer="$build/fuzz/import_fuzz"
 
 if [[ ! -x "$fuzzer" ]]; then
   cmake --build "$build" --target import_fuzz -j "${JOBS:-2}"
 fi
 
-fixtures="$root/../shared/fixtures/traces"
-[[ -d "$fixtures" ]] || fixtures=/work/shared/fixtures/traces
-if [[ ! -d "$fixtures" ]]; then
-  echo "run_fuzzers.sh: trace fixtures not found (looked in $root/../shared/fixtures and /work/shared/fixtures)" >&2
+# The shared data as the build was configured (CMake cache variable OPSCOPE_SHARED_DIR).
+shared=$(sed -n 's/^OPSCOPE_SHARED_DIR:PATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+fixtures="$shared/fixtures/traces"
+if [[ -z "$shared" || ! -d "$fixtures" ]]; then
+  echo "run_fuzzers.sh: trace fixtures not found at '$fixtures' (OPSCOPE_SHARED_DIR in $build/CMakeCache.txt; configure with -DOPSCOPE_SHARED_DIR=...)" >&2
   exit 1
 fi
 

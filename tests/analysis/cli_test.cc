@@ -54,7 +54,7 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs::exists(Binary())) << Binary() << " not built";
-    ASSERT_FALSE(testing::FixturesDir().empty()) << "fixtures not found";
+    ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
   }
 };
 

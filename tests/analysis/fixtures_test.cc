@@ -25,7 +25,8 @@ bool ValidJson(const std::string& text) {
 
 TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
   const auto traces = AllTraces();
-  ASSERT_GE(traces.size(), 9u) << "fixtures not found under " << testing::FixturesDir();
+  ASSERT_GE(traces.size(), 9u) << "fixtures not found under " << testing::FixturesDir() << " "
+                               << testing::FixturesProblem();
   for (const fs::path& path : traces) {
     SCOPED_TRACE(path.string());
     Trace trace;

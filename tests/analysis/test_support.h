@@ -12,17 +12,22 @@
 
 namespace opscope::testing {
 
-// <source>/../shared/fixtures (OPSCOPE_SOURCE_DIR is set by ctest), else /work/shared/fixtures.
-// Empty when neither exists: callers must fail, not skip.
+// The shared fixture traces: OPSCOPE_FIXTURES_DIR, which ctest sets from the CMake cache variable
+// OPSCOPE_SHARED_DIR (default ../shared beside the source tree). Empty when unset or missing:
+// callers must fail, not skip.
 inline std::filesystem::path FixturesDir() {
-  namespace fs = std::filesystem;
-  if (const char* src = std::getenv("OPSCOPE_SOURCE_DIR")) {
-    fs::path p = fs::path(src) / ".." / "shared" / "fixtures";
-    if (fs::is_directory(p)) return fs::canonical(p);
-  }
-  fs::path fallback = "/work/shared/fixtures";
-  if (fs::is_directory(fallback)) return fallback;
-  return {};
+  const char* dir = std::getenv("OPSCOPE_FIXTURES_DIR");
+  if (dir == nullptr || !std::filesystem::is_directory(dir)) return {};
+  return std::filesystem::canonical(dir);
+}
+
+// Why FixturesDir() is empty, for a test's failure message; "" when it is not.
+inline std::string FixturesProblem() {
+  const char* dir = std::getenv("OPSCOPE_FIXTURES_DIR");
+  if (dir == nullptr) return "OPSCOPE_FIXTURES_DIR is not set (run the test through ctest)";
+  if (std::filesystem::is_directory(dir)) return "";
+  return std::string("OPSCOPE_FIXTURES_DIR=") + dir +
+         " is not a directory (configure with -DOPSCOPE_SHARED_DIR=...)";
 }
 
 // Every *.json / *.json.gz under `dir`, sorted.

@@ -41,7 +41,7 @@ class TraceLensGroundTruth : public ::testing::Test {
   void SetUp() override {
     cases_ = Cases();
     ASSERT_FALSE(cases_.empty()) << "no TraceLens fixtures found under " << testing::FixturesDir()
-                                 << " (set OPSCOPE_SOURCE_DIR or provide /work/shared/fixtures)";
+                                 << " " << testing::FixturesProblem();
   }
   Trace Import(const fs::path& path) {
     Trace trace;
