@@ -6,7 +6,7 @@
 //
 //   // For `y = x * w` with x [4, 8] and w [8] on neuron:0 the dispatcher then calls
 //   //   void* p = backend.Allocate(0, 4 * 8 * 4);                      // y's storage
-//   //   backend.Execute(call);  // call.kind == OpKind::kMul, call.name == "aten::mul",
+//   //   backend.Execute(call);  // call.op == OpId::kMul (OpName: "aten::mul"),
 //   //                           // call.inputs = {x, w expanded to [4, 8] (stride 0 on dim 0)},
 //   //                           // call.outputs = {y}, call.correlation_id = the host op's id
 //   // and later backend.Free(0, p, 128) when y's last tensor goes.
@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/ops.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
@@ -55,54 +56,11 @@ struct TensorRef {
 // Throws TensorError when t has more than kMaxDims dims. An undefined tensor gives ndim == -1.
 TensorRef MakeTensorRef(const Tensor& t);
 
-// The kernels a backend implements. Shape rules the dispatcher guarantees (backends need not
-// recheck): all tensors on the backend's device, f32 unless said otherwise, outputs freshly
-// allocated and contiguous.
-enum class OpKind : uint16_t {
-  // Elementwise: inputs already broadcast (expanded) to outputs[0]'s shape, any strides.
-  // Binary: 2 inputs, or 1 input when attrs->has_scalar (the other operand is attrs->scalar).
-  // add/sub compute a +/- alpha * b; pow: a ^ b (b = attrs->scalar when has_scalar).
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kPow,
-  // Unary: 1 input. gelu reads attrs->gelu_tanh.
-  kRsqrt,
-  kSqrt,
-  kExp,
-  kNeg,
-  kSilu,
-  kGelu,
-  // Reductions: 1 input (any strides); outputs[0] has the input's rank with reduced dims of size
-  // 1 (keepdim form); OpCall::reduce_mask has bit d set for each reduced dim d.
-  kSum,
-  kMean,
-  kAmax,
-  // mm: [n,k] x [k,m] -> [n,m]; bmm: [b,n,k] x [b,k,m] -> [b,n,m]. Inputs any strides.
-  kMm,
-  kBmm,
-  // aten::_softmax over attrs->dim (non-negative); input any strides, output same shape.
-  kSoftmax,
-  // aten::native_layer_norm / aten::_fused_rms_norm: inputs {x (contiguous), weight?, bias?}
-  // (weight/bias contiguous with numel == normalized size, or absent); normalized over the
-  // trailing dims of total size attrs->shape's product; attrs->eps. One output, x's shape.
-  kLayerNorm,
-  kRmsNorm,
-  // aten::copy_: inputs {src} broadcast to outputs[0] (which is `self`: NOT freshly allocated,
-  // any strides); dtypes may differ (f32 <-> bf16). Same device.
-  kCopy,
-  // aten::fill_: outputs[0] (any strides, not fresh) = attrs->scalar; no inputs.
-  kFill,
-  kNumKinds,
-};
-// The ATen name of the kernel op ("aten::_fused_rms_norm" for kRmsNorm).
-const char* OpKindName(OpKind kind);
-
-// One kernel call. Everything it points to outlives Execute().
+// One kernel call: `op` has a kernel (GetOpInfo(op).kernel != KernelKind::kNone) and the call
+// satisfies that KernelKind's contract (opscope/ops.h). Everything it points to outlives
+// Execute().
 struct OpCall {
-  OpKind kind = OpKind::kAdd;
-  const char* name = "";  // ATen name (static storage)
+  OpId op = OpId::kAdd;  // OpName(op) is its ATen name
   std::span<const TensorRef> inputs;
   std::span<const TensorRef> outputs;
   const OpAttrs* attrs = nullptr;  // never null; dims/dim already non-negative

@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/ops.h"
+
 namespace opscope {
 
 class DeviceBackend;  // device.h
@@ -263,9 +265,11 @@ struct OpAttrs {
 
 // One op call as an interceptor sees it.
 struct OpRequest {
-  std::string_view name;           // ATen name, e.g. "aten::mul" (static storage)
+  OpId op;                         // the registry row: GetOpInfo(op) (opscope/ops.h)
   std::span<const Tensor> inputs;  // undefined tensors stand for absent optional inputs
   const OpAttrs& attrs;
+
+  const char* name() const { return OpName(op); }  // ATen name, e.g. "aten::mul"
 };
 
 // A thread-local capture hook in the spirit of TorchDispatchMode. While installed (InterceptGuard),
@@ -291,10 +295,12 @@ class InterceptGuard {
   InterceptGuard& operator=(const InterceptGuard&) = delete;
 };
 
-// Runs the op named `name` ("aten::add", ...) exactly as the typed function would: records the host
-// op, offers it to interceptors, checks, runs kernels. Inputs are the op's tensor operands in ATen
-// order (undefined for absent optionals); the result is the op's outputs (one for most ops).
-// Throws TensorError for an unknown name or bad arguments.
+// Runs `op` exactly as the typed function would: records the host op, offers it to interceptors,
+// checks, runs kernels. Inputs are the op's tensor operands in ATen order (undefined for absent
+// optionals); the result is the op's outputs (one for most ops). Throws TensorError for bad
+// arguments.
+std::vector<Tensor> RunOp(OpId op, std::span<const Tensor> inputs, const OpAttrs& attrs);
+// The same for the op named `name` ("aten::add", ...); throws TensorError for an unknown name.
 std::vector<Tensor> RunOp(std::string_view name, std::span<const Tensor> inputs,
                           const OpAttrs& attrs);
 // The names RunOp accepts, sorted.

@@ -60,7 +60,7 @@ class Recorder : public DispatchInterceptor {
 
   std::optional<std::vector<Tensor>> Intercept(const OpRequest& req) override {
     ++out_->captured_ops;
-    std::string name(req.name);
+    std::string name(req.name());
     if (!name.empty() && name.back() == '_') {
       throw CaptureError("compile() cannot capture the in-place op " + name +
                          " (it would mutate a captured tensor)");
@@ -93,7 +93,7 @@ class Recorder : public DispatchInterceptor {
     OpAttrs meta_attrs = req.attrs;
     bool factory = operands.empty();
     if (factory) meta_attrs.device = Device(DeviceType::kMeta);
-    std::vector<Tensor> outs = RunOp(req.name, meta_inputs, meta_attrs);
+    std::vector<Tensor> outs = RunOp(req.op, meta_inputs, meta_attrs);
     int node = Lower(name, operands, req.attrs, outs, defined, factory);
     if (!outs.empty()) ids_[KeyOf(outs[0])] = node;
     return outs;

@@ -130,35 +130,6 @@ TensorRef MakeTensorRef(const Tensor& t) {
   return r;
 }
 
-const char* OpKindName(OpKind kind) {
-  static constexpr const char* kNames[] = {
-      "aten::add",
-      "aten::sub",
-      "aten::mul",
-      "aten::div",
-      "aten::pow",
-      "aten::rsqrt",
-      "aten::sqrt",
-      "aten::exp",
-      "aten::neg",
-      "aten::silu",
-      "aten::gelu",
-      "aten::sum",
-      "aten::mean",
-      "aten::amax",
-      "aten::mm",
-      "aten::bmm",
-      "aten::_softmax",
-      "aten::native_layer_norm",
-      "aten::_fused_rms_norm",
-      "aten::copy_",
-      "aten::fill_",
-  };
-  static_assert(std::size(kNames) == static_cast<size_t>(OpKind::kNumKinds));
-  const auto i = static_cast<size_t>(kind);
-  return i < std::size(kNames) ? kNames[i] : "aten::unknown";
-}
-
 void DeviceBackend::ExecuteProgram(const DeviceProgram&, std::span<const TensorRef>,
                                    std::span<const TensorRef>, uint64_t) {
   throw TensorError(fmt::format("the {} backend does not run device programs", name()));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "opscope/activity.h"
 #include "opscope/record.h"
@@ -15,67 +16,13 @@
 namespace opscope {
 namespace {
 
-constexpr size_t kNumOps = static_cast<size_t>(OpId::kNumOps);
+constexpr size_t kOpCount = static_cast<size_t>(OpId::kNumOps);
 
-// Indexed by OpId. Schemas list ATen's arguments in order (T tensor, s other) for Input Dims.
-constexpr std::array<OpDef, kNumOps> kOps = {{
-    {"aten::add", impl::Add, "TTs", true},
-    {"aten::sub", impl::Sub, "TTs", true},
-    {"aten::mul", impl::Mul, "TT", true},
-    {"aten::div", impl::Div, "TT", true},
-    {"aten::pow", impl::Pow, "TT", true},
-    {"aten::rsqrt", impl::Rsqrt, "T", true},
-    {"aten::sqrt", impl::Sqrt, "T", true},
-    {"aten::exp", impl::Exp, "T", true},
-    {"aten::neg", impl::Neg, "T", true},
-    {"aten::silu", impl::Silu, "T", true},
-    {"aten::gelu", impl::Gelu, "Ts", true},
-    {"aten::sum", impl::Sum, "Tsss", true},
-    {"aten::mean", impl::Mean, "Tsss", true},
-    {"aten::amax", impl::Amax, "Tss", true},
-    {"aten::mm", impl::Mm, "TT", true},
-    {"aten::bmm", impl::Bmm, "TT", true},
-    {"aten::matmul", impl::Matmul, "TT", true},
-    {"aten::softmax", impl::Softmax, "Tss", true},
-    {"aten::_softmax", impl::SoftmaxKernel, "Tss", true},
-    {"aten::layer_norm", impl::LayerNorm, "TsTTss", true},
-    {"aten::native_layer_norm", impl::NativeLayerNorm, "TsTTs", true},
-    {"aten::rms_norm", impl::RmsNorm, "TsTs", true},
-    {"aten::_fused_rms_norm", impl::FusedRmsNorm, "TsTs", true},
-    {"aten::to", impl::To, "Tsssss", true},
-    {"aten::_to_copy", impl::ToCopy, "Tssssss", true},
-    {"aten::copy_", impl::Copy, "TTs", true},
-    {"aten::empty", impl::Empty, "ssssss", true},
-    {"aten::empty_strided", impl::EmptyStrided, "ssssss", true},
-    {"aten::empty_like", impl::EmptyLike, "Tsssss", true},
-    {"aten::zeros", impl::Zeros, "sssss", true},
-    {"aten::ones", impl::Ones, "sssss", true},
-    {"aten::full", impl::Full, "ssssss", true},
-    {"aten::fill_", impl::Fill, "Ts", true},
-    {"aten::zero_", impl::Zero, "T", true},
-    {"aten::arange", impl::Arange, "sssssss", true},
-    {"aten::randn", impl::Randn, "sssss", true},
-    {"aten::normal_", impl::Normal, "Tsss", true},
-    {"aten::view", impl::View, "Ts", true},
-    {"aten::reshape", impl::Reshape, "Ts", true},
-    {"aten::_unsafe_view", impl::UnsafeView, "Ts", true},
-    {"aten::transpose", impl::Transpose, "Tss", true},
-    {"aten::permute", impl::Permute, "Ts", true},
-    {"aten::slice", impl::Slice, "Tssss", true},
-    {"aten::narrow", impl::Narrow, "Tsss", true},
-    {"aten::expand", impl::Expand, "Tss", true},
-    {"aten::unsqueeze", impl::Unsqueeze, "Ts", true},
-    {"aten::contiguous", impl::Contiguous, "Ts", true},
-    {"aten::clone", impl::Clone, "Ts", true},
-    {"aten::item", impl::Item, "T", false},
-    {"aten::_local_scalar_dense", impl::LocalScalarDense, "T", false},
-    {"aten::t", impl::T, "T", true},
-}};
-
-const std::array<uint32_t, kNumOps>& NameIds() {
-  static const std::array<uint32_t, kNumOps> ids = [] {
-    std::array<uint32_t, kNumOps> out{};
-    for (size_t i = 0; i < kNumOps; ++i) out[i] = InternName(kOps[i].name);
+// Interned ATen names, indexed by OpId.
+const std::array<uint32_t, kOpCount>& NameIds() {
+  static const std::array<uint32_t, kOpCount> ids = [] {
+    std::array<uint32_t, kOpCount> out{};
+    for (size_t i = 0; i < kOpCount; ++i) out[i] = InternName(OpName(static_cast<OpId>(i)));
     return out;
   }();
   return ids;
@@ -120,11 +67,9 @@ class SuspendGuard {
 
 }  // namespace
 
-const OpDef& GetOpDef(OpId id) { return kOps.at(static_cast<size_t>(id)); }
-
 std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAttrs& attrs) {
   const size_t index = static_cast<size_t>(id);
-  const OpDef& def = kOps[index];
+  const OpDef& def = GetOpDef(id);
   constexpr size_t kMaxRecorded = 16;
   std::array<InputShape, kMaxRecorded> shapes;
   size_t num_shapes = 0;
@@ -132,7 +77,7 @@ std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAt
     // One entry per ATen argument: tensors show their sizes, everything else (and an absent
     // optional, or a Scalar standing in for a tensor operand) shows as [].
     size_t next = 0;
-    for (const char* a = def.schema; *a != '\0' && num_shapes < kMaxRecorded; ++a) {
+    for (const char* a = def.info.schema; *a != '\0' && num_shapes < kMaxRecorded; ++a) {
       InputShape& s = shapes[num_shapes++];
       s.is_tensor = false;
       if (*a != 'T' || next >= inputs.size()) continue;
@@ -147,17 +92,17 @@ std::vector<Tensor> Dispatch(OpId id, std::span<const Tensor> inputs, const OpAt
   RecordScope scope(NameIds()[index], std::span<const InputShape>(shapes.data(), num_shapes));
   DepthGuard depth;
   InterceptState& st = t_intercept;
-  if (def.interceptable && st.active > 0 && depth.entry() == st.top_depth) {
+  if (def.info.interceptable && st.active > 0 && depth.entry() == st.top_depth) {
     DispatchInterceptor* interceptor = st.stack[st.active - 1];
     std::optional<std::vector<Tensor>> replaced;
     {
       SuspendGuard suspend;
-      replaced = interceptor->Intercept(OpRequest{def.name, inputs, attrs});
+      replaced = interceptor->Intercept(OpRequest{id, inputs, attrs});
     }
     if (replaced) {
       if (replaced->empty()) {
         throw TensorError(
-            fmt::format("the dispatch interceptor returned no outputs for {}", def.name));
+            fmt::format("the dispatch interceptor returned no outputs for {}", def.info.name));
       }
       return std::move(*replaced);
     }
@@ -176,24 +121,32 @@ InterceptGuard::~InterceptGuard() {
   t_intercept.active = std::min(t_intercept.active, t_intercept.stack.size());
 }
 
+std::vector<Tensor> RunOp(OpId op, std::span<const Tensor> inputs, const OpAttrs& attrs) {
+  if (static_cast<size_t>(op) >= kOpCount) {
+    throw TensorError(fmt::format("RunOp: op id {} is not an op", static_cast<int>(op)));
+  }
+  return Dispatch(op, inputs, attrs);
+}
+
 std::vector<Tensor> RunOp(std::string_view name, std::span<const Tensor> inputs,
                           const OpAttrs& attrs) {
-  for (size_t i = 0; i < kNumOps; ++i) {
-    if (kOps[i].name == name) return Dispatch(static_cast<OpId>(i), inputs, attrs);
-  }
+  if (std::optional<OpId> op = FindOp(name)) return Dispatch(*op, inputs, attrs);
   throw TensorError(
       fmt::format("RunOp: unknown op '{}' (SupportedOps() lists the known ones)", name));
 }
 
 std::vector<std::string_view> SupportedOps() {
   std::vector<std::string_view> names;
-  for (const OpDef& d : kOps) names.emplace_back(d.name);
+  for (size_t i = 0; i < kOpCount; ++i) names.emplace_back(OpName(static_cast<OpId>(i)));
   std::sort(names.begin(), names.end());
   return names;
 }
 
-void LaunchKernel(OpKind kind, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+void LaunchKernel(OpId op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                   const OpAttrs& attrs, uint32_t reduce_mask) {
+  if (GetOpDef(op).info.kernel == KernelKind::kNone) {
+    throw TensorError(fmt::format("LaunchKernel: {} has no kernel", OpName(op)));
+  }
   const Device device = outputs.empty() ? inputs[0].device() : outputs[0].device();
   if (device.type == DeviceType::kMeta) return;
   constexpr size_t kMaxOperands = 8;
@@ -205,8 +158,7 @@ void LaunchKernel(OpKind kind, std::span<const Tensor> inputs, std::span<const T
   for (size_t i = 0; i < inputs.size(); ++i) in_refs[i] = MakeTensorRef(inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) out_refs[i] = MakeTensorRef(outputs[i]);
   OpCall call;
-  call.kind = kind;
-  call.name = OpKindName(kind);
+  call.op = op;
   call.inputs = std::span<const TensorRef>(in_refs.data(), inputs.size());
   call.outputs = std::span<const TensorRef>(out_refs.data(), outputs.size());
   call.attrs = &attrs;
@@ -276,7 +228,7 @@ Tensor ContiguousAs(const Tensor& src, DType dtype) {
   Tensor out = AllocateTensor(src.sizes(), src.device(), dtype);
   const Tensor in[] = {src};
   const Tensor outs[] = {out};
-  LaunchKernel(OpKind::kCopy, in, outs, OpAttrs{});
+  LaunchKernel(OpId::kCopy, in, outs, OpAttrs{});
   return out;
 }
 
@@ -292,7 +244,7 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
   const Tensor dst_arr[] = {dst};
   if (dd == sd) {
     const Tensor in[] = {s};
-    LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+    LaunchKernel(OpId::kCopy, in, dst_arr, OpAttrs{});
     return;
   }
   const uint64_t correlation = CurrentOpCorrelation();
@@ -302,7 +254,7 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
     GetBackend(dd.type).CopyFromHost(MakeTensorRef(target), HostElementPointer(host), correlation);
     if (!(target.storage() == dst.storage())) {
       const Tensor in[] = {target};
-      LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+      LaunchKernel(OpId::kCopy, in, dst_arr, OpAttrs{});
     }
   } else if (dd.type == DeviceType::kCPU) {
     const Tensor dev = ContiguousAs(s, dst.dtype());
@@ -312,7 +264,7 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
                                    MakeTensorRef(dev), correlation);
     if (!(target.storage() == dst.storage())) {
       const Tensor in[] = {target};
-      LaunchKernel(OpKind::kCopy, in, dst_arr, OpAttrs{});
+      LaunchKernel(OpId::kCopy, in, dst_arr, OpAttrs{});
     }
   } else {  // device to device, through the host
     const Tensor host = AllocateTensor(dst.sizes(), Device(), dst.dtype());

@@ -1,4 +1,5 @@
-// The dispatcher's internals: the op table, the dispatch entry point, and kernel launching.
+// The dispatcher's internals: the registry rows with their implementations, the dispatch entry
+// point, and kernel launching.
 // Op implementations (ops_*.cc) receive already-recorded calls and either launch a kernel or call
 // other ops through Dispatch, so nesting shows in traces as in PyTorch.
 #ifndef OPSCOPE_SRC_TENSOR_DISPATCH_H_
@@ -10,78 +11,21 @@
 #include <vector>
 
 #include "opscope/device.h"
+#include "opscope/ops.h"
 #include "opscope/tensor.h"
 #include "tensor/shape.h"
 
 namespace opscope {
 
-// Every op the dispatcher knows, in the order of the table in dispatch.cc.
-enum class OpId : uint16_t {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kPow,
-  kRsqrt,
-  kSqrt,
-  kExp,
-  kNeg,
-  kSilu,
-  kGelu,
-  kSum,
-  kMean,
-  kAmax,
-  kMm,
-  kBmm,
-  kMatmul,
-  kSoftmax,
-  kSoftmaxKernel,
-  kLayerNorm,
-  kNativeLayerNorm,
-  kRmsNorm,
-  kFusedRmsNorm,
-  kTo,
-  kToCopy,
-  kCopy,
-  kEmpty,
-  kEmptyStrided,
-  kEmptyLike,
-  kZeros,
-  kOnes,
-  kFull,
-  kFill,
-  kZero,
-  kArange,
-  kRandn,
-  kNormal,
-  kView,
-  kReshape,
-  kUnsafeView,
-  kTranspose,
-  kPermute,
-  kSlice,
-  kNarrow,
-  kExpand,
-  kUnsqueeze,
-  kContiguous,
-  kClone,
-  kItem,
-  kLocalScalarDense,
-  kT,
-  kNumOps,
-};
-
 using OpImpl = std::vector<Tensor> (*)(std::span<const Tensor> inputs, const OpAttrs& attrs);
 
+// A registry row (opscope/ops.h) with the dispatcher's implementation of the op.
 struct OpDef {
-  const char* name;  // ATen name
+  OpInfo info;
   OpImpl impl;
-  // ATen's arguments in order, 'T' for a tensor and 's' for anything else ("TsTs" for
-  // rms_norm(input, normalized_shape, weight, eps)): the entries of the recorded Input Dims.
-  const char* schema;
-  bool interceptable;  // offered to DispatchInterceptors
 };
 
+// The row of `id` (unchecked: `id` must be below OpId::kNumOps). Defined in op_registry.cc.
 const OpDef& GetOpDef(OpId id);
 
 // Records the host op, offers it to the thread's interceptor, runs its implementation.
@@ -90,9 +34,9 @@ inline Tensor Dispatch1(OpId id, std::initializer_list<Tensor> inputs, const OpA
   return Dispatch(id, std::span<const Tensor>(inputs.begin(), inputs.size()), attrs).at(0);
 }
 
-// Runs `kind`'s kernel on the outputs' device with the current op's correlation id. Tensors
-// must satisfy the OpKind contract in device.h.
-void LaunchKernel(OpKind kind, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+// Runs `op`'s kernel on the outputs' device with the current op's correlation id. `op` must have a
+// kernel and the tensors must satisfy its KernelKind's contract (opscope/ops.h).
+void LaunchKernel(OpId op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                   const OpAttrs& attrs, uint32_t reduce_mask = 0);
 
 // A fresh contiguous tensor; not recorded (the ops that need scratch space use it).

@@ -125,7 +125,7 @@ Out Full(In, const OpAttrs& a) {
 Out Fill(In in, const OpAttrs& a) {
   const Tensor& t = Single("aten::fill_", in);
   CheckFloat("aten::fill_", t);
-  if (t.numel() > 0) LaunchKernel(OpKind::kFill, {}, in, a);
+  if (t.numel() > 0) LaunchKernel(OpId::kFill, {}, in, a);
   return {t};
 }
 

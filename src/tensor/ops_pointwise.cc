@@ -8,13 +8,13 @@ namespace opscope {
 namespace impl {
 namespace {
 
-Out Binary(OpKind kind, In in, const OpAttrs& a) {
-  const char* name = OpKindName(kind);
+Out Binary(OpId op, In in, const OpAttrs& a) {
+  const char* name = OpName(op);
   if (a.has_scalar) {
     if (in.size() != 1) throw TensorError(fmt::format("{}: expected 1 tensor and a scalar", name));
     CheckFloat(name, in[0]);
     Tensor out = AllocateTensor(in[0].sizes(), in[0].device(), DType::kFloat32);
-    LaunchKernel(kind, in, std::span<const Tensor>(&out, 1), a);
+    LaunchKernel(op, in, std::span<const Tensor>(&out, 1), a);
     return {out};
   }
   if (in.size() != 2) throw TensorError(fmt::format("{}: expected 2 tensors", name));
@@ -24,32 +24,32 @@ Out Binary(OpKind kind, In in, const OpAttrs& a) {
   const Shape shape = BroadcastShapes(in[0].sizes(), in[1].sizes());
   Tensor out = AllocateTensor(shape, device, DType::kFloat32);
   const Tensor operands[] = {ExpandView(in[0], shape), ExpandView(in[1], shape)};
-  LaunchKernel(kind, operands, std::span<const Tensor>(&out, 1), a);
+  LaunchKernel(op, operands, std::span<const Tensor>(&out, 1), a);
   return {out};
 }
 
-Out Unary(OpKind kind, In in, const OpAttrs& a) {
-  const char* name = OpKindName(kind);
+Out Unary(OpId op, In in, const OpAttrs& a) {
+  const char* name = OpName(op);
   if (in.size() != 1) throw TensorError(fmt::format("{}: expected 1 tensor", name));
   CheckFloat(name, in[0]);
   Tensor out = AllocateTensor(in[0].sizes(), in[0].device(), DType::kFloat32);
-  LaunchKernel(kind, in, std::span<const Tensor>(&out, 1), a);
+  LaunchKernel(op, in, std::span<const Tensor>(&out, 1), a);
   return {out};
 }
 
 }  // namespace
 
-Out Add(In in, const OpAttrs& a) { return Binary(OpKind::kAdd, in, a); }
-Out Sub(In in, const OpAttrs& a) { return Binary(OpKind::kSub, in, a); }
-Out Mul(In in, const OpAttrs& a) { return Binary(OpKind::kMul, in, a); }
-Out Div(In in, const OpAttrs& a) { return Binary(OpKind::kDiv, in, a); }
-Out Pow(In in, const OpAttrs& a) { return Binary(OpKind::kPow, in, a); }
-Out Rsqrt(In in, const OpAttrs& a) { return Unary(OpKind::kRsqrt, in, a); }
-Out Sqrt(In in, const OpAttrs& a) { return Unary(OpKind::kSqrt, in, a); }
-Out Exp(In in, const OpAttrs& a) { return Unary(OpKind::kExp, in, a); }
-Out Neg(In in, const OpAttrs& a) { return Unary(OpKind::kNeg, in, a); }
-Out Silu(In in, const OpAttrs& a) { return Unary(OpKind::kSilu, in, a); }
-Out Gelu(In in, const OpAttrs& a) { return Unary(OpKind::kGelu, in, a); }
+Out Add(In in, const OpAttrs& a) { return Binary(OpId::kAdd, in, a); }
+Out Sub(In in, const OpAttrs& a) { return Binary(OpId::kSub, in, a); }
+Out Mul(In in, const OpAttrs& a) { return Binary(OpId::kMul, in, a); }
+Out Div(In in, const OpAttrs& a) { return Binary(OpId::kDiv, in, a); }
+Out Pow(In in, const OpAttrs& a) { return Binary(OpId::kPow, in, a); }
+Out Rsqrt(In in, const OpAttrs& a) { return Unary(OpId::kRsqrt, in, a); }
+Out Sqrt(In in, const OpAttrs& a) { return Unary(OpId::kSqrt, in, a); }
+Out Exp(In in, const OpAttrs& a) { return Unary(OpId::kExp, in, a); }
+Out Neg(In in, const OpAttrs& a) { return Unary(OpId::kNeg, in, a); }
+Out Silu(In in, const OpAttrs& a) { return Unary(OpId::kSilu, in, a); }
+Out Gelu(In in, const OpAttrs& a) { return Unary(OpId::kGelu, in, a); }
 
 }  // namespace impl
 

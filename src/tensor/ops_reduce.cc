@@ -10,8 +10,8 @@ namespace opscope {
 namespace impl {
 namespace {
 
-Out Reduce(OpKind kind, In in, const OpAttrs& a) {
-  const char* name = OpKindName(kind);
+Out Reduce(OpId op, In in, const OpAttrs& a) {
+  const char* name = OpName(op);
   if (in.size() != 1) throw TensorError(fmt::format("{}: expected 1 tensor", name));
   const Tensor& x = in[0];
   CheckFloat(name, x);
@@ -22,7 +22,7 @@ Out Reduce(OpKind kind, In in, const OpAttrs& a) {
   normalized.dims.clear();
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (mask & (1u << d)) {
-      if (kind == OpKind::kAmax && keep[d] == 0) {
+      if (op == OpId::kAmax && keep[d] == 0) {
         throw TensorError(
             fmt::format("amax(): Expected reduction dim {} to have non-zero size.", d));
       }
@@ -33,7 +33,7 @@ Out Reduce(OpKind kind, In in, const OpAttrs& a) {
     }
   }
   Tensor out = AllocateTensor(keep, x.device(), DType::kFloat32);
-  LaunchKernel(kind, in, std::span<const Tensor>(&out, 1), normalized, mask);
+  LaunchKernel(op, in, std::span<const Tensor>(&out, 1), normalized, mask);
   if (!a.keepdim) out = AsStrided(out, squeezed, ContiguousStrides(squeezed), 0);
   return {out};
 }
@@ -72,20 +72,20 @@ int64_t CheckNormShapes(const char* name, const Tensor& x, const Shape& normaliz
 }
 
 // Runs a normalization kernel on contiguous operands.
-Out NormKernel(OpKind kind, In in, const OpAttrs& a) {
+Out NormKernel(OpId op, In in, const OpAttrs& a) {
   const Device device = CommonDevice(in);
   std::vector<Tensor> operands;
   for (const Tensor& t : in) operands.push_back(t.defined() ? t.contiguous() : t);
   Tensor out = AllocateTensor(in[0].sizes(), device, DType::kFloat32);
-  LaunchKernel(kind, operands, std::span<const Tensor>(&out, 1), a);
+  LaunchKernel(op, operands, std::span<const Tensor>(&out, 1), a);
   return {out};
 }
 
 }  // namespace
 
-Out Sum(In in, const OpAttrs& a) { return Reduce(OpKind::kSum, in, a); }
-Out Mean(In in, const OpAttrs& a) { return Reduce(OpKind::kMean, in, a); }
-Out Amax(In in, const OpAttrs& a) { return Reduce(OpKind::kAmax, in, a); }
+Out Sum(In in, const OpAttrs& a) { return Reduce(OpId::kSum, in, a); }
+Out Mean(In in, const OpAttrs& a) { return Reduce(OpId::kMean, in, a); }
+Out Amax(In in, const OpAttrs& a) { return Reduce(OpId::kAmax, in, a); }
 
 Out Mm(In in, const OpAttrs& a) {
   if (in.size() != 2) throw TensorError("aten::mm: expected 2 tensors");
@@ -99,7 +99,7 @@ Out Mm(In in, const OpAttrs& a) {
                                   in[0].size(0), in[0].size(1), in[1].size(0), in[1].size(1)));
   }
   Tensor out = AllocateTensor(Shape{in[0].size(0), in[1].size(1)}, device, DType::kFloat32);
-  LaunchKernel(OpKind::kMm, in, std::span<const Tensor>(&out, 1), a);
+  LaunchKernel(OpId::kMm, in, std::span<const Tensor>(&out, 1), a);
   return {out};
 }
 
@@ -118,7 +118,7 @@ Out Bmm(In in, const OpAttrs& a) {
   }
   Tensor out =
       AllocateTensor(Shape{in[0].size(0), in[0].size(1), in[1].size(2)}, device, DType::kFloat32);
-  LaunchKernel(OpKind::kBmm, in, std::span<const Tensor>(&out, 1), a);
+  LaunchKernel(OpId::kBmm, in, std::span<const Tensor>(&out, 1), a);
   return {out};
 }
 
@@ -192,7 +192,7 @@ Out SoftmaxKernel(In in, const OpAttrs& a) {
   OpAttrs k = a;
   k.dim = NormalizeDim(a.dim, in[0].dim());
   Tensor out = AllocateTensor(in[0].sizes(), in[0].device(), DType::kFloat32);
-  LaunchKernel(OpKind::kSoftmax, in, std::span<const Tensor>(&out, 1), k);
+  LaunchKernel(OpId::kSoftmaxKernel, in, std::span<const Tensor>(&out, 1), k);
   return {out};
 }
 
@@ -207,7 +207,7 @@ Out NativeLayerNorm(In in, const OpAttrs& a) {
     throw TensorError("aten::native_layer_norm: expected 1 to 3 tensors");
   }
   CheckNormShapes("aten::native_layer_norm", in[0], a.shape, in.subspan(1));
-  return NormKernel(OpKind::kLayerNorm, in, a);
+  return NormKernel(OpId::kNativeLayerNorm, in, a);
 }
 
 Out RmsNorm(In in, const OpAttrs& a) {
@@ -221,7 +221,7 @@ Out FusedRmsNorm(In in, const OpAttrs& a) {
     throw TensorError("aten::_fused_rms_norm: expected 1 or 2 tensors");
   }
   CheckNormShapes("aten::_fused_rms_norm", in[0], a.shape, in.subspan(1));
-  return NormKernel(OpKind::kRmsNorm, in, a);
+  return NormKernel(OpId::kFusedRmsNorm, in, a);
 }
 
 }  // namespace impl

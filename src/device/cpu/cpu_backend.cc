@@ -10,46 +10,33 @@ namespace opscope {
 namespace cpu {
 
 void RunKernel(const OpCall& call) {
+  const KernelKind kind = GetOpInfo(call.op).kernel;
   for (const TensorRef& t : call.outputs) {
-    if (t.dtype != DType::kFloat32 && call.kind != OpKind::kCopy) {
-      throw TensorError(fmt::format("cpu: {} supports float only", call.name));
+    if (t.dtype != DType::kFloat32 && kind != KernelKind::kCopy) {
+      throw TensorError(fmt::format("cpu: {} supports float only", OpName(call.op)));
     }
   }
-  switch (call.kind) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
+  switch (kind) {
+    case KernelKind::kBinary:
       return BinaryKernel(call);
-    case OpKind::kRsqrt:
-    case OpKind::kSqrt:
-    case OpKind::kExp:
-    case OpKind::kNeg:
-    case OpKind::kSilu:
-    case OpKind::kGelu:
+    case KernelKind::kUnary:
       return UnaryKernel(call);
-    case OpKind::kSum:
-    case OpKind::kMean:
-    case OpKind::kAmax:
+    case KernelKind::kReduction:
       return ReduceKernel(call);
-    case OpKind::kMm:
-    case OpKind::kBmm:
+    case KernelKind::kMatmul:
       return MatmulKernel(call);
-    case OpKind::kSoftmax:
+    case KernelKind::kSoftmax:
       return SoftmaxKernel(call);
-    case OpKind::kLayerNorm:
-      return LayerNormKernel(call);
-    case OpKind::kRmsNorm:
-      return RmsNormKernel(call);
-    case OpKind::kCopy:
+    case KernelKind::kNorm:
+      return call.op == OpId::kFusedRmsNorm ? RmsNormKernel(call) : LayerNormKernel(call);
+    case KernelKind::kCopy:
       return CopyKernel(call);
-    case OpKind::kFill:
+    case KernelKind::kFill:
       return FillKernel(call);
-    case OpKind::kNumKinds:
+    case KernelKind::kNone:
       break;
   }
-  throw TensorError(fmt::format("cpu: no kernel for op kind {}", static_cast<int>(call.kind)));
+  throw TensorError(fmt::format("cpu: {} has no kernel", OpName(call.op)));
 }
 
 namespace {

@@ -106,18 +106,18 @@ void CopyRows(const TensorRef& out, const TensorRef& in, Convert convert) {
 
 void BinaryKernel(const OpCall& c) {
   const auto alpha = static_cast<float>(c.attrs->alpha);
-  switch (c.kind) {
-    case OpKind::kAdd:
+  switch (c.op) {
+    case OpId::kAdd:
       if (alpha == 1) return ScalarOrTensor(c, [](float x, float y) { return x + y; });
       return ScalarOrTensor(c, [alpha](float x, float y) { return x + alpha * y; });
-    case OpKind::kSub:
+    case OpId::kSub:
       if (alpha == 1) return ScalarOrTensor(c, [](float x, float y) { return x - y; });
       return ScalarOrTensor(c, [alpha](float x, float y) { return x - alpha * y; });
-    case OpKind::kMul:
+    case OpId::kMul:
       return ScalarOrTensor(c, [](float x, float y) { return x * y; });
-    case OpKind::kDiv:
+    case OpId::kDiv:
       return ScalarOrTensor(c, [](float x, float y) { return x / y; });
-    case OpKind::kPow:
+    case OpId::kPow:
       if (c.attrs->has_scalar) {
         const double e = c.attrs->scalar;
         const TensorRef& out = c.outputs[0];
@@ -128,25 +128,25 @@ void BinaryKernel(const OpCall& c) {
       }
       return ScalarOrTensor(c, PowScalar);
     default:
-      throw TensorError(fmt::format("cpu: {} is not a binary kernel", OpKindName(c.kind)));
+      throw TensorError(fmt::format("cpu: {} is not a binary kernel", OpName(c.op)));
   }
 }
 
 void UnaryKernel(const OpCall& c) {
   const TensorRef& out = c.outputs[0];
   const TensorRef& in = c.inputs[0];
-  switch (c.kind) {
-    case OpKind::kRsqrt:
+  switch (c.op) {
+    case OpId::kRsqrt:
       return UnaryRows(out, in, [](float x) { return 1.0f / std::sqrt(x); });
-    case OpKind::kSqrt:
+    case OpId::kSqrt:
       return UnaryRows(out, in, [](float x) { return std::sqrt(x); });
-    case OpKind::kExp:
+    case OpId::kExp:
       return UnaryRows(out, in, [](float x) { return std::exp(x); });
-    case OpKind::kNeg:
+    case OpId::kNeg:
       return UnaryRows(out, in, [](float x) { return -x; });
-    case OpKind::kSilu:
+    case OpId::kSilu:
       return UnaryRows(out, in, [](float x) { return x / (1.0f + std::exp(-x)); });
-    case OpKind::kGelu:
+    case OpId::kGelu:
       if (c.attrs->gelu_tanh) {
         return UnaryRows(out, in, [](float x) {
           constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
@@ -156,7 +156,7 @@ void UnaryKernel(const OpCall& c) {
       return UnaryRows(
           out, in, [](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f)); });
     default:
-      throw TensorError(fmt::format("cpu: {} is not a unary kernel", OpKindName(c.kind)));
+      throw TensorError(fmt::format("cpu: {} is not a unary kernel", OpName(c.op)));
   }
 }
 

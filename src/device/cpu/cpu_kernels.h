@@ -1,7 +1,7 @@
 // The CPU reference kernels, callable by any backend whose memory is host memory (the simulated
 // Neuron device runs them on its HBM buffers to compute real results while it models time).
 //
-//   opscope::cpu::RunKernel(call);  // synchronous; call satisfies the OpKind contract (device.h)
+//   opscope::cpu::RunKernel(call);  // synchronous; call satisfies its KernelKind contract (ops.h)
 //
 // Kernels have contiguous fast paths written as simple loops the compiler vectorizes, and strided
 // fallbacks for every layout. Thread safety: kernels share no state.
@@ -20,8 +20,8 @@ namespace opscope::cpu {
 #define OPSCOPE_CPU_CLONES
 #endif
 
-// Runs call.kind's kernel now, reading call.inputs and writing call.outputs through their data
-// pointers (host memory). Throws TensorError for an unsupported kind or dtype.
+// Runs call.op's kernel now, reading call.inputs and writing call.outputs through their data
+// pointers (host memory). Throws TensorError for an op without a kernel or an unsupported dtype.
 void RunKernel(const OpCall& call);
 
 // Kernel families (cpu_*.cc); RunKernel dispatches to them.

@@ -37,7 +37,7 @@ void MatmulKernel(const OpCall& c) {
   const TensorRef& a = c.inputs[0];
   const TensorRef& b = c.inputs[1];
   const TensorRef& out = c.outputs[0];
-  const bool batched = c.kind == OpKind::kBmm;
+  const bool batched = c.op == OpId::kBmm;
   const int o = batched ? 1 : 0;  // first matrix dim
   const int64_t batches = batched ? a.sizes[0] : 1;
   const int64_t n = a.sizes[o], k = a.sizes[o + 1], m = b.sizes[o + 1];

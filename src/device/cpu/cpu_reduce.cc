@@ -55,12 +55,12 @@ void ReduceKernel(const OpCall& c) {
   const TensorRef& in = c.inputs[0];
   const TensorRef& out = c.outputs[0];
   const uint32_t mask = c.reduce_mask;
-  const bool is_max = c.kind == OpKind::kAmax;
+  const bool is_max = c.op == OpId::kAmax;
   int64_t reduced = 1;
   for (int d = 0; d < in.ndim; ++d) {
     if (mask & (1u << d)) reduced *= in.sizes[d];
   }
-  const float scale = c.kind == OpKind::kMean ? 1.0f / static_cast<float>(reduced) : 1.0f;
+  const float scale = c.op == OpId::kMean ? 1.0f / static_cast<float>(reduced) : 1.0f;
   const int64_t outer = out.numel();
   float* po = out.f32();
   const float* pi = in.f32();
@@ -110,7 +110,7 @@ void ReduceKernel(const OpCall& c) {
           for (int64_t i = 0; i < n; ++i) a[i * st[1]] += x[i * st[0]];
         }
       });
-  const double dscale = c.kind == OpKind::kMean ? 1.0 / static_cast<double>(reduced) : 1.0;
+  const double dscale = c.op == OpId::kMean ? 1.0 / static_cast<double>(reduced) : 1.0;
   for (int64_t r = 0; r < outer; ++r) po[r] = static_cast<float>(acc[r] * dscale);
 }
 

@@ -50,16 +50,14 @@ int64_t Numel(const TensorRef& t) {
 
 // An OpCall that owns what it points to, for running later on a worker thread.
 struct OwnedCall {
-  OpKind kind;
-  const char* name;
+  OpId op;
   std::vector<TensorRef> inputs, outputs;
   OpAttrs attrs;
   uint32_t reduce_mask;
   uint64_t correlation;
 
   explicit OwnedCall(const OpCall& c)
-      : kind(c.kind),
-        name(c.name),
+      : op(c.op),
         inputs(c.inputs.begin(), c.inputs.end()),
         outputs(c.outputs.begin(), c.outputs.end()),
         attrs(*c.attrs),
@@ -71,8 +69,7 @@ struct OwnedCall {
   }
   OpCall View() const {
     OpCall c;
-    c.kind = kind;
-    c.name = name;
+    c.op = op;
     c.inputs = inputs;
     c.outputs = outputs;
     c.attrs = &attrs;
@@ -85,33 +82,30 @@ struct OwnedCall {
 // The cost-model program of one kernel call.
 Program ProgramFor(const OpCall& call) {
   const TensorRef& out = call.outputs[0];
+  const char* name = OpName(call.op);
   std::vector<Shape2D> ins;
-  switch (call.kind) {
-    case OpKind::kSum:
-    case OpKind::kMean:
-    case OpKind::kAmax: {
+  switch (GetOpInfo(call.op).kernel) {
+    case KernelKind::kReduction: {
       const TensorRef& in = call.inputs[0];
       const int64_t n = Numel(in), m = std::max<int64_t>(1, Numel(out));
       const bool last_only = in.ndim > 0 && call.reduce_mask == (1u << (in.ndim - 1));
       Shape2D view = last_only ? FullView(in) : Shape2D{m, std::max<int64_t>(1, n / m)};
-      return EagerProgram(call.name, {view}, {view.rows, 1});
+      return EagerProgram(name, {view}, {view.rows, 1});
     }
-    case OpKind::kMm:
-    case OpKind::kBmm: {
+    case KernelKind::kMatmul: {
       const TensorRef& a = call.inputs[0];
       const TensorRef& b = call.inputs[1];
       const int64_t k = a.sizes[a.ndim - 1], m = b.sizes[b.ndim - 1];
       const int64_t rows = Numel(a) / std::max<int64_t>(1, k);
       return EagerProgram("aten::mm", {{rows, k}, {k, m}}, {rows, m});
     }
-    case OpKind::kSoftmax: {
+    case KernelKind::kSoftmax: {
       const TensorRef& in = call.inputs[0];
       const int64_t c = in.ndim > 0 ? std::max<int64_t>(1, in.sizes[call.attrs->dim]) : 1;
       const Shape2D view{std::max<int64_t>(1, Numel(in) / c), c};
-      return EagerProgram(call.name, {view}, view);
+      return EagerProgram(name, {view}, view);
     }
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm: {
+    case KernelKind::kNorm: {
       int64_t n = 1;
       for (int64_t s : call.attrs->shape) n *= s;
       n = std::max<int64_t>(1, n);
@@ -120,15 +114,21 @@ Program ProgramFor(const OpCall& call) {
       for (size_t i = 1; i < call.inputs.size(); ++i) {
         if (call.inputs[i].defined()) ins.push_back({1, n});
       }
-      if (call.kind == OpKind::kRmsNorm) return FusedRmsNormProgram(view.rows, n, ins.size() > 1);
-      return EagerProgram(call.name, ins, view);
+      if (call.op == OpId::kFusedRmsNorm) return FusedRmsNormProgram(view.rows, n, ins.size() > 1);
+      return EagerProgram(name, ins, view);
     }
-    default:
-      for (const auto& t : call.inputs) {
-        if (t.defined()) ins.push_back(ReadView(t));
-      }
-      return EagerProgram(call.name, ins, FullView(out));
+    case KernelKind::kBinary:
+    case KernelKind::kUnary:
+    case KernelKind::kCopy:
+    case KernelKind::kFill:
+    case KernelKind::kNone:
+      break;
   }
+  // Elementwise, copies and fills: one pass over the output.
+  for (const auto& t : call.inputs) {
+    if (t.defined()) ins.push_back(ReadView(t));
+  }
+  return EagerProgram(name, ins, FullView(out));
 }
 
 class NeuronBackend final : public DeviceBackend {
