@@ -24,6 +24,7 @@
 #include "opscope/explorer.h"
 #include "opscope/key_averages.h"
 #include "opscope/neuron.h"
+#include "opscope/ops.h"
 #include "opscope/profiler.h"
 #include "opscope/record.h"
 #include "opscope/tensor.h"
