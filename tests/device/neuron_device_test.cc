@@ -1,6 +1,6 @@
 // The simulated device's runtime behaviour: asynchronous execution, the host waiting the modeled
-// time, activity lanes per profile mode, core filtering, the per-core ring buffer, the device
-// clock domain, and the no-synchronize pitfall.
+// time, activity lanes per profile mode, core filtering, max_events_per_nc, the device clock
+// domain, and the no-synchronize pitfall. (The ring buffer itself: src/device/neuron.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "device/neuron/event_ring.h"
 #include "opscope/activity.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
@@ -194,22 +193,6 @@ TEST(NeuronDevice, CaptureEnabledForNcFiltersCores) {
   }
   EXPECT_EQ(core0, 0);
   EXPECT_EQ(core1, 1);
-}
-
-TEST(NeuronEventRing, OverwritesTheOldestAndCounts) {
-  EventRing ring(3);
-  for (int i = 0; i < 5; ++i) {
-    DeviceActivity a;
-    a.start = i;
-    ring.Push(a);
-  }
-  std::vector<DeviceActivity> out;
-  EXPECT_EQ(ring.Drain(&out), 2u);
-  ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[0].start, 2);
-  EXPECT_EQ(out[2].start, 4);
-  EXPECT_EQ(ring.size(), 0u);
-  EXPECT_EQ(ring.Drain(&out), 0u);
 }
 
 TEST(NeuronDevice, MaxEventsPerNcKeepsTheNewestAndReportsDrops) {

@@ -1,0 +1,315 @@
+#!/usr/bin/python3
+"""Checks opscope's include graph against its layers (docs/architecture.md).
+
+    tools/check_includes.py [--root DIR]      exit 0 when every include is allowed, 1 otherwise
+    tools/check_includes.py --self-test       checks the checker on a small tree with known faults
+
+Reads every `#include "..."` (and `#include <opscope/...>`) in src/, include/, tools/, tests/,
+bench/ and fuzz/, resolves it to a file, and fails on:
+  - an include that goes up the layers (a component including a public header or an internal
+    header of a component to its right, or of its sibling device backend);
+  - a `src/` header reached from outside its component that INTERNAL_USES does not list for that
+    includer (src/<component>/ is private to the component otherwise);
+  - a public header (include/opscope/) including anything but public headers;
+  - a public header missing from PUBLIC_HEADERS (every public header belongs to one layer);
+  - an include that resolves to no file, or spells a path through `src/` or `include/`.
+Each failure prints as `file:line: #include "...": reason`.
+"""
+
+import argparse
+import fnmatch
+import os
+import re
+import sys
+import tempfile
+
+# Components in layer order, lowest first. A component may include what belongs to components of a
+# lower rank; the two device backends share a rank and do not see each other.
+COMPONENTS = {
+    "trace": 0,
+    "profiler": 1,
+    "tensor": 2,
+    "device/cpu": 3,
+    "device/neuron": 3,
+    "compile": 4,
+    "analysis": 5,
+    "explorer": 6,
+}
+TOOLS_RANK = 7  # tools/: the opscope CLI, above every component
+TOP_RANK = 8    # tests/, bench/, fuzz/: may use every public header
+
+# Each public header and the component that implements it.
+PUBLIC_HEADERS = {
+    "trace.h": "trace",
+    "activity.h": "trace",
+    "record.h": "trace",
+    "key_averages.h": "profiler",
+    "device_config.h": "profiler",
+    "profiler.h": "profiler",
+    "ops.h": "tensor",
+    "tensor.h": "tensor",
+    "device.h": "tensor",
+    "neuron.h": "device/neuron",
+    "compile.h": "compile",
+    "analysis.h": "analysis",
+    "explorer.h": "explorer",
+    "opscope.h": None,  # the umbrella header: everything, for users (not for src/)
+}
+
+# Internal headers used outside their own component: (header pattern, includer patterns).
+# Patterns are fnmatch globs over repository-relative paths ("*" crosses "/"). An includer in
+# src/ must still sit to the right of the header's component. docs/architecture.md explains each.
+INTERNAL_USES = [
+    # The trace layer's JSON and arithmetic helpers: every layer above writes JSON with them.
+    ("src/trace/json_writer.h", ["src/*", "tests/*", "bench/*"]),
+    ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc"]),
+    ("src/trace/saturating.h", ["src/*"]),
+    # The recorder is driven by the profiler's sessions; the benchmark times it raw.
+    ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
+    ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
+    # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
+    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc"]),
+    # The importer's stages, tested one by one.
+    ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
+    # The Neuron model's programs and instruction graph: the model test, the simulator
+    # benchmark, compile()'s lowering test (fused vs compiled programs).
+    ("src/device/neuron/aten_programs.h",
+     ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc",
+      "src/compile/neuron_lowering_test.cc"]),
+    ("src/device/neuron/instruction_graph.h",
+     ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc"]),
+    # The CPU kernels, timed against memcpy.
+    ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
+    # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,
+    # benchmark, `opscope explore --synthetic`).
+    ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc"]),
+    ("src/explorer/summary.h", ["tests/explorer/*"]),
+    ("src/explorer/synthetic_trace.h", ["tests/explorer/*", "bench/explorer_bench.cc",
+                                        "tools/explore_command.cc"]),
+    # The CLI's demo library (tools/CMakeLists.txt: opscope_demo), which its tests link.
+    ("tools/demo_*.h", ["tools/*", "tests/device/demo_rmsnorm_test.cc",
+                        "tests/compile/demo_compiled_test.cc"]),
+    ("tools/commands.h", ["tools/*"]),
+    # Helpers of the end-to-end tests.
+    ("tests/analysis/test_support.h", ["tests/analysis/*"]),
+]
+
+SCANNED_DIRS = ["src", "include", "tools", "tests", "bench", "fuzz"]
+SOURCE_EXTENSIONS = (".h", ".cc", ".inc")
+# Folders that are not opscope's code (installed npm packages, a project's own build output).
+SKIPPED_DIRS = {"node_modules", "build"}
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(opscope/[^>]+)>)')
+
+
+def component_of(path):
+    """The component a src/ path belongs to ("device/cpu"), or None."""
+    if not path.startswith("src/"):
+        return None
+    rest = path[len("src/"):]
+    for name in sorted(COMPONENTS, key=len, reverse=True):
+        if rest.startswith(name + "/"):
+            return name
+    return None
+
+
+def rank_of_includer(path):
+    """(rank, component) of a file that includes; component is None outside src/."""
+    comp = component_of(path)
+    if comp is not None:
+        return COMPONENTS[comp], comp
+    if path.startswith("tools/"):
+        return TOOLS_RANK, None
+    return TOP_RANK, None
+
+
+def sees(includer_rank, includer_comp, target_comp):
+    """True when a file of includer_comp / includer_rank may depend on target_comp."""
+    if includer_comp == target_comp:
+        return True
+    return COMPONENTS[target_comp] < includer_rank
+
+
+def matches(path, patterns):
+    return any(fnmatch.fnmatchcase(path, p) for p in patterns)
+
+
+def resolve(root, includer, spelled):
+    """The repository-relative path an include names, or None when it names no file."""
+    if spelled.startswith("opscope/"):
+        path = "include/" + spelled
+        return path if os.path.isfile(os.path.join(root, path)) else None
+    local = os.path.normpath(os.path.join(os.path.dirname(includer), spelled))
+    for candidate in (local, "src/" + spelled, spelled):
+        if os.path.isfile(os.path.join(root, candidate)):
+            return candidate
+    return None
+
+
+def check_include(root, includer, spelled):
+    """The reason this include is not allowed, or None."""
+    if spelled.startswith(("src/", "include/", "../")):
+        return "spell src headers by component (trace/recorder.h) and public ones as opscope/x.h"
+    target = resolve(root, includer, spelled)
+    if target is None:
+        return "names no file in the tree"
+    rank, comp = rank_of_includer(includer)
+
+    if target.startswith("include/opscope/"):
+        name = target[len("include/opscope/"):]
+        if name not in PUBLIC_HEADERS:
+            return (f"public header {name} has no layer: add it to PUBLIC_HEADERS in "
+                    "tools/check_includes.py and to docs/architecture.md")
+        owner = PUBLIC_HEADERS[name]
+        if includer.startswith("include/opscope/"):
+            own = PUBLIC_HEADERS.get(includer[len("include/opscope/"):])
+            if own is None:
+                return None  # the umbrella header includes every public header
+            if owner is None:
+                return "a public header may not include the umbrella header"
+            if not sees(COMPONENTS[own], own, owner):
+                return f"goes up the layers: {own} header includes a {owner} header"
+            return None
+        if owner is None:
+            return None if comp is None else "src/ includes the headers it needs, not opscope.h"
+        if not sees(rank, comp, owner):
+            return f"goes up the layers: {comp or includer.split('/')[0]} includes {owner}'s header"
+        return None
+
+    if includer.startswith("include/"):
+        return "a public header may include only public headers"
+    target_comp = component_of(target)
+    if target_comp is not None and target_comp == comp:
+        return None  # a component's own internals
+    if target.startswith("tests/") and includer.startswith("tests/") and (
+            os.path.dirname(target) == os.path.dirname(includer)):
+        return None  # a test folder's own helpers
+    for header, includers in INTERNAL_USES:
+        if fnmatch.fnmatchcase(target, header) and matches(includer, includers):
+            if target_comp is not None and not sees(rank, comp, target_comp):
+                return f"goes up the layers: {comp} includes {target_comp}'s internal {target}"
+            return None
+    where = f"{target_comp}'s internal header" if target_comp else "an internal header"
+    return (f"reaches {where} {target}: use a public header, or list the use in INTERNAL_USES "
+            "(tools/check_includes.py) and docs/architecture.md")
+
+
+def source_files(root):
+    for top in SCANNED_DIRS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            for name in sorted(filenames):
+                if name.endswith(SOURCE_EXTENSIONS):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def check_tree(root):
+    """(problems, files, includes) for the tree at root; problems are printable lines."""
+    problems = []
+    files = includes = 0
+    for path in source_files(root):
+        files += 1
+        public = path.startswith("include/opscope/")
+        if public and path[len("include/opscope/"):] not in PUBLIC_HEADERS:
+            problems.append(f"{path}:1: public header has no layer: add it to PUBLIC_HEADERS in "
+                            "tools/check_includes.py and to docs/architecture.md")
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                m = INCLUDE_RE.match(line)
+                if not m:
+                    continue
+                includes += 1
+                spelled = m.group(1) or m.group(2)
+                reason = check_include(root, path, spelled)
+                if reason:
+                    problems.append(f'{path}:{number}: #include "{spelled}": {reason}')
+    return problems, files, includes
+
+
+def self_test():
+    """Builds a small tree with one fault of each kind (and allowed includes), checks the report."""
+    files = {
+        "include/opscope/trace.h": "",
+        "include/opscope/record.h": '#include "opscope/trace.h"\n',
+        "include/opscope/profiler.h": '#include "opscope/record.h"\n',
+        "include/opscope/tensor.h": '#include "opscope/profiler.h"\n',
+        "include/opscope/opscope.h": '#include "opscope/tensor.h"\n',
+        "include/opscope/mystery.h": "",
+        # Faults, one per line number 1..n below.
+        "src/trace/recorder.cc": '#include "opscope/profiler.h"\n#include "trace/recorder.h"\n',
+        "src/trace/recorder.h": '#include "opscope/record.h"\n',
+        "src/trace/thread_buffer.h": "",
+        "src/trace/json_writer.h": "",
+        "src/profiler/profiler.cc": ('#include "trace/thread_buffer.h"\n'
+                                     '#include "trace/recorder.h"\n'
+                                     '#include "trace/json_writer.h"\n'
+                                     '#include "opscope/tensor.h"\n'),
+        "src/device/cpu/cpu.cc": '#include "device/neuron/neuron_internal.h"\n',
+        "src/device/neuron/neuron_internal.h": "",
+        "src/tensor/tensor.cc": ('#include "opscope/opscope.h"\n'
+                                 '#include "src/trace/recorder.h"\n'
+                                 '#include "tensor/missing.h"\n'),
+        "include/opscope/bad_public.h": '#include "trace/recorder.h"\n',
+        "tests/x/x_test.cc": ('#include "opscope/opscope.h"\n'
+                              '#include "trace/thread_buffer.h"\n'
+                              '#include "helper.h"\n'
+                              '#include "trace/json_writer.h"\n'),
+        "tests/x/helper.h": "",
+        "tools/main.cc": '#include "opscope/tensor.h"\n#include "tools/commands.h"\n',
+        "tools/commands.h": "",
+    }
+    expected = {
+        "include/opscope/mystery.h:1": "no layer",
+        "include/opscope/bad_public.h:1": "only public headers",
+        "src/trace/recorder.cc:1": "goes up the layers",
+        "src/profiler/profiler.cc:1": "trace's internal header src/trace/thread_buffer.h",
+        "src/profiler/profiler.cc:4": "goes up the layers",
+        "src/device/cpu/cpu.cc:1": "device/neuron's internal header",
+        "src/tensor/tensor.cc:1": "not opscope.h",
+        "src/tensor/tensor.cc:2": "spell src headers by component",
+        "src/tensor/tensor.cc:3": "names no file",
+        "tests/x/x_test.cc:2": "trace's internal header",
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as f:
+                f.write(text)
+        problems, _, _ = check_tree(root)
+    found = {}
+    for p in problems:
+        where = ":".join(p.split(":")[:2])
+        found.setdefault(where, []).append(p)
+    ok = True
+    for where, words in expected.items():
+        if not any(words in p for p in found.get(where, [])):
+            print(f"self-test: expected a problem at {where} mentioning '{words}'; got "
+                  f"{found.get(where)}")
+            ok = False
+    for where in found:
+        if where not in expected:
+            print(f"self-test: unexpected problem {found[where]}")
+            ok = False
+    print(f"check_includes self-test: {'passed' if ok else 'FAILED'} "
+          f"({len(expected)} faults planted, {len(problems)} reported)")
+    return 0 if ok else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--root", default=os.path.dirname(here),
+                        help="the repository (default: the folder above tools/)")
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args()
+    if args.self_test:
+        return self_test()
+    problems, files, includes = check_tree(args.root)
+    for p in problems:
+        print(p)
+    print(f"check_includes: {files} files, {includes} includes, {len(problems)} not allowed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
