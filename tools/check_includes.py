@@ -13,7 +13,9 @@ bench/ and fuzz/, resolves it to a file, and fails on:
   - a public header (include/opscope/) including anything but public headers;
   - a public header missing from PUBLIC_HEADERS (every public header belongs to one layer);
   - an include that resolves to no file, or spells a path through `src/` or `include/`.
-Each failure prints as `file:line: #include "...": reason`.
+It also reads each component's library in src/<component>/CMakeLists.txt (opscope_library DEPS)
+and fails on a link to a component to its right (LINK_EXCEPTIONS lists the one sideways link).
+Each failure prints as `file:line: reason`.
 """
 
 import argparse
@@ -33,16 +35,18 @@ COMPONENTS = {
     "device/neuron": 3,
     "compile": 4,
     "analysis": 5,
-    "explorer": 6,
+    "job": 6,
+    "explorer": 7,
 }
-TOOLS_RANK = 7  # tools/: the opscope CLI, above every component
-TOP_RANK = 8    # tests/, bench/, fuzz/: may use every public header
+TOOLS_RANK = 8  # tools/: the opscope CLI, above every component
+TOP_RANK = 9    # tests/, bench/, fuzz/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
     "trace.h": "trace",
     "activity.h": "trace",
     "record.h": "trace",
+    "status.h": "trace",
     "key_averages.h": "profiler",
     "device_config.h": "profiler",
     "profiler.h": "profiler",
@@ -52,6 +56,7 @@ PUBLIC_HEADERS = {
     "neuron.h": "device/neuron",
     "compile.h": "compile",
     "analysis.h": "analysis",
+    "job.h": "job",
     "explorer.h": "explorer",
     "opscope.h": None,  # the umbrella header: everything, for users (not for src/)
 }
@@ -69,6 +74,8 @@ INTERNAL_USES = [
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
     ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc"]),
+    # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
+    ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
     # The Neuron model's programs and instruction graph: the model test, the simulator
@@ -86,13 +93,21 @@ INTERNAL_USES = [
     ("src/explorer/summary.h", ["tests/explorer/*"]),
     ("src/explorer/synthetic_trace.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                         "tools/explore_command.cc"]),
-    # The CLI's demo library (tools/CMakeLists.txt: opscope_demo), which its tests link.
-    ("tools/demo_*.h", ["tools/*", "tests/device/demo_rmsnorm_test.cc",
-                        "tests/compile/demo_compiled_test.cc"]),
-    ("tools/commands.h", ["tools/*"]),
-    # Helpers of the end-to-end tests.
-    ("tests/analysis/test_support.h", ["tests/analysis/*"]),
+    # The CLI's own headers; its demo library (tools/CMakeLists.txt: opscope_demo) is also
+    # linked by the demo's tests.
+    ("tools/*.h", ["tools/*"]),
+    ("tools/demo_*.h",
+     ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc"]),
+    # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
+    ("tests/analysis/test_support.h", ["tests/*"]),
 ]
+
+# Links between components of the same rank, with the reason (docs/architecture.md).
+LINK_EXCEPTIONS = {
+    # The simulated NeuronCore computes its results with the CPU kernels, through the registry's
+    # cpu backend (device.h); it includes no device/cpu header.
+    ("device/neuron", "device/cpu"),
+}
 
 SCANNED_DIRS = ["src", "include", "tools", "tests", "bench", "fuzz"]
 SOURCE_EXTENSIONS = (".h", ".cc", ".inc")
@@ -223,7 +238,37 @@ def check_tree(root):
                 reason = check_include(root, path, spelled)
                 if reason:
                     problems.append(f'{path}:{number}: #include "{spelled}": {reason}')
-    return problems, files, includes
+    return problems + check_links(root), files, includes
+
+
+LIBRARY_RE = re.compile(r"opscope_library\s*\((.*?)\)", re.S)
+SET_RE = re.compile(r"set\s*\(\s*(\w+)\s+([^)]*)\)", re.S)
+
+
+def check_links(root):
+    """Problems with the link dependencies of each component's library."""
+    problems = []
+    for comp in COMPONENTS:
+        path = f"src/{comp}/CMakeLists.txt"
+        full = os.path.join(root, path)
+        if not os.path.isfile(full):
+            continue
+        with open(full, encoding="utf-8") as f:
+            text = f.read()
+        variables = {m.group(1): m.group(2) for m in SET_RE.finditer(text)}
+        for m in LIBRARY_RE.finditer(text):
+            body = re.sub(r"#[^\n]*", "", m.group(1))
+            line = text.count("\n", 0, m.start()) + 1
+            deps = body.split("DEPS", 1)[1] if "DEPS" in body else ""
+            deps = re.sub(r"\$\{(\w+)\}", lambda v: variables.get(v.group(1), ""), deps)
+            for dep in re.findall(r"\bopscope_(\w+)", deps):
+                target = next((c for c in COMPONENTS if c.replace("/", "_") == dep), None)
+                if target is None or target == comp or (comp, target) in LINK_EXCEPTIONS:
+                    continue
+                if not sees(COMPONENTS[comp], comp, target):
+                    problems.append(f"{path}:{line}: opscope_{comp.replace('/', '_')} links "
+                                    f"opscope_{dep}: goes up the layers")
+    return problems
 
 
 def self_test():
@@ -257,6 +302,11 @@ def self_test():
         "tests/x/helper.h": "",
         "tools/main.cc": '#include "opscope/tensor.h"\n#include "tools/commands.h"\n',
         "tools/commands.h": "",
+        "src/tensor/CMakeLists.txt": ("set(DEPS_ opscope_trace opscope_compile)\n"
+                                      "opscope_library(NAME opscope_tensor SOURCES t.cc\n"
+                                      "  DEPS ${DEPS_} fmt::fmt)\n"),
+        "src/device/neuron/CMakeLists.txt": ("opscope_library(NAME opscope_device_neuron\n"
+                                             "  DEPS opscope_device_cpu opscope_tensor)\n"),
     }
     expected = {
         "include/opscope/mystery.h:1": "no layer",
@@ -269,6 +319,7 @@ def self_test():
         "src/tensor/tensor.cc:2": "spell src headers by component",
         "src/tensor/tensor.cc:3": "names no file",
         "tests/x/x_test.cc:2": "trace's internal header",
+        "src/tensor/CMakeLists.txt:2": "links opscope_compile",
     }
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():

@@ -1,4 +1,4 @@
-// The profiler's side of the device hooks declared in opscope/profiler.h.
+// The profiler's side of the device hooks declared in opscope/device_config.h.
 #ifndef OPSCOPE_SRC_PROFILER_DEVICE_HOOKS_H_
 #define OPSCOPE_SRC_PROFILER_DEVICE_HOOKS_H_
 
