@@ -1,12 +1,16 @@
-// opscope report TRACE [--sort KEY] [--rows N] [--json]: import a torch.profiler / Kineto trace
-// (plain or gzip) and print key_averages, the device timeline, top kernels and launch statistics.
+// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--no-clock-align]: import a
+// torch.profiler / Kineto trace (plain or gzip) and print key_averages, the device timeline, top
+// kernels and launch statistics; paths naming several traces are one distributed job, one trace
+// per rank (tools/job_commands.h).
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "opscope/analysis.h"
 #include "tools/commands.h"
+#include "tools/job_commands.h"
 
 namespace opscope::tools {
 
@@ -18,6 +22,27 @@ struct ReportArgs {
   int rows = 20;
   bool json = false;
 };
+
+int RunReport(const ReportArgs& args);
+
+// One trace file: today's single-trace report; several: the job report.
+int RunReportOrJob(const JobReportArgs& job_args) {
+  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows, job_args.json};
+  if (job_args.paths.size() == 1 && job_args.rank < 0 &&
+      !std::filesystem::is_directory(job_args.paths.front())) {
+    return RunReport(single);  // one file: today's report, errors included
+  }
+  std::vector<RankFile> files;
+  std::string error;
+  if (!ResolveTraceFiles(job_args.paths, &files, &error)) {
+    std::fprintf(stderr, "opscope report: %s\n", error.c_str());
+    return 1;
+  }
+  if (files.size() == 1 && job_args.rank < 0) {
+    return RunReport({files.front().path, job_args.sort_by, job_args.rows, job_args.json});
+  }
+  return RunJobReport(job_args, files);
+}
 
 int RunReport(const ReportArgs& args) {
   Trace trace;
@@ -51,19 +76,25 @@ int RunReport(const ReportArgs& args) {
 }  // namespace
 
 void AddReportCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<ReportArgs>();
+  auto args = std::make_shared<JobReportArgs>();
   auto* cmd = app.add_subcommand(
       "report",
       "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
-      "device timeline, top kernels, launch statistics");
-  cmd->add_option("trace", args->path, "Trace file (Kineto / Chrome trace JSON, plain or gzip)")
+      "device timeline, top kernels, launch statistics; several traces (files or folders, one "
+      "per rank) as one distributed job: per-rank timeline, collectives, stragglers");
+  cmd->add_option("paths", args->paths,
+                  "Trace files (Kineto / Chrome trace JSON, plain or gzip) or folders of them")
       ->required();
   cmd->add_option("--sort", args->sort_by,
                   "key_averages sort key (self_cpu_time_total, cpu_time_total, "
                   "device_time_total, self_cuda_time_total, count, ...)");
   cmd->add_option("--rows", args->rows, "Rows per table (default 20; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
-  cmd->callback([args, exit_code] { *exit_code = RunReport(*args); });
+  cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
+  cmd->add_flag("--no-clock-align{false}", args->align_clocks,
+                "Job: compare ranks' timestamps as recorded (default: align each rank's clock "
+                "to the lowest rank's from collective end times)");
+  cmd->callback([args, exit_code] { *exit_code = RunReportOrJob(*args); });
 }
 
 }  // namespace opscope::tools

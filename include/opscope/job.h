@@ -1,0 +1,239 @@
+// Whole distributed jobs: one trace per rank, analysed together.
+//
+// A job is read in two stages so that it can be spread over many processes (MPI) and still give
+// the same answer: each rank's trace is imported and reduced to a RankSummary (a few KB per
+// collective-heavy rank, independent of the trace's size), the trace is dropped, and the
+// summaries of all ranks are analysed together by AnalyzeJob.
+//
+//   std::vector<opscope::RankFile> files;
+//   std::string error;
+//   if (!opscope::FindRankFiles({"traces/"}, &files, &error)) { ... }
+//   std::vector<opscope::RankSummary> ranks;
+//   for (const opscope::RankFile& f : files) ranks.push_back(opscope::LoadRankSummary(f));
+//   opscope::JobReport job = opscope::AnalyzeJob(std::move(ranks));
+//   if (!job.error.empty()) { ... }                 // e.g. two files claiming one rank
+//   std::cout << opscope::FormatJobReport(job);     // or JobReportJson(job)
+//
+// Definitions (docs/multi-rank.md cites each source):
+//   - per-rank timeline: ComputeDeviceTimeline (TraceLens gpu_timeline); overlap_pct as HTA's
+//     get_comm_comp_overlap: |communication ∩ computation| / |communication| over merged kernel
+//     intervals;
+//   - a collective instance is (process group, sequence in that group); per instance
+//     skew = last start - first start, a rank's sync wait = last start - its start,
+//     transfer = earliest end - last start, algbw = bytes / transfer, busbw = algbw x NCCL's
+//     factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; others 1);
+//   - clock alignment: each rank's clock is fitted to the lowest rank's from collective end
+//     times (offset + drift) and applied before skew.
+// Times are nanoseconds since the epoch (the trace's base time + its timestamp) unless a name
+// says otherwise.
+//
+// Thread safety: every function is pure over its arguments and may run concurrently.
+#ifndef OPSCOPE_JOB_H_
+#define OPSCOPE_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "opscope/analysis.h"
+
+namespace opscope {
+
+// ---------------------------------------------------------------------------------------------
+// Finding and reading rank files
+
+struct RankFile {
+  std::string path;
+  uint64_t bytes = 0;  // size as stored (what MPI balances on)
+  int name_rank = -1;  // rank from a `rank[-_]?N` in the file or folder name; -1 = none
+};
+
+// Every *.json (with traceEvents) / *.json.gz trace file named by `paths` (files, or folders
+// searched recursively, such as Neuron's profile layout), sorted by path. False with a message
+// when a path does not exist or a folder holds no trace.
+bool FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
+                   std::string* error);
+// The rank a path names ("rank3", "rank-3", "rank_3", any case, in the file name or, failing
+// that, the closest folder name); -1 when none.
+int RankFromPath(const std::string& path);
+
+// One collective as one rank saw it: a communication kernel (the shared classifier,
+// analysis::IsCommunication) with PyTorch's collective args when the trace has them.
+struct CollectiveRecord {
+  std::string group;   // "Process Group Name"; "stream N" (N-th communication stream) without it
+  int64_t seq = 0;     // the explicit "Seq" arg, else its index in the group on this rank
+  std::string name;    // "Collective name" (allreduce, broadcast, ...), else from the kernel name
+  std::string kernel;  // the kernel's name
+  std::string dtype;   // "Float", "BFloat16", ... ("" when not recorded)
+  int64_t in_nelems = -1;   // "In msg nelems" (-1 = not recorded)
+  int64_t out_nelems = -1;  // "Out msg nelems"
+  int64_t group_size = 0;   // "Group size" (0 = not recorded)
+  int64_t stream = 0;       // the device track's tid
+  int64_t start_ns = 0;     // kernel start, epoch ns in this rank's clock
+  int64_t end_ns = 0;
+  // Computation kernel time (union) on this rank since its previous collective ended: what the
+  // rank did before it arrived.
+  int64_t compute_before_ns = 0;
+};
+
+// A training step on one rank: a ProfilerStep#N annotation.
+struct StepRecord {
+  int64_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// Direct device time of one op on one rank (TraceLens ops_summary).
+struct RankOpTime {
+  std::string name;
+  int64_t device_ns = 0;
+  int64_t count = 0;
+};
+
+// Everything the job analyses need from one rank's trace. Plain data: it is what MPI processes
+// send to process 0 (SerializeRankSummaries), so it holds no pointers and no doubles.
+struct RankSummary {
+  std::string file;
+  uint64_t file_bytes = 0;
+  int rank = -1;       // distributedInfo.rank, else from the path; -1 = unknown
+  int world_size = 0;  // distributedInfo.world_size; 0 = not recorded
+  bool rank_from_distributed_info = false;
+  // Import outcome: a failed import leaves `error` set (with the byte offset in the message and
+  // in error_offset) and the rank out of the analyses.
+  std::string error;
+  uint64_t error_offset = 0;
+  uint64_t skipped_events = 0;
+  std::string device_type;
+  uint64_t slices = 0;
+  DeviceTimeline timeline;                    // today's single-trace definitions
+  int64_t overlap_comm_ns = 0;                // HTA: merged communication kernel time
+  int64_t overlap_ns = 0;                     // ... of it overlapped by merged computation kernels
+  std::vector<CollectiveRecord> collectives;  // in start order
+  std::vector<StepRecord> steps;              // in start order
+  std::vector<RankOpTime> ops;                // sorted by name
+};
+
+// Reduces one imported trace to its summary (the trace may be dropped afterwards).
+RankSummary SummarizeRank(const Trace& trace, const RankFile& file);
+// Imports `file` and summarizes it; a file that fails to import gives a summary with `error` set.
+RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options = {});
+
+// A compact binary encoding of summaries (little-endian, length-prefixed; versioned), for
+// gathering them from several processes. Parse returns false on malformed input.
+std::string SerializeRankSummaries(const std::vector<RankSummary>& summaries);
+bool ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries,
+                        std::string* error);
+
+// ---------------------------------------------------------------------------------------------
+// The analyses
+
+struct JobOptions {
+  bool align_clocks = true;  // fit and apply per-rank clock offsets before computing skew
+  int rows = 20;             // row limit of the text tables (-1 = all)
+};
+
+struct RankRow {
+  int rank = -1;
+  std::string file;
+  DeviceTimeline timeline;
+  double overlap_pct = 0;      // HTA's comp_comm_overlap_pctg (2 decimals); 0 without communication
+  double clock_offset_ns = 0;  // this rank's clock minus the reference rank's, at its first
+  double clock_drift_ppm = 0;  // collective end; and how fast it drifts
+  int clock_points = 0;        // collectives the fit used
+};
+
+struct CollectiveInstance {
+  std::string group;
+  int64_t seq = 0;
+  std::string name;
+  std::string dtype;
+  int64_t bytes = 0;              // max(in, out) nelems x dtype size; 0 = unknown
+  int64_t group_size = 0;         // "Group size", else the ranks present
+  std::vector<int> ranks;         // present, ascending
+  std::vector<int64_t> wait_ns;   // per rank in `ranks`: last start - its start (aligned)
+  std::vector<int64_t> start_ns;  // per rank in `ranks`: aligned start
+  int64_t skew_ns = 0;            // last start - first start
+  int64_t transfer_ns = 0;        // earliest end - last start
+  double algbw_gbps = -1;         // < 0 = unknown
+  double busbw_gbps = -1;
+  int last_rank = -1;  // the rank that started last (-1 when the skew is under 1 us: noise)
+};
+
+struct CollectiveSummaryRow {
+  std::string name;
+  int64_t bytes = 0;
+  int64_t count = 0;
+  double mean_skew_ns = 0, median_skew_ns = 0, max_skew_ns = 0;
+  double mean_transfer_ns = 0;
+  double busbw_gbps = -1;  // mean over instances with a known bandwidth
+};
+
+struct StragglerRow {
+  int rank = -1;
+  int64_t times_last = 0;
+  int64_t wait_caused_ns = 0;          // other ranks' sync wait at collectives where it was last
+  double wait_caused_per_step_ns = 0;  // over the job's steps (ProfilerStep#), else per instance
+  // Evidence: its computation before the collectives where it was last, against the median rank
+  // at the same collectives (mean per collective).
+  double compute_before_ns = 0;
+  double median_compute_before_ns = 0;
+  // Where it made the others wait longest: the instance (group, seq) and that wait.
+  std::string worst_group;
+  int64_t worst_seq = -1;
+  int64_t worst_wait_ns = 0;
+};
+
+struct OpAcrossRanks {
+  std::string name;
+  int64_t min_ns = 0, max_ns = 0;
+  double median_ns = 0;
+  int max_rank = -1;
+  int ranks = 0;  // ranks where the op has device time
+};
+
+struct JobError {
+  std::string file;
+  uint64_t offset = 0;
+  std::string message;
+};
+
+struct JobReport {
+  // Set when the job cannot be analysed (two files claiming one rank, a file with no rank);
+  // everything else is empty then.
+  std::string error;
+  std::vector<std::string> warnings;  // missing ranks, disagreeing world sizes, skipped events
+  std::vector<JobError> errors;       // rank files that failed to import (the job is partial)
+  bool partial = false;
+  int world_size = 0;  // agreed world size, else ranks found
+  std::string device_type;
+  bool clocks_aligned = false;
+  int reference_rank = -1;
+  int64_t steps = 0;                            // ProfilerStep# count of the rank with most steps
+  std::vector<RankRow> ranks;                   // ascending rank
+  std::vector<CollectiveInstance> collectives;  // by (group, seq)
+  std::vector<CollectiveSummaryRow> collective_summary;  // by count x mean transfer, descending
+  std::vector<StragglerRow> stragglers;                  // by wait caused, descending
+  std::vector<OpAcrossRanks> ops;                        // by max device time, descending
+  std::vector<std::string> findings;                     // plain sentences, most important first
+  // The per-rank summaries the report was built from (ascending rank), for --rank and diff.
+  std::vector<RankSummary> summaries;
+};
+
+// Checks the ranks (duplicates, gaps, world sizes), aligns clocks, matches collectives and
+// computes every table. The result does not depend on the order of `ranks`.
+JobReport AnalyzeJob(std::vector<RankSummary> ranks, const JobOptions& options = {});
+
+std::string FormatJobReport(const JobReport& report, const JobOptions& options = {});
+// `ranks`, `collectives`, `collective_summary`, `stragglers`, `ops`, `findings`, `warnings`,
+// `errors`, `partial`: one JSON document, byte-identical for the same summaries.
+std::string JobReportJson(const JobReport& report);
+
+// ---------------------------------------------------------------------------------------------
+// Comparing two jobs: rank by rank and collective by collective
+
+std::string FormatJobDiff(const JobReport& a, const JobReport& b, int rows = 20);
+std::string JobDiffJson(const JobReport& a, const JobReport& b);
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_JOB_H_

@@ -1,0 +1,133 @@
+// One rank's trace reduced to what the job analyses need (RankSummary).
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "analysis/device_activity.h"
+#include "job/collective_args.h"
+#include "opscope/job.h"
+
+namespace opscope {
+namespace {
+
+using analysis::Interval;
+
+// distributedInfo (Kineto writes it from torch.distributed): rank and world_size.
+void ReadDistributedInfo(const Trace& trace, RankSummary* out) {
+  for (const auto& [key, value] : trace.metadata().extra) {
+    if (key != "distributedInfo") continue;
+    simdjson::dom::parser parser;
+    simdjson::dom::object info;
+    if (parser.parse(value).get_object().get(info) != simdjson::SUCCESS) return;
+    int64_t v;
+    if (info["rank"].get_int64().get(v) == simdjson::SUCCESS && v >= 0 && v < (1 << 24)) {
+      out->rank = static_cast<int>(v);
+      out->rank_from_distributed_info = true;
+    }
+    if (info["world_size"].get_int64().get(v) == simdjson::SUCCESS && v > 0 && v < (1 << 24)) {
+      out->world_size = static_cast<int>(v);
+    }
+    return;
+  }
+}
+
+// Merged intervals of every device kernel, split as HTA's kernel types: communication and
+// computation (memcpy / memset are neither).
+void KernelIntervals(const Trace& trace, std::vector<Interval>* comm, std::vector<Interval>* comp) {
+  for (const Slice& s : trace.slices()) {
+    if (s.kind != ActivityKind::kKernel) continue;
+    const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
+    (analysis::IsCommunication(trace.Str(s.name)) ? comm : comp)->push_back(iv);
+  }
+  analysis::MergeIntervals(comm);
+  analysis::MergeIntervals(comp);
+}
+
+// For each collective (in start order), the computation time between the rank's previous
+// collective end and its start: one forward sweep, as the windows only move forward.
+void AddComputeBefore(const std::vector<Interval>& comp, int64_t base_ns,
+                      std::vector<CollectiveRecord>* collectives) {
+  size_t first = 0;  // first interval ending after the current window's begin
+  int64_t window_begin = comp.empty() ? 0 : comp.front().begin;
+  for (CollectiveRecord& c : *collectives) {
+    const int64_t window_end = c.start_ns - base_ns;
+    while (first < comp.size() && comp[first].end <= window_begin) ++first;
+    int64_t total = 0;
+    for (size_t i = first;
+         window_end > window_begin && i < comp.size() && comp[i].begin < window_end; ++i) {
+      total += std::min(comp[i].end, window_end) - std::max(comp[i].begin, window_begin);
+    }
+    c.compute_before_ns = std::max<int64_t>(total, 0);
+    window_begin = std::max(window_begin, c.end_ns - base_ns);
+  }
+}
+
+// ProfilerStep#N annotations (host side), in start order.
+std::vector<StepRecord> Steps(const Trace& trace) {
+  std::vector<StepRecord> steps;
+  const int64_t base = trace.metadata().base_time_ns;
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  for (const Slice& s : trace.slices()) {
+    if (s.kind != ActivityKind::kUserAnnotation && s.kind != ActivityKind::kCpuOp) continue;
+    const std::string_view name = trace.Str(s.name);
+    if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) continue;
+    const std::string number(name.substr(kPrefix.size()));
+    char* end = nullptr;
+    const long long n = std::strtoll(number.c_str(), &end, 10);
+    if (!end || *end != '\0') continue;
+    steps.push_back({n, base + s.ts_ns, base + s.ts_ns + s.dur_ns});
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepRecord& a, const StepRecord& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.step < b.step;
+  });
+  return steps;
+}
+
+}  // namespace
+
+RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
+  RankSummary out;
+  out.file = file.path;
+  out.file_bytes = file.bytes;
+  out.rank = file.name_rank;
+  ReadDistributedInfo(trace, &out);
+  out.device_type = trace.metadata().device_type;
+  out.skipped_events = trace.metadata().skipped_events;
+  out.slices = trace.slices().size();
+  out.timeline = ComputeDeviceTimeline(trace);
+  std::vector<Interval> comm, comp;
+  KernelIntervals(trace, &comm, &comp);
+  out.overlap_comm_ns = analysis::Length(comm);
+  out.overlap_ns = out.overlap_comm_ns - analysis::Length(analysis::Subtract(comm, comp));
+  out.collectives = job::ExtractCollectives(trace);
+  AddComputeBefore(comp, trace.metadata().base_time_ns, &out.collectives);
+  out.steps = Steps(trace);
+  for (const OpDeviceTime& op : ComputeOpSummary(trace).rows) {
+    out.ops.push_back({op.name, op.direct_device_ns, op.count});
+  }
+  std::sort(out.ops.begin(), out.ops.end(),
+            [](const RankOpTime& a, const RankOpTime& b) { return a.name < b.name; });
+  return out;
+}
+
+RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) {
+  Trace trace;
+  ImportStats stats;
+  const ImportStatus st = ImportTrace(file.path, &trace, &stats, options);
+  if (!st.ok()) {
+    RankSummary out;
+    out.file = file.path;
+    out.file_bytes = file.bytes;
+    out.rank = file.name_rank;
+    // The rank is still known when distributedInfo came before the error.
+    ReadDistributedInfo(trace, &out);
+    out.error = st.message();
+    out.error_offset = st.offset();
+    return out;
+  }
+  return SummarizeRank(trace, file);
+}
+
+}  // namespace opscope

@@ -1,0 +1,113 @@
+// Rank summaries survive the binary encoding MPI processes send, and malformed input is refused.
+#include <gtest/gtest.h>
+
+#include "opscope/job.h"
+
+namespace opscope {
+namespace {
+
+RankSummary Sample(int rank) {
+  RankSummary s;
+  s.file = "/runs/job/rank" + std::to_string(rank) + ".json.gz";
+  s.file_bytes = 123456789;
+  s.rank = rank;
+  s.world_size = 8;
+  s.rank_from_distributed_info = true;
+  s.device_type = "CUDA";
+  s.slices = 1000;
+  s.timeline.start_ns = 10;
+  s.timeline.exposed_memcpy_ns = -3;  // any int64 survives
+  s.timeline.activities = 77;
+  s.overlap_comm_ns = 5000;
+  s.overlap_ns = 1200;
+  for (int i = 0; i < 3; ++i) {
+    CollectiveRecord c;
+    c.group = "0";
+    c.seq = i;
+    c.name = "allreduce";
+    c.kernel = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+    c.dtype = "Float";
+    c.in_nelems = c.out_nelems = 1 << 20;
+    c.group_size = 8;
+    c.stream = 40;
+    c.start_ns = 1'700'000'000'000'000'000 + i * 1'000'000;
+    c.end_ns = c.start_ns + 4000;
+    c.compute_before_ns = 900 + i;
+    s.collectives.push_back(c);
+  }
+  s.steps.push_back({7, 1'700'000'000'000'000'000, 1'700'000'000'100'000'000});
+  s.ops.push_back({"aten::mm", 4000, 3});
+  return s;
+}
+
+void ExpectSame(const RankSummary& a, const RankSummary& b) {
+  EXPECT_EQ(a.file, b.file);
+  EXPECT_EQ(a.file_bytes, b.file_bytes);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.world_size, b.world_size);
+  EXPECT_EQ(a.rank_from_distributed_info, b.rank_from_distributed_info);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.error_offset, b.error_offset);
+  EXPECT_EQ(a.device_type, b.device_type);
+  EXPECT_EQ(a.timeline.ToJson(), b.timeline.ToJson());
+  EXPECT_EQ(a.overlap_comm_ns, b.overlap_comm_ns);
+  EXPECT_EQ(a.overlap_ns, b.overlap_ns);
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    const CollectiveRecord &x = a.collectives[i], &y = b.collectives[i];
+    EXPECT_EQ(x.group, y.group);
+    EXPECT_EQ(x.seq, y.seq);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.kernel, y.kernel);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.in_nelems, y.in_nelems);
+    EXPECT_EQ(x.group_size, y.group_size);
+    EXPECT_EQ(x.start_ns, y.start_ns);
+    EXPECT_EQ(x.end_ns, y.end_ns);
+    EXPECT_EQ(x.compute_before_ns, y.compute_before_ns);
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  EXPECT_EQ(a.steps[0].end_ns, b.steps[0].end_ns);
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  EXPECT_EQ(a.ops[0].name, b.ops[0].name);
+}
+
+TEST(SummaryCodec, RoundTrip) {
+  std::vector<RankSummary> in = {Sample(0), Sample(5)};
+  in[1].error = "byte 99 (event 3): expected ','";
+  in[1].error_offset = 99;
+  const std::string bytes = SerializeRankSummaries(in);
+  std::vector<RankSummary> out;
+  std::string error;
+  ASSERT_TRUE(ParseRankSummaries(bytes, &out, &error)) << error;
+  ASSERT_EQ(out.size(), 2u);
+  ExpectSame(in[0], out[0]);
+  ExpectSame(in[1], out[1]);
+  // Strings repeated per collective are stored once: a collective costs tens of bytes.
+  EXPECT_LT(bytes.size(), 600u);
+}
+
+TEST(SummaryCodec, AnalysisIsTheSameAfterARoundTrip) {
+  std::vector<RankSummary> in = {Sample(0), Sample(1)};
+  in[1].collectives[1].start_ns += 5000;
+  std::vector<RankSummary> out;
+  std::string error;
+  ASSERT_TRUE(ParseRankSummaries(SerializeRankSummaries(in), &out, &error)) << error;
+  EXPECT_EQ(JobReportJson(AnalyzeJob(in)), JobReportJson(AnalyzeJob(out)));
+}
+
+TEST(SummaryCodec, RefusesMalformedInput) {
+  const std::string bytes = SerializeRankSummaries({Sample(0)});
+  std::vector<RankSummary> out;
+  std::string error;
+  EXPECT_FALSE(ParseRankSummaries("garbage", &out, &error));
+  EXPECT_NE(error.find("bad header"), std::string::npos);
+  for (size_t cut : {size_t{7}, bytes.size() / 2, bytes.size() - 1}) {
+    out.clear();
+    EXPECT_FALSE(ParseRankSummaries(std::string_view(bytes).substr(0, cut), &out, &error)) << cut;
+  }
+  EXPECT_FALSE(ParseRankSummaries(bytes + "x", &out, &error));
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,132 @@
+// `opscope report` on folders of rank traces as a user runs it: the job's JSON names, a corrupt
+// rank file (reported with file and byte offset, the rest analysed, the report partial), two files
+// claiming one rank, and a single trace keeping today's report byte for byte.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/job/rank_set.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout (and stderr when asked)
+};
+
+CliRun Opscope(const std::string& args, bool with_stderr = false) {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  const std::string cmd = "'" + (fs::path(dir ? dir : "build") / "opscope").string() + "' " + args +
+                          (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class JobCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(set_.ok());
+    dir_ = fs::temp_directory_path() /
+           ("opscope_job_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+  testing::NcclRankSet set_;
+  fs::path dir_;
+};
+
+TEST_F(JobCli, JsonCarriesTheIssuesNames) {
+  for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
+  const CliRun run = Opscope("report " + Q(dir_) + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(run.out).get(doc), simdjson::SUCCESS) << run.out.substr(0, 300);
+  for (const char* key :
+       {"rank", "file", "busy_us", "idle_us", "computation_us", "communication_us",
+        "exposed_communication_us", "overlap_pct", "clock_offset_us"}) {
+    EXPECT_EQ(doc["ranks"].at(0)[key].error(), simdjson::SUCCESS) << key;
+  }
+  for (const char* key : {"group", "seq", "name", "bytes", "ranks", "skew_us", "transfer_us",
+                          "algbw_gbps", "busbw_gbps", "last_rank"}) {
+    EXPECT_EQ(doc["collectives"].at(0)[key].error(), simdjson::SUCCESS) << key;
+  }
+  for (const char* key : {"rank", "times_last", "wait_caused_us"}) {
+    EXPECT_EQ(doc["stragglers"].at(0)[key].error(), simdjson::SUCCESS) << key;
+  }
+  EXPECT_EQ(doc["partial"].get_bool().value(), false);
+  // HTA's overlap on the fixture: a property of the trace, the same on every generated rank.
+  EXPECT_EQ(doc["ranks"].at(0)["overlap_pct"].get_double().value(),
+            doc["ranks"].at(1)["overlap_pct"].get_double().value());
+}
+
+TEST_F(JobCli, CorruptRankFileIsReportedAndTheRestAnalysed) {
+  for (int r = 0; r < 3; ++r) set_.Write(dir_, {.rank = r}, 3);
+  const fs::path bad = dir_ / "rank1.json";
+  const auto size = fs::file_size(bad);
+  fs::resize_file(bad, size / 2);
+  const CliRun text = Opscope("report " + Q(dir_), /*with_stderr=*/true);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find(bad.string() + ": byte "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Partial report"), std::string::npos) << text.out;
+  const CliRun json = Opscope("report " + Q(dir_) + " --json");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS);
+  EXPECT_TRUE(doc["partial"].get_bool().value());
+  EXPECT_EQ(std::string(doc["errors"].at(0)["file"].get_string().value()), bad.string());
+  EXPECT_GT(doc["errors"].at(0)["offset"].get_uint64().value(), 0u);
+  EXPECT_EQ(doc["ranks"].get_array().size(), 2u);
+}
+
+TEST_F(JobCli, TwoFilesClaimingOneRankIsAnError) {
+  set_.Write(dir_, {.rank = 0}, 2);
+  set_.Write(dir_, {.rank = 0, .file_name = "copy.json"}, 2);
+  const CliRun run = Opscope("report " + Q(dir_), /*with_stderr=*/true);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.out.find("rank 0 is claimed by two traces"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("copy.json"), std::string::npos);
+  EXPECT_NE(run.out.find("rank0.json"), std::string::npos);
+}
+
+TEST_F(JobCli, SingleTraceKeepsTodaysReport) {
+  const fs::path file = testing::FixturesDir() / "traces/hta/nccl_parser_config/nccl_data.json.gz";
+  fs::copy_file(file, dir_ / "only.json.gz");
+  for (const char* flags : {"", " --json"}) {
+    const CliRun direct = Opscope("report " + Q(dir_ / "only.json.gz") + flags);
+    const CliRun folder = Opscope("report " + Q(dir_) + flags);
+    ASSERT_EQ(direct.exit_code, 0);
+    EXPECT_EQ(direct.out, folder.out);
+    EXPECT_NE(direct.out.find(flags[0] ? "\"key_averages\"" : "Self CUDA"), std::string::npos);
+  }
+}
+
+TEST_F(JobCli, RankPrintsThatRanksKeyAverages) {
+  for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
+  const CliRun run = Opscope("report " + Q(dir_) + " --rank 1 --rows 5");
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("Rank 1: " + (dir_ / "rank1.json").string()), std::string::npos);
+  EXPECT_NE(run.out.find("Self CUDA"), std::string::npos) << run.out;
+  EXPECT_EQ(Opscope("report " + Q(dir_) + " --rank 7").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,182 @@
+// The job analyses on rank sets generated from the real NCCL fixture: shifted and drifting
+// clocks, late arrivals, missing ranks. Every expected figure is computed here from the fixture's
+// own numbers and the injected changes (skew = last start - first start, sync wait = last start -
+// own start, transfer = earliest end - last start, bus bandwidth with NCCL's factors).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "opscope/job.h"
+#include "tests/job/rank_set.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::NcclRankSet;
+using testing::RankSpec;
+
+class JobGroundTruth : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { set_ = new NcclRankSet(); }
+  static void TearDownTestSuite() { delete set_; }
+  void SetUp() override {
+    ASSERT_TRUE(set_->ok()) << "the NCCL fixture could not be read";
+    dir_ = fs::temp_directory_path() /
+           ("opscope_job_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  JobReport Analyze(const std::vector<RankSpec>& specs, int world_size, JobOptions options = {}) {
+    std::vector<RankSummary> summaries;
+    for (const RankSpec& spec : specs) {
+      const fs::path path = set_->Write(dir_, spec, world_size);
+      RankFile file{path.string(), fs::file_size(path), RankFromPath(path.filename().string())};
+      summaries.push_back(LoadRankSummary(file));
+    }
+    return AnalyzeJob(std::move(summaries), options);
+  }
+
+  static NcclRankSet* set_;
+  fs::path dir_;
+};
+NcclRankSet* JobGroundTruth::set_ = nullptr;
+
+// The index of the first allreduce at or after `from` (long enough to arrive late in).
+size_t AllReduceAt(const NcclRankSet& set, size_t from) {
+  while (set.collectives()[from].collective != "allreduce") ++from;
+  return from;
+}
+
+TEST_F(JobGroundTruth, ClocksLateArrivalsAndStragglers) {
+  const auto& fixture = set_->collectives();
+  const size_t a = AllReduceAt(*set_, 2), b = AllReduceAt(*set_, a + 1),
+               c = AllReduceAt(*set_, b + 1), d = AllReduceAt(*set_, c + 1);
+  std::vector<RankSpec> specs(4);
+  for (int r = 0; r < 4; ++r) specs[r].rank = r;
+  specs[1].offset_ns = 2'500'000;   // 2.5 ms ahead
+  specs[2].offset_ns = -7'000'000;  // 7 ms behind, drifting 30 ppm
+  specs[2].drift = 30e-6;
+  specs[3].offset_ns = 40'000'000'000;  // another host: 40 s off, drifting -15 ppm
+  specs[3].drift = -15e-6;
+  specs[2].late_ns = {{a, 150'000}, {b, 150'000}, {c, 150'000}};
+  specs[3].late_ns = {{d, 40'000}};
+  specs[1].late_ns = {{c, 20'000}};  // two late ranks at c: rank 2 is last, rank 1 waits less
+  const JobReport job = Analyze(specs, 4);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_TRUE(job.warnings.empty());
+  ASSERT_EQ(job.ranks.size(), 4u);
+  EXPECT_EQ(job.reference_rank, 0);
+  for (int r = 1; r < 4; ++r) {
+    // Offsets are stated at the first collective's end, where the generator states them.
+    EXPECT_NEAR(job.ranks[r].clock_offset_ns, static_cast<double>(specs[r].offset_ns), 5) << r;
+    EXPECT_NEAR(job.ranks[r].clock_drift_ppm, specs[r].drift * 1e6, 0.01) << r;
+  }
+  ASSERT_EQ(job.collectives.size(), fixture.size());
+  for (size_t k = 0; k < fixture.size(); ++k) {
+    const CollectiveInstance& in = job.collectives[k];
+    ASSERT_EQ(in.group, "0");
+    ASSERT_EQ(in.seq, static_cast<int64_t>(k));
+    std::vector<int64_t> late(4, 0);
+    for (int r = 0; r < 4; ++r) {
+      if (auto it = specs[r].late_ns.find(k); it != specs[r].late_ns.end()) late[r] = it->second;
+    }
+    const int64_t max_late = *std::max_element(late.begin(), late.end());
+    const int64_t min_late = *std::min_element(late.begin(), late.end());
+    EXPECT_EQ(in.name, fixture[k].collective);
+    EXPECT_EQ(in.bytes, NcclRankSet::Bytes(fixture[k]));
+    EXPECT_EQ(in.ranks, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_NEAR(static_cast<double>(in.skew_ns), static_cast<double>(max_late - min_late), 3) << k;
+    const int64_t transfer = fixture[k].dur_ns - max_late;
+    EXPECT_NEAR(static_cast<double>(in.transfer_ns), static_cast<double>(transfer), 3) << k;
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NEAR(static_cast<double>(in.wait_ns[r]), static_cast<double>(max_late - late[r]), 3);
+    }
+    const double algbw = static_cast<double>(NcclRankSet::Bytes(fixture[k])) / transfer;
+    const double factor = fixture[k].collective == "allreduce" ? 2.0 * 3 / 4 : 1.0;
+    EXPECT_NEAR(in.algbw_gbps, algbw, algbw * 1e-5) << k;
+    EXPECT_NEAR(in.busbw_gbps, algbw * factor, algbw * 1e-5) << k;
+    if (max_late > 0) {
+      EXPECT_EQ(in.last_rank, std::max_element(late.begin(), late.end()) - late.begin());
+    }
+  }
+  // Rank 2 was last 3 times: 150 us x 3 other ranks at a and b, 150 + 150 + 130 us at c.
+  ASSERT_GE(job.stragglers.size(), 2u);
+  EXPECT_EQ(job.stragglers[0].rank, 2);
+  EXPECT_EQ(job.stragglers[0].times_last, 3);
+  EXPECT_NEAR(static_cast<double>(job.stragglers[0].wait_caused_ns), 450'000 * 2 + 430'000, 10);
+  EXPECT_EQ(job.stragglers[1].rank, 3);
+  EXPECT_NEAR(static_cast<double>(job.stragglers[1].wait_caused_ns), 120'000, 10);
+  ASSERT_FALSE(job.findings.empty());
+  EXPECT_NE(job.findings[0].find("rank 2 is the top straggler"), std::string::npos)
+      << job.findings[0];
+}
+
+TEST_F(JobGroundTruth, WithoutAlignmentSkewIsTheClockOffset) {
+  std::vector<RankSpec> specs(2);
+  specs[0].rank = 0;
+  specs[1].rank = 1;
+  specs[1].offset_ns = 2'500'000;
+  JobOptions options;
+  options.align_clocks = false;
+  const JobReport job = Analyze(specs, 2, options);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_FALSE(job.clocks_aligned);
+  for (const CollectiveInstance& in : job.collectives) {
+    EXPECT_EQ(in.skew_ns, 2'500'000);
+    EXPECT_EQ(in.last_rank, 1);
+  }
+}
+
+TEST_F(JobGroundTruth, MissingRanksAndWorldSizes) {
+  std::vector<RankSpec> specs(3);
+  specs[0].rank = 0;
+  specs[1].rank = 1;
+  specs[2].rank = 3;
+  const JobReport job = Analyze(specs, 4);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  ASSERT_EQ(job.warnings.size(), 1u);
+  EXPECT_NE(job.warnings[0].find("rank 2 missing (world size 4)"), std::string::npos)
+      << job.warnings[0];
+  EXPECT_EQ(job.collectives.front().ranks, (std::vector<int>{0, 1, 3}));
+  // Group size comes from the args (4), not from the ranks present: NCCL's factor is 2(n-1)/n.
+  EXPECT_EQ(job.collectives.front().group_size, 4);
+}
+
+TEST_F(JobGroundTruth, RanksFromFileNamesAndStreamOrder) {
+  // No distributedInfo and no process group args: ranks from the names, collectives matched by
+  // their order on the communication stream.
+  std::vector<RankSpec> specs(2);
+  for (int r = 0; r < 2; ++r) {
+    specs[r].rank = r;
+    specs[r].distributed_info = false;
+    specs[r].process_group_args = false;
+    specs[r].file_name = "worker-rank_" + std::to_string(r) + ".json";
+  }
+  specs[1].late_ns = {{AllReduceAt(*set_, 0), 70'000}};
+  const JobReport job = Analyze(specs, 2);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  ASSERT_EQ(job.collectives.size(), set_->collectives().size());
+  EXPECT_EQ(job.collectives.front().group, "stream 0");
+  ASSERT_FALSE(job.stragglers.empty());
+  EXPECT_EQ(job.stragglers[0].rank, 1);
+  EXPECT_NEAR(static_cast<double>(job.stragglers[0].wait_caused_ns), 70'000, 3);
+}
+
+TEST_F(JobGroundTruth, DuplicateRankIsAnErrorNamingBothFiles) {
+  std::vector<RankSpec> specs(2);
+  specs[0].rank = 1;
+  specs[0].file_name = "a.json";
+  specs[1].rank = 1;
+  specs[1].file_name = "b.json";
+  const JobReport job = Analyze(specs, 2);
+  EXPECT_NE(job.error.find("rank 1 is claimed by two traces"), std::string::npos) << job.error;
+  EXPECT_NE(job.error.find("a.json"), std::string::npos);
+  EXPECT_NE(job.error.find("b.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opscope

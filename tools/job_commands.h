@@ -1,0 +1,38 @@
+// The multi-rank side of `opscope report`, `opscope diff` and `opscope explore`: a set of paths
+// that names more than one trace is a distributed job (include/opscope/job.h).
+#ifndef OPSCOPE_TOOLS_JOB_COMMANDS_H_
+#define OPSCOPE_TOOLS_JOB_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "opscope/job.h"
+
+namespace opscope::tools {
+
+struct JobReportArgs {
+  std::vector<std::string> paths;
+  std::string sort_by;  // for --rank: the key_averages sort key
+  int rows = 20;
+  bool json = false;
+  int rank = -1;  // --rank N: that rank's key_averages table
+  bool align_clocks = true;
+};
+
+// The trace files `paths` name (a file as given; folders searched). False with a message.
+bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
+                       std::string* error);
+
+// Imports every rank file (one at a time, each trace dropped once summarized; spread over MPI
+// processes when run under mpirun) and analyses the job. Returns the exit code; prints the
+// report (text or JSON) on process 0.
+int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files);
+
+// Loads and analyses one job for diff/explore; `command` prefixes messages. False on a fatal
+// error (printed).
+bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobOptions& options,
+             JobReport* report);
+
+}  // namespace opscope::tools
+
+#endif  // OPSCOPE_TOOLS_JOB_COMMANDS_H_
