@@ -32,16 +32,25 @@ enum class OpId : uint16_t {
   kMul,
   kDiv,
   kPow,
+  kMaximum,
+  kMinimum,
   kRsqrt,
   kSqrt,
   kExp,
   kNeg,
+  kLog,
+  kAbs,
+  kReciprocal,
+  kRelu,
+  kTanh,
+  kSigmoid,
   kSilu,
   kGelu,
   // Reductions
   kSum,
   kMean,
   kAmax,
+  kAmin,
   // Matrix products, softmax, normalizations
   kMm,
   kBmm,
@@ -95,7 +104,7 @@ enum class KernelKind : uint8_t {
   kNone,
   // Elementwise with 2 inputs already broadcast (expanded) to outputs[0]'s shape, any strides;
   // or 1 input when attrs->has_scalar (the other operand is attrs->scalar). add/sub compute
-  // a +/- alpha * b; pow: a ^ b.
+  // a +/- alpha * b; pow: a ^ b; maximum/minimum propagate NaN.
   kBinary,
   // Elementwise with 1 input (any strides). gelu reads attrs->gelu_tanh.
   kUnary,

@@ -196,16 +196,25 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, double b);
 Tensor pow(const Tensor& a, double exponent);
 Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);  // elementwise; NaN if either is NaN
+Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor rsqrt(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor exp(const Tensor& a);
 Tensor neg(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor reciprocal(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
 Tensor silu(const Tensor& a);
 Tensor gelu(const Tensor& a, std::string_view approximate = "none");  // "none" (erf) or "tanh"
 // Reductions over `dims` (empty = all dims; negative dims count from the end).
 Tensor sum(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor mm(const Tensor& a, const Tensor& b);      // [n,k] x [k,m]
 Tensor bmm(const Tensor& a, const Tensor& b);     // [b,n,k] x [b,k,m]
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul: 1-D, 2-D, batched, broadcast

@@ -44,10 +44,18 @@ Out Sub(In in, const OpAttrs& a) { return Binary(OpId::kSub, in, a); }
 Out Mul(In in, const OpAttrs& a) { return Binary(OpId::kMul, in, a); }
 Out Div(In in, const OpAttrs& a) { return Binary(OpId::kDiv, in, a); }
 Out Pow(In in, const OpAttrs& a) { return Binary(OpId::kPow, in, a); }
+Out Maximum(In in, const OpAttrs& a) { return Binary(OpId::kMaximum, in, a); }
+Out Minimum(In in, const OpAttrs& a) { return Binary(OpId::kMinimum, in, a); }
 Out Rsqrt(In in, const OpAttrs& a) { return Unary(OpId::kRsqrt, in, a); }
 Out Sqrt(In in, const OpAttrs& a) { return Unary(OpId::kSqrt, in, a); }
 Out Exp(In in, const OpAttrs& a) { return Unary(OpId::kExp, in, a); }
 Out Neg(In in, const OpAttrs& a) { return Unary(OpId::kNeg, in, a); }
+Out Log(In in, const OpAttrs& a) { return Unary(OpId::kLog, in, a); }
+Out Abs(In in, const OpAttrs& a) { return Unary(OpId::kAbs, in, a); }
+Out Reciprocal(In in, const OpAttrs& a) { return Unary(OpId::kReciprocal, in, a); }
+Out Relu(In in, const OpAttrs& a) { return Unary(OpId::kRelu, in, a); }
+Out Tanh(In in, const OpAttrs& a) { return Unary(OpId::kTanh, in, a); }
+Out Sigmoid(In in, const OpAttrs& a) { return Unary(OpId::kSigmoid, in, a); }
 Out Silu(In in, const OpAttrs& a) { return Unary(OpId::kSilu, in, a); }
 Out Gelu(In in, const OpAttrs& a) { return Unary(OpId::kGelu, in, a); }
 
@@ -93,10 +101,22 @@ Tensor pow(const Tensor& a, double exponent) {
 Tensor pow(const Tensor& a, const Tensor& exponent) {
   return Dispatch1(OpId::kPow, {a, exponent}, OpAttrs{});
 }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return Dispatch1(OpId::kMaximum, {a, b}, OpAttrs{});
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return Dispatch1(OpId::kMinimum, {a, b}, OpAttrs{});
+}
 Tensor rsqrt(const Tensor& a) { return Dispatch1(OpId::kRsqrt, {a}, OpAttrs{}); }
 Tensor sqrt(const Tensor& a) { return Dispatch1(OpId::kSqrt, {a}, OpAttrs{}); }
 Tensor exp(const Tensor& a) { return Dispatch1(OpId::kExp, {a}, OpAttrs{}); }
 Tensor neg(const Tensor& a) { return Dispatch1(OpId::kNeg, {a}, OpAttrs{}); }
+Tensor log(const Tensor& a) { return Dispatch1(OpId::kLog, {a}, OpAttrs{}); }
+Tensor abs(const Tensor& a) { return Dispatch1(OpId::kAbs, {a}, OpAttrs{}); }
+Tensor reciprocal(const Tensor& a) { return Dispatch1(OpId::kReciprocal, {a}, OpAttrs{}); }
+Tensor relu(const Tensor& a) { return Dispatch1(OpId::kRelu, {a}, OpAttrs{}); }
+Tensor tanh(const Tensor& a) { return Dispatch1(OpId::kTanh, {a}, OpAttrs{}); }
+Tensor sigmoid(const Tensor& a) { return Dispatch1(OpId::kSigmoid, {a}, OpAttrs{}); }
 Tensor silu(const Tensor& a) { return Dispatch1(OpId::kSilu, {a}, OpAttrs{}); }
 Tensor gelu(const Tensor& a, std::string_view approximate) {
   if (approximate != "none" && approximate != "tanh") {

@@ -22,9 +22,9 @@ Out Reduce(OpId op, In in, const OpAttrs& a) {
   normalized.dims.clear();
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (mask & (1u << d)) {
-      if (op == OpId::kAmax && keep[d] == 0) {
-        throw TensorError(
-            fmt::format("amax(): Expected reduction dim {} to have non-zero size.", d));
+      if ((op == OpId::kAmax || op == OpId::kAmin) && keep[d] == 0) {
+        throw TensorError(fmt::format("{}(): Expected reduction dim {} to have non-zero size.",
+                                      op == OpId::kAmax ? "amax" : "amin", d));
       }
       keep[d] = 1;
       normalized.dims.push_back(d);
@@ -86,6 +86,7 @@ Out NormKernel(OpId op, In in, const OpAttrs& a) {
 Out Sum(In in, const OpAttrs& a) { return Reduce(OpId::kSum, in, a); }
 Out Mean(In in, const OpAttrs& a) { return Reduce(OpId::kMean, in, a); }
 Out Amax(In in, const OpAttrs& a) { return Reduce(OpId::kAmax, in, a); }
+Out Amin(In in, const OpAttrs& a) { return Reduce(OpId::kAmin, in, a); }
 
 Out Mm(In in, const OpAttrs& a) {
   if (in.size() != 2) throw TensorError("aten::mm: expected 2 tensors");
@@ -243,6 +244,9 @@ Tensor mean(const Tensor& a, std::vector<int64_t> dims, bool keepdim) {
 }
 Tensor amax(const Tensor& a, std::vector<int64_t> dims, bool keepdim) {
   return Dispatch1(OpId::kAmax, {a}, ReduceAttrs(std::move(dims), keepdim));
+}
+Tensor amin(const Tensor& a, std::vector<int64_t> dims, bool keepdim) {
+  return Dispatch1(OpId::kAmin, {a}, ReduceAttrs(std::move(dims), keepdim));
 }
 Tensor mm(const Tensor& a, const Tensor& b) { return Dispatch1(OpId::kMm, {a, b}, OpAttrs{}); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return Dispatch1(OpId::kBmm, {a, b}, OpAttrs{}); }

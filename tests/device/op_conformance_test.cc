@@ -138,7 +138,7 @@ Ref Zip(const Ref& a, const Ref& b, const std::function<double(double, double)>&
   return r;
 }
 
-enum class Red { kSum, kMean, kMax };
+enum class Red { kSum, kMean, kMax, kMin };
 
 Ref Reduce(const Ref& a, Shape dims, bool keepdim, Red kind) {
   const int64_t nd = static_cast<int64_t>(a.shape.size());
@@ -150,13 +150,17 @@ Ref Reduce(const Ref& a, Shape dims, bool keepdim, Red kind) {
     if (!reduced[d] || keepdim) out_shape.push_back(keep[d]);
   }
   const int64_t n_out = std::accumulate(keep.begin(), keep.end(), int64_t{1}, std::multiplies<>());
-  std::vector<double> acc(n_out, kind == Red::kMax ? -INFINITY : 0.0);
+  std::vector<double> acc(n_out, kind == Red::kMax   ? -INFINITY
+                                 : kind == Red::kMin ? INFINITY
+                                                     : 0.0);
   const Shape kst = Strides(keep);
   for (int64_t i = 0; i < a.numel(); ++i) {
     const Shape idx = Unravel(i, a.shape);
     int64_t o = 0;
     for (int64_t d = 0; d < nd; ++d) o += (reduced[d] ? 0 : idx[d]) * kst[d];
-    acc[o] = kind == Red::kMax ? std::max(acc[o], a.v[i]) : acc[o] + a.v[i];
+    acc[o] = kind == Red::kMax   ? std::max(acc[o], a.v[i])
+             : kind == Red::kMin ? std::min(acc[o], a.v[i])
+                                 : acc[o] + a.v[i];
   }
   if (kind == Red::kMean) {
     const double count = static_cast<double>(a.numel()) / static_cast<double>(n_out);
@@ -302,6 +306,8 @@ std::vector<OpCase> Cases() {
   auto mul = BinaryRef([](double x, double y) { return x * y; });
   auto div = BinaryRef([](double x, double y) { return x / y; });
   auto pow = BinaryRef([](double x, double y) { return std::pow(x, y); });
+  auto maximum = BinaryRef([](double x, double y) { return std::max(x, y); });
+  auto minimum = BinaryRef([](double x, double y) { return std::min(x, y); });
   auto gelu = [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); };
   auto gelu_tanh = [](double x) {
     return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -341,6 +347,41 @@ std::vector<OpCase> Cases() {
       {"pow_square", OpId::kPow, {In({5, 6}, T)}, Scalar(2.0), pow},
       {"pow_fraction", OpId::kPow, {Pos({31})}, Scalar(1.5), pow, 1e-5, 1e-6},
       {"pow_tensor", OpId::kPow, {Pos({3, 4}), In({4})}, none, pow, 1e-5, 1e-6},
+      {"maximum_bcast", OpId::kMaximum, {In({4, 6}), In({6})}, none, maximum},
+      {"maximum_transposed", OpId::kMaximum, {In({5, 3}, T), In({5, 3})}, none, maximum},
+      {"minimum_bcast_strided", OpId::kMinimum, {In({3, 8}, S), In({3, 1})}, none, minimum},
+      {"log",
+       OpId::kLog,
+       {Pos({3, 7})},
+       none,
+       UnaryRef([](double x) { return std::log(x); }),
+       1e-5,
+       1e-6},
+      {"abs_strided", OpId::kAbs, {In({4, 9}, S)}, none, UnaryRef([](double x) {
+         return std::fabs(x);
+       })},
+      {"reciprocal_transposed",
+       OpId::kReciprocal,
+       {Pos({6, 5}, T)},
+       none,
+       UnaryRef([](double x) { return 1 / x; }),
+       1e-5,
+       1e-6},
+      {"relu", OpId::kRelu, {In({33})}, none, UnaryRef([](double x) { return x > 0 ? x : 0; })},
+      {"tanh",
+       OpId::kTanh,
+       {In({2, 3, 7})},
+       none,
+       UnaryRef([](double x) { return std::tanh(x); }),
+       1e-5,
+       1e-6},
+      {"sigmoid_strided",
+       OpId::kSigmoid,
+       {In({5, 8}, S)},
+       none,
+       UnaryRef([](double x) { return 1 / (1 + std::exp(-x)); }),
+       1e-5,
+       1e-6},
       {"rsqrt", OpId::kRsqrt, {Pos({9, 13}, S)}, none, UnaryRef([](double x) {
          return 1 / std::sqrt(x);
        })},
@@ -406,6 +447,17 @@ std::vector<OpCase> Cases() {
        {In({4, 7}, T)},
        Dims({0}, true),
        ReduceRef(Red::kMax)},
+      {"amin_last", OpId::kAmin, {In({5, 19})}, Dims({-1}, false), ReduceRef(Red::kMin)},
+      {"amin_dim0_keepdim_transposed",
+       OpId::kAmin,
+       {In({4, 7}, T)},
+       Dims({0}, true),
+       ReduceRef(Red::kMin)},
+      {"amin_two_dims_strided",
+       OpId::kAmin,
+       {In({3, 4, 6}, S)},
+       Dims({0, 2}, false),
+       ReduceRef(Red::kMin)},
       {"mm", OpId::kMm, {In({5, 7}), In({7, 3})}, none, mm, 1e-5, 1e-5},
       {"mm_transposed", OpId::kMm, {In({6, 4}, T), In({4, 9}, T)}, none, mm, 1e-5, 1e-5},
       {"mm_strided", OpId::kMm, {In({3, 5}, S), In({5, 2})}, none, mm, 1e-5, 1e-5},

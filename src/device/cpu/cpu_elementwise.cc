@@ -127,6 +127,10 @@ void BinaryKernel(const OpCall& c) {
         if (e == -1) return UnaryRows(out, c.inputs[0], [](float x) { return 1.0f / x; });
       }
       return ScalarOrTensor(c, PowScalar);
+    case OpId::kMaximum:
+      return ScalarOrTensor(c, [](float x, float y) { return x != x || x > y ? x : y; });
+    case OpId::kMinimum:
+      return ScalarOrTensor(c, [](float x, float y) { return x != x || x < y ? x : y; });
     default:
       throw TensorError(fmt::format("cpu: {} is not a binary kernel", OpName(c.op)));
   }
@@ -144,6 +148,18 @@ void UnaryKernel(const OpCall& c) {
       return UnaryRows(out, in, [](float x) { return std::exp(x); });
     case OpId::kNeg:
       return UnaryRows(out, in, [](float x) { return -x; });
+    case OpId::kLog:
+      return UnaryRows(out, in, [](float x) { return std::log(x); });
+    case OpId::kAbs:
+      return UnaryRows(out, in, [](float x) { return std::fabs(x); });
+    case OpId::kReciprocal:
+      return UnaryRows(out, in, [](float x) { return 1.0f / x; });
+    case OpId::kRelu:  // NaN stays NaN, as clamp_min(x, 0) gives
+      return UnaryRows(out, in, [](float x) { return x < 0.0f ? 0.0f : x; });
+    case OpId::kTanh:
+      return UnaryRows(out, in, [](float x) { return std::tanh(x); });
+    case OpId::kSigmoid:
+      return UnaryRows(out, in, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
     case OpId::kSilu:
       return UnaryRows(out, in, [](float x) { return x / (1.0f + std::exp(-x)); });
     case OpId::kGelu:

@@ -1,5 +1,5 @@
-// Reduction CPU kernels: sum, mean, amax over any set of dims, with fast paths for reducing the
-// trailing dims (rows) or the leading dims (columns) of a contiguous input.
+// Reduction CPU kernels: sum, mean, amax, amin over any set of dims, with fast paths for reducing
+// the trailing dims (rows) or the leading dims (columns) of a contiguous input.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -16,6 +16,17 @@ float MaxRow(const float* x, int64_t n) {
 #pragma omp simd reduction(max : m) reduction(| : nan)
   for (int64_t i = 0; i < n; ++i) {
     m = x[i] > m ? x[i] : m;
+    nan = nan | (x[i] != x[i]);
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+float MinRow(const float* x, int64_t n) {
+  float m = std::numeric_limits<float>::infinity();
+  bool nan = false;
+#pragma omp simd reduction(min : m) reduction(| : nan)
+  for (int64_t i = 0; i < n; ++i) {
+    m = x[i] < m ? x[i] : m;
     nan = nan | (x[i] != x[i]);
   }
   return nan ? std::numeric_limits<float>::quiet_NaN() : m;
@@ -56,6 +67,7 @@ void ReduceKernel(const OpCall& c) {
   const TensorRef& out = c.outputs[0];
   const uint32_t mask = c.reduce_mask;
   const bool is_max = c.op == OpId::kAmax;
+  const bool is_min = c.op == OpId::kAmin;
   int64_t reduced = 1;
   for (int d = 0; d < in.ndim; ++d) {
     if (mask & (1u << d)) reduced *= in.sizes[d];
@@ -73,13 +85,16 @@ void ReduceKernel(const OpCall& c) {
   if (suffix && reduced > 0) {
     for (int64_t r = 0; r < outer; ++r) {
       const float* row = pi + r * reduced;
-      po[r] = is_max ? MaxRow(row, reduced) : Sum(row, reduced) * scale;
+      po[r] = is_max   ? MaxRow(row, reduced)
+              : is_min ? MinRow(row, reduced)
+                       : Sum(row, reduced) * scale;
     }
     return;
   }
 
   // General: accumulate in double over the input, output strides 0 on reduced dims.
-  std::vector<double> acc(outer, is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> acc(outer, is_max ? -kInf : is_min ? kInf : 0.0);
   std::array<int64_t, kMaxDims> acc_strides{};
   int64_t s = 1;
   for (int d = in.ndim - 1; d >= 0; --d) {
@@ -99,6 +114,12 @@ void ReduceKernel(const OpCall& c) {
             const double v = x[i * st[0]];
             double& m = a[i * st[1]];
             if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
+          }
+        } else if (is_min) {
+          for (int64_t i = 0; i < n; ++i) {
+            const double v = x[i * st[0]];
+            double& m = a[i * st[1]];
+            if (v < m || std::isnan(v)) m = std::isnan(m) ? m : v;
           }
         } else if (st[1] == 0) {
           double sum = 0;

@@ -13,11 +13,13 @@ struct EngineChoice {
   double flops;
 };
 
-// Transcendentals run on ScalarE's activation tables; arithmetic on VectorE (as the Neuron
+// Transcendentals (exp, log, tanh, sigmoid, ...) run on ScalarE's activation tables; arithmetic
+// (including relu, abs, reciprocal, maximum and minimum) on VectorE (as the Neuron
 // compiler places them).
 EngineChoice ElementwiseChoice(std::string_view op, size_t num_inputs) {
   if (op == "aten::rsqrt" || op == "aten::sqrt" || op == "aten::exp" || op == "aten::pow" ||
-      op == "aten::silu" || op == "aten::gelu") {
+      op == "aten::silu" || op == "aten::gelu" || op == "aten::log" || op == "aten::tanh" ||
+      op == "aten::sigmoid") {
     return {"activation", Engine::kScalar, 1};
   }
   if (op == "aten::copy_" || op == "aten::to" || op == "aten::clone" || op == "aten::contiguous") {
@@ -51,7 +53,8 @@ Program EagerProgram(std::string_view op, const std::vector<Shape2D>& inputs, Sh
   for (size_t i = 0; i < inputs.size(); ++i) {
     in.push_back(p.AddBuffer({"in" + std::to_string(i), inputs[i].rows, inputs[i].cols}));
   }
-  const bool reduce = op == "aten::mean" || op == "aten::sum" || op == "aten::amax";
+  const bool reduce =
+      op == "aten::mean" || op == "aten::sum" || op == "aten::amax" || op == "aten::amin";
   if (op == "aten::mm" || op == "aten::matmul") {
     int out = p.AddBuffer({"out", output.rows, output.cols});
     p.AddOp({"matmul", OpClass::kMatmul, Engine::kTensor, in, out});

@@ -28,8 +28,8 @@ struct Shape2D {
 Shape2D View2D(const std::vector<int64_t>& shape);
 
 // The program for one eager ATen op (`op` as the dispatcher names it, "aten::mul"): its inputs
-// and its output in the 2-D view. Reductions (mean, sum, amax) reduce along cols. Unknown ops run
-// as a generic VectorE pass. The program's compute is left empty for the caller to set.
+// and its output in the 2-D view. Reductions (mean, sum, amax, amin) reduce along cols. Unknown ops
+// run as a generic VectorE pass. The program's compute is left empty for the caller to set.
 Program EagerProgram(std::string_view op, const std::vector<Shape2D>& inputs, Shape2D output);
 
 // aten::_fused_rms_norm over x [rows, hidden] with weight [hidden]: one pass that squares and
