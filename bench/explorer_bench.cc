@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   // Open: import + index, as `opscope explore` does.
   auto o0 = Clock::now();
   opscope::Trace trace;
-  const opscope::ImportStatus st = opscope::ImportTrace(path, &trace);
+  const opscope::Status st = opscope::ImportTrace(path, &trace);
   auto o1 = Clock::now();
   std::filesystem::remove(path);
   if (!st.ok()) {

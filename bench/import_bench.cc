@@ -82,7 +82,7 @@ int RunChild(const char* path) {
   const auto t0 = Clock::now();
   opscope::Trace trace;
   opscope::ImportStats stats;
-  opscope::ImportStatus st = opscope::ImportTrace(path, &trace, &stats);
+  opscope::Status st = opscope::ImportTrace(path, &trace, &stats);
   if (!st.ok()) {
     std::fprintf(stderr, "import failed: %s\n", st.message().c_str());
     return 1;

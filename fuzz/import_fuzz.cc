@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opscope::ImportStats stats;
   opscope::ImportOptions options;
   options.max_depth = 32;
-  const opscope::ImportStatus st = opscope::ImportTraceFromMemory(
+  const opscope::Status st = opscope::ImportTraceFromMemory(
       std::string_view(reinterpret_cast<const char*>(data), size), &trace, &stats, options);
   if (!st.ok() && st.message().empty()) __builtin_trap();  // every error must say what and where
   {
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     opscope::ImportStats alone_stats;
     opscope::ImportOptions per_event = options;
     per_event.batch_events = false;
-    const opscope::ImportStatus st2 =
+    const opscope::Status st2 =
         opscope::ImportTraceFromMemory(std::string_view(reinterpret_cast<const char*>(data), size),
                                        &alone, &alone_stats, per_event);
     if (st.ok() != st2.ok() || st.message() != st2.message() ||

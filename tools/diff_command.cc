@@ -19,7 +19,7 @@ struct DiffArgs {
 
 bool Load(const std::string& path, Trace* trace) {
   ImportStats stats;
-  ImportStatus st = ImportTrace(path, trace, &stats);
+  Status st = ImportTrace(path, trace, &stats);
   if (!st.ok()) {
     std::fprintf(stderr, "opscope diff: %s\n", st.message().c_str());
     return false;

@@ -63,7 +63,7 @@ int RunExplore(const ExploreArgs& args) {
       const auto t0 = std::chrono::steady_clock::now();
       Trace trace;
       ImportStats stats;
-      const ImportStatus st = ImportTrace(file, &trace, &stats);
+      const Status st = ImportTrace(file, &trace, &stats);
       if (!st.ok()) {
         std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", file.c_str(),
                      st.message().c_str());

@@ -47,7 +47,7 @@ int RunReportOrJob(const JobReportArgs& job_args) {
 int RunReport(const ReportArgs& args) {
   Trace trace;
   ImportStats stats;
-  ImportStatus st = ImportTrace(args.path, &trace, &stats);
+  Status st = ImportTrace(args.path, &trace, &stats);
   if (!st.ok()) {
     std::fprintf(stderr, "opscope report: %s\n", st.message().c_str());
     return 1;

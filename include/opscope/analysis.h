@@ -2,7 +2,7 @@
 //
 //   opscope::Trace trace;
 //   opscope::ImportStats stats;
-//   opscope::ImportStatus st = opscope::ImportTrace("rank-0.pt.trace.json.gz", &trace, &stats);
+//   opscope::Status st = opscope::ImportTrace("rank-0.pt.trace.json.gz", &trace, &stats);
 //   if (!st.ok()) { std::cerr << st.message() << "\n"; return 1; }
 //   opscope::DeviceTimeline tl = opscope::ComputeDeviceTimeline(trace);
 //   opscope::OpSummary ops = opscope::ComputeOpSummary(trace);
@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "opscope/status.h"
 #include "opscope/trace.h"
 
 namespace opscope {
@@ -58,41 +58,21 @@ struct ImportStats {
   std::vector<std::string> warnings;  // the first few warning messages
 };
 
-// The outcome of an import. On error, message() says what was expected and where:
-// "byte 1234 (event 17): expected ',' or ']' after an event".
-class ImportStatus {
- public:
-  ImportStatus() = default;
-  static ImportStatus Ok() { return ImportStatus(); }
-  static ImportStatus Error(std::string message, uint64_t offset = 0) {
-    ImportStatus s;
-    s.ok_ = false;
-    s.message_ = std::move(message);
-    s.offset_ = offset;
-    return s;
-  }
-  bool ok() const { return ok_; }
-  const std::string& message() const { return message_; }
-  // Byte offset of the error in the uncompressed JSON stream.
-  uint64_t offset() const { return offset_; }
-
- private:
-  bool ok_ = true;
-  std::string message_;
-  uint64_t offset_ = 0;
-};
-
 // Reads a Kineto / Chrome trace JSON file, plain or gzip (detected by magic bytes), streaming:
 // memory grows with the number of events, not with the text size. `out` is always finalized: on
-// success it holds the whole trace; on failure (the status says what was expected and at which
-// byte) it holds the events read before the error, so a truncated file still shows what it has.
+// success it holds the whole trace; on failure it holds the events read before the error, so a
+// truncated file still shows what it has. Errors: kNotFound / kIoError when the file cannot be
+// opened or read (file() = path); kInvalidInput for corrupt gzip or JSON, with offset() = the
+// byte offset in the uncompressed JSON and a message naming the file, the byte and, inside
+// traceEvents, the entry index: "PATH: byte 1234: expected ',' or ']' after traceEvents entry 17,
+// found 'x'".
 // Events that cannot be used (wrong types, missing fields, invalid UTF-8) are skipped and counted
 // in stats->skipped and TraceMetadata::skipped_events, with the first messages kept.
-ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats = nullptr,
-                         const ImportOptions& options = {});
+Status ImportTrace(const std::string& path, Trace* out, ImportStats* stats = nullptr,
+                   const ImportOptions& options = {});
 // The same from bytes in memory (plain JSON or a gzip stream); for tests and fuzzing.
-ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats = nullptr,
-                                   const ImportOptions& options = {});
+Status ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats = nullptr,
+                             const ImportOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // Device timeline (TraceLens gpu_timeline)

@@ -16,15 +16,14 @@ class RawFile final : public ByteSource {
  public:
   explicit RawFile(std::FILE* f) : f_(f) {}
   ~RawFile() override { std::fclose(f_); }
-  ImportStatus Read(char* dst, size_t capacity, size_t* n) override {
+  Status Read(char* dst, size_t capacity, size_t* n) override {
     *n = std::fread(dst, 1, capacity, f_);
     if (*n == 0 && std::ferror(f_)) {
-      return ImportStatus::Error(
-          "read error after byte " + std::to_string(consumed_) + ": " + std::strerror(errno),
-          consumed_);
+      return Status::IoError("read error after byte " + std::to_string(consumed_) + ": " +
+                             std::strerror(errno));
     }
     consumed_ += *n;
-    return ImportStatus::Ok();
+    return Status::Ok();
   }
   uint64_t input_bytes() const override { return consumed_; }
 
@@ -36,11 +35,11 @@ class RawFile final : public ByteSource {
 class RawMemory final : public ByteSource {
  public:
   explicit RawMemory(std::string_view data) : data_(data) {}
-  ImportStatus Read(char* dst, size_t capacity, size_t* n) override {
+  Status Read(char* dst, size_t capacity, size_t* n) override {
     *n = std::min(capacity, data_.size() - pos_);
     if (*n) std::memcpy(dst, data_.data() + pos_, *n);
     pos_ += *n;
-    return ImportStatus::Ok();
+    return Status::Ok();
   }
   uint64_t input_bytes() const override { return pos_; }
 
@@ -57,23 +56,23 @@ class GzipSource final : public ByteSource {
     StartMember();
   }
 
-  ImportStatus Read(char* dst, size_t capacity, size_t* n) override {
+  Status Read(char* dst, size_t capacity, size_t* n) override {
     *n = 0;
     uint8_t* out = reinterpret_cast<uint8_t*>(dst);
     size_t room = std::min<size_t>(capacity, 1u << 30);
     while (room > 0 && !done_) {
       if (s_.avail_in == 0) {
         size_t got = 0;
-        ImportStatus st = raw_->Read(in_.data(), in_.size(), &got);
+        Status st = raw_->Read(in_.data(), in_.size(), &got);
         if (!st.ok()) return st;
         if (got == 0) {
           if (member_started_) {
-            return ImportStatus::Error("gzip stream ends early (truncated file?) after " +
-                                           std::to_string(raw_->input_bytes()) +
-                                           " compressed bytes, at uncompressed byte " +
-                                           std::to_string(total_out_ + *n) +
-                                           ": expected the rest of the compressed data",
-                                       total_out_ + *n);
+            return Status::InvalidInput("gzip stream ends early (truncated file?) after " +
+                                            std::to_string(raw_->input_bytes()) +
+                                            " compressed bytes, at uncompressed byte " +
+                                            std::to_string(total_out_ + *n) +
+                                            ": expected the rest of the compressed data",
+                                        total_out_ + *n);
           }
           done_ = true;
           break;
@@ -90,10 +89,10 @@ class GzipSource final : public ByteSource {
       room -= produced;
       *n += produced;
       if (rc != ISAL_DECOMP_OK) {
-        return ImportStatus::Error("gzip data is corrupt near compressed byte " +
-                                       std::to_string(raw_->input_bytes() - s_.avail_in) + ": " +
-                                       Describe(rc) + "; expected a valid deflate stream",
-                                   total_out_ + *n);
+        return Status::InvalidInput("gzip data is corrupt near compressed byte " +
+                                        std::to_string(raw_->input_bytes() - s_.avail_in) + ": " +
+                                        Describe(rc) + "; expected a valid deflate stream",
+                                    total_out_ + *n);
       }
       if (s_.block_state == ISAL_BLOCK_FINISH) {
         // Another member may follow (concatenated gzip files).
@@ -105,7 +104,7 @@ class GzipSource final : public ByteSource {
       }
     }
     total_out_ += *n;
-    return ImportStatus::Ok();
+    return Status::Ok();
   }
   uint64_t input_bytes() const override { return raw_->input_bytes(); }
 
@@ -152,12 +151,12 @@ class Prefixed final : public ByteSource {
  public:
   Prefixed(std::string prefix, std::unique_ptr<ByteSource> inner)
       : prefix_(std::move(prefix)), inner_(std::move(inner)) {}
-  ImportStatus Read(char* dst, size_t capacity, size_t* n) override {
+  Status Read(char* dst, size_t capacity, size_t* n) override {
     if (pos_ < prefix_.size()) {
       *n = std::min(capacity, prefix_.size() - pos_);
       std::memcpy(dst, prefix_.data() + pos_, *n);
       pos_ += *n;
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
     return inner_->Read(dst, capacity, n);
   }
@@ -169,12 +168,12 @@ class Prefixed final : public ByteSource {
   std::unique_ptr<ByteSource> inner_;
 };
 
-ImportStatus Sniff(std::unique_ptr<ByteSource> raw, std::unique_ptr<ByteSource>* out) {
+Status Sniff(std::unique_ptr<ByteSource> raw, std::unique_ptr<ByteSource>* out) {
   char magic[2];
   size_t got = 0;
   while (got < 2) {
     size_t n = 0;
-    ImportStatus st = raw->Read(magic + got, 2 - got, &n);
+    Status st = raw->Read(magic + got, 2 - got, &n);
     if (!st.ok()) return st;
     if (n == 0) break;
     got += n;
@@ -186,7 +185,7 @@ ImportStatus Sniff(std::unique_ptr<ByteSource> raw, std::unique_ptr<ByteSource>*
   } else {
     *out = std::move(prefixed);
   }
-  return ImportStatus::Ok();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -195,10 +194,13 @@ bool IsGzipSource(const ByteSource* source) {
   return dynamic_cast<const GzipSource*>(source) != nullptr;
 }
 
-ImportStatus OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
+Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    return ImportStatus::Error("cannot open " + path + ": " + std::strerror(errno), 0);
+    const int error = errno;
+    std::string message = "cannot open " + path + ": " + std::strerror(error);
+    return error == ENOENT ? Status::NotFound(std::move(message), path)
+                           : Status::IoError(std::move(message), path);
   }
   return Sniff(std::make_unique<RawFile>(f), out);
 }

@@ -1,8 +1,9 @@
 // Byte sources for the importer: a plain file, bytes in memory, or either one gzip-compressed.
 //
 // A source hands out the uncompressed stream in pieces; Read() fills up to `capacity` bytes and
-// reports 0 at the end. Errors (unreadable file, corrupt or cut gzip stream) come back as an
-// ImportStatus naming the compressed and uncompressed offsets. Not thread-safe.
+// reports 0 at the end. Errors come back as a Status: kIoError for an unreadable file,
+// kInvalidInput (offset = uncompressed byte) for a corrupt or cut gzip stream, with a message
+// naming the compressed and uncompressed offsets. Not thread-safe.
 #ifndef OPSCOPE_ANALYSIS_BYTE_SOURCE_H_
 #define OPSCOPE_ANALYSIS_BYTE_SOURCE_H_
 
@@ -12,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "opscope/analysis.h"
+#include "opscope/status.h"
 
 namespace opscope::analysis {
 
@@ -20,13 +21,14 @@ class ByteSource {
  public:
   virtual ~ByteSource() = default;
   // Copies up to `capacity` bytes into `dst`; *n = 0 means end of stream.
-  virtual ImportStatus Read(char* dst, size_t capacity, size_t* n) = 0;
+  virtual Status Read(char* dst, size_t capacity, size_t* n) = 0;
   // Bytes consumed from the underlying storage so far (compressed bytes for gzip).
   virtual uint64_t input_bytes() const = 0;
 };
 
-// Opens `path`; gzip is detected from the magic bytes, not the name.
-ImportStatus OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
+// Opens `path`; gzip is detected from the magic bytes, not the name. kNotFound when the file does
+// not exist, else kIoError when it cannot be opened.
+Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
 // True when `source` (from OpenFileSource / OpenMemorySource) inflates gzip.
 bool IsGzipSource(const ByteSource* source);
 // `data` must outlive the source. gzip is detected from the magic bytes.

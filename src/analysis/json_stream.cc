@@ -266,7 +266,7 @@ std::string JsonStream::Describe(int c) {
   return std::string("byte ") + hex;
 }
 
-ImportStatus JsonStream::Refill(size_t keep_from, size_t* got) {
+Status JsonStream::Refill(size_t keep_from, size_t* got) {
   RestoreSentinel();
   *got = 0;
   if (keep_from > 0) {
@@ -276,13 +276,13 @@ ImportStatus JsonStream::Refill(size_t keep_from, size_t* got) {
     pos_ = pos_ >= keep_from ? pos_ - keep_from : 0;
     end_ = keep;
   }
-  if (eof_) return ImportStatus::Ok();
+  if (eof_) return Status::Ok();
   if (end_ == cap_) {
     if (cap_ * 2 > kMaxValueBytes) {
-      return ImportStatus::Error("byte " + std::to_string(base_) +
-                                     ": one JSON value is larger than 1 GiB; expected events of "
-                                     "reasonable size",
-                                 base_);
+      return Status::InvalidInput("byte " + std::to_string(base_) +
+                                      ": one JSON value is larger than 1 GiB; expected events of "
+                                      "reasonable size",
+                                  base_);
     }
     std::unique_ptr<char[]> bigger(new char[1 + cap_ * 2 + kPadding + 1]);
     bigger[0] = 0;
@@ -293,36 +293,36 @@ ImportStatus JsonStream::Refill(size_t keep_from, size_t* got) {
     cap_ *= 2;
   }
   size_t n = 0;
-  ImportStatus st = source_->Read(buf_ + end_, cap_ - end_, &n);
+  Status st = source_->Read(buf_ + end_, cap_ - end_, &n);
   if (!st.ok()) return st;
   end_ += n;
   // Keep the padding after the data deterministic for simdjson.
   std::memset(buf_ + end_, 0, std::min(kPadding, cap_ + kPadding - end_));
   if (n == 0) eof_ = true;
   *got = n;
-  return ImportStatus::Ok();
+  return Status::Ok();
 }
 
-ImportStatus JsonStream::Peek(int* c) {
+Status JsonStream::Peek(int* c) {
   RestoreSentinel();
   for (;;) {
     while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
     if (pos_ < end_) {
       *c = static_cast<unsigned char>(buf_[pos_]);
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
     size_t got = 0;
-    ImportStatus st = Refill(pos_, &got);
+    Status st = Refill(pos_, &got);
     if (!st.ok()) return st;
     if (got == 0) {
       *c = -1;
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
   }
 }
 
 JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char** missing,
-                                       ImportStatus* error) {
+                                       Status* error) {
   const char* p = buf_;
   const size_t end = end_;
   const char first = p[start];
@@ -336,16 +336,16 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
         *end_out = r.at;
         return Scan::kComplete;
       case ContainerScan::kTooDeep:
-        *error = ImportStatus::Error("byte " + std::to_string(base_ + r.at) +
-                                         ": JSON nested deeper than " + std::to_string(max_depth_) +
-                                         " levels; expected a flatter event",
-                                     base_ + r.at);
+        *error = Status::InvalidInput(
+            "byte " + std::to_string(base_ + r.at) + ": JSON nested deeper than " +
+                std::to_string(max_depth_) + " levels; expected a flatter event",
+            base_ + r.at);
         return Scan::kError;
       case ContainerScan::kMismatch: {
         const char open = stack_[r.depth - 1];
-        *error = ImportStatus::Error("byte " + std::to_string(base_ + r.at) + ": expected '" +
-                                         (open == '{' ? "}" : "]") + "', found '" + p[r.at] + "'",
-                                     base_ + r.at);
+        *error = Status::InvalidInput("byte " + std::to_string(base_ + r.at) + ": expected '" +
+                                          (open == '{' ? "}" : "]") + "', found '" + p[r.at] + "'",
+                                      base_ + r.at);
         return Scan::kError;
       }
       case ContainerScan::kIncomplete:
@@ -379,17 +379,17 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
 
   // A scalar: number, true, false, null (validated by whoever parses it).
   if (first == '}' || first == ']' || first == ',' || first == ':') {
-    *error = ImportStatus::Error(
+    *error = Status::InvalidInput(
         "byte " + std::to_string(base_ + start) + ": expected a value, found " + Describe(first),
         base_ + start);
     return Scan::kError;
   }
   while (i < end && !EndsScalar(p[i])) ++i;
   if (i - start > 64) {
-    *error = ImportStatus::Error("byte " + std::to_string(base_ + start) +
-                                     ": expected a number, string, object, array, true, false or "
-                                     "null",
-                                 base_ + start);
+    *error = Status::InvalidInput("byte " + std::to_string(base_ + start) +
+                                      ": expected a number, string, object, array, true, false or "
+                                      "null",
+                                  base_ + start);
     return Scan::kError;
   }
   if (i == end && !eof_) {
@@ -400,26 +400,26 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
   return Scan::kComplete;
 }
 
-ImportStatus JsonStream::ReadValue(std::string_view* span) {
+Status JsonStream::ReadValue(std::string_view* span) {
   int first = 0;
-  ImportStatus st = Peek(&first);
+  Status st = Peek(&first);
   if (!st.ok()) return st;
   value_offset_ = offset();
   if (first < 0) {
-    return ImportStatus::Error(
+    return Status::InvalidInput(
         "byte " + std::to_string(offset()) + ": unexpected end of input, expected a value",
         offset());
   }
   for (;;) {
     size_t value_end = 0;
     const char* missing = "";
-    ImportStatus error;
+    Status error;
     const Scan r = ScanValue(pos_, &value_end, &missing, &error);
     if (r == Scan::kError) return error;
     if (r == Scan::kComplete) {
       *span = std::string_view(buf_ + pos_, value_end - pos_);
       pos_ = value_end;
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
     size_t got = 0;
     st = Refill(pos_, &got);  // pos_ becomes 0
@@ -428,34 +428,34 @@ ImportStatus JsonStream::ReadValue(std::string_view* span) {
       // A scalar may end with the input.
       if (first != '{' && first != '[' && first != '"') continue;
       const std::string kind = first == '"' ? "string" : (first == '{' ? "object" : "array");
-      return ImportStatus::Error("byte " + std::to_string(base_ + end_) +
-                                     ": unexpected end of input inside the " + kind +
-                                     " that starts at byte " + std::to_string(value_offset_) +
-                                     "; expected " + missing + " (truncated file?)",
-                                 base_ + end_);
+      return Status::InvalidInput("byte " + std::to_string(base_ + end_) +
+                                      ": unexpected end of input inside the " + kind +
+                                      " that starts at byte " + std::to_string(value_offset_) +
+                                      "; expected " + missing + " (truncated file?)",
+                                  base_ + end_);
     }
   }
 }
 
-ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
-                                      Batch* batch, bool* end) {
+Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
+                                Batch* batch, bool* end) {
   RestoreSentinel();
   batch->array = {};
   batch->elements.clear();
   batch->offsets.clear();
   *end = false;
   if (!pending_error_.ok()) {
-    ImportStatus st = std::move(pending_error_);
-    pending_error_ = ImportStatus::Ok();
+    Status st = std::move(pending_error_);
+    pending_error_ = Status::Ok();
     return st;
   }
   if (first_index == 0) after_element_ = false;
   size_t first_start = 0, last_end = 0;
   // Fails the call, or, when elements were read, returns them and keeps the error for later.
-  auto fail = [&](ImportStatus st) {
+  auto fail = [&](Status st) {
     if (batch->elements.empty()) return st;
     pending_error_ = std::move(st);
-    return ImportStatus::Ok();
+    return Status::Ok();
   };
   auto index = [&] { return first_index + batch->elements.size(); };
   for (;;) {
@@ -465,10 +465,10 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, u
     if (pos_ == end_) {
       if (!batch->elements.empty()) break;
       size_t got = 0;
-      ImportStatus st = Refill(pos_, &got);
+      Status st = Refill(pos_, &got);
       if (!st.ok()) return st;
       if (got == 0) {
-        return ImportStatus::Error(
+        return Status::InvalidInput(
             "byte " + std::to_string(offset()) + ": unexpected end of input, expected " +
                 (after_element_
                      ? "',' or ']' after " + std::string(what) + " " + std::to_string(index() - 1)
@@ -487,11 +487,11 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, u
         break;
       }
       if (c != ',') {
-        return fail(ImportStatus::Error("byte " + std::to_string(offset()) +
-                                            ": expected ',' or ']' after " + std::string(what) +
-                                            " " + std::to_string(index() - 1) + ", found " +
-                                            Describe(static_cast<unsigned char>(c)),
-                                        offset()));
+        return fail(Status::InvalidInput("byte " + std::to_string(offset()) +
+                                             ": expected ',' or ']' after " + std::string(what) +
+                                             " " + std::to_string(index() - 1) + ", found " +
+                                             Describe(static_cast<unsigned char>(c)),
+                                         offset()));
       }
       ++pos_;
       after_element_ = false;
@@ -505,10 +505,10 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, u
     if (!batch->elements.empty() && pos_ - first_start > max_bytes) break;
     size_t value_end = 0;
     const char* missing = "";
-    ImportStatus error;
+    Status error;
     const Scan r = ScanValue(pos_, &value_end, &missing, &error);
     if (r == Scan::kError) {
-      return fail(ImportStatus::Error(
+      return fail(Status::InvalidInput(
           error.message() + " (in " + std::string(what) + " " + std::to_string(index()) + ")",
           error.offset()));
     }
@@ -516,11 +516,11 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, u
       if (!batch->elements.empty()) break;
       const uint64_t value_offset = offset();
       size_t got = 0;
-      ImportStatus st = Refill(pos_, &got);
+      Status st = Refill(pos_, &got);
       if (!st.ok()) return st;
       if (got == 0) {
         if (ScanValue(pos_, &value_end, &missing, &error) == Scan::kComplete) continue;
-        return ImportStatus::Error(
+        return Status::InvalidInput(
             "byte " + std::to_string(base_ + end_) + ": unexpected end of input inside " +
                 std::string(what) + " " + std::to_string(index()) + ", which starts at byte " +
                 std::to_string(value_offset) + "; expected " + missing + " (truncated file?)",
@@ -545,15 +545,15 @@ ImportStatus JsonStream::ReadElements(size_t max_bytes, std::string_view what, u
     buf_[last_end] = ']';
     batch->array = std::string_view(first - 1, last_end - first_start + 2);
   }
-  return ImportStatus::Ok();
+  return Status::Ok();
 }
 
-ImportStatus JsonStream::ReadRawString(std::string* out) {
+Status JsonStream::ReadRawString(std::string* out) {
   int c = 0;
-  ImportStatus st = Peek(&c);
+  Status st = Peek(&c);
   if (!st.ok()) return st;
   if (c != '"') {
-    return ImportStatus::Error(
+    return Status::InvalidInput(
         "byte " + std::to_string(offset()) + ": expected '\"' to start a key, found " + Describe(c),
         offset());
   }
@@ -561,7 +561,7 @@ ImportStatus JsonStream::ReadRawString(std::string* out) {
   st = ReadValue(&span);
   if (!st.ok()) return st;
   out->assign(span.substr(1, span.size() - 2));
-  return ImportStatus::Ok();
+  return Status::Ok();
 }
 
 }  // namespace opscope::analysis

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "analysis/byte_source.h"
-#include "opscope/analysis.h"
+#include "opscope/status.h"
 
 namespace opscope::analysis {
 
@@ -38,14 +38,14 @@ class JsonStream {
              Kernel kernel = Kernel::kAuto);
 
   // Skips whitespace and sets *c to the next byte, or -1 at the end of input.
-  ImportStatus Peek(int* c);
+  Status Peek(int* c);
   // Consumes the byte Peek() returned.
   void Skip() { ++pos_; }
   // Reads one complete JSON value starting at the next non-whitespace byte. *span covers the
   // value's text; the bytes after it are readable padding.
-  ImportStatus ReadValue(std::string_view* span);
+  Status ReadValue(std::string_view* span);
   // Reads a JSON string and returns its raw text between the quotes (escapes not resolved).
-  ImportStatus ReadRawString(std::string* out);
+  Status ReadRawString(std::string* out);
 
   // Elements of an array, read in batches.
   struct Batch {
@@ -61,8 +61,8 @@ class JsonStream {
   // Sets *end once the closing ']' is consumed. `first_index` is the number of elements of this
   // array read so far and `what` names them ("traceEvents entry"), for messages. When an error
   // follows complete elements, those elements are returned first and the error by the next call.
-  ImportStatus ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
-                            Batch* batch, bool* end);
+  Status ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index, Batch* batch,
+                      bool* end);
 
   // Offset in the stream of the next unread byte.
   uint64_t offset() const { return base_ + pos_; }
@@ -75,10 +75,10 @@ class JsonStream {
   // Scans the value whose first byte is buf_[start] within the bytes read so far. kComplete: *end
   // is one past it. kIncomplete: the input read so far ends inside it; *missing says what would
   // close it. kError: *error says what is wrong.
-  Scan ScanValue(size_t start, size_t* end, const char** missing, ImportStatus* error);
+  Scan ScanValue(size_t start, size_t* end, const char** missing, Status* error);
   // Moves [keep_from, end_) to the front and reads more; grows the buffer when it is full.
   // *got = bytes added (0 at end of input).
-  ImportStatus Refill(size_t keep_from, size_t* got);
+  Status Refill(size_t keep_from, size_t* got);
   // Puts back the byte a batch's closing ']' overwrote.
   void RestoreSentinel() {
     if (sentinel_ != kNoSentinel) {
@@ -106,7 +106,7 @@ class JsonStream {
   size_t sentinel_ = kNoSentinel;  // where a batch's ']' was written
   char sentinel_byte_ = 0;
   bool after_element_ = false;  // ReadElements: an element was read, a ',' or ']' comes next
-  ImportStatus pending_error_ = ImportStatus::Ok();  // ReadElements: reported by the next call
+  Status pending_error_ = Status::Ok();  // ReadElements: reported by the next call
 };
 
 }  // namespace opscope::analysis

@@ -105,13 +105,13 @@ class Importer {
   // `buffer_bytes`: the stream's starting buffer (it grows for larger values).
   // `json_bytes_hint`: expected JSON size, for reserving slice storage up front (no copies as it
   // grows; pages that are never written cost no memory).
-  ImportStatus Run(ByteSource* source, size_t buffer_bytes, uint64_t json_bytes_hint) {
+  Status Run(ByteSource* source, size_t buffer_bytes, uint64_t json_bytes_hint) {
     // A complete event takes at least ~90 bytes of JSON.
     trace_->ReserveSlices(
         static_cast<size_t>(std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
     JsonStream stream(source, options_.max_depth, buffer_bytes);
     stream_ = &stream;
-    ImportStatus st = ReadDocument();
+    Status st = ReadDocument();
     stats_->json_bytes = stream.bytes_read();
     stats_->input_bytes = source->input_bytes();
     Finish();
@@ -119,24 +119,25 @@ class Importer {
   }
 
  private:
-  ImportStatus Expected(const std::string& what, int found) {
+  Status Expected(const std::string& what, int found) {
     std::string f = found < 0 ? "end of input" : std::string("'") + static_cast<char>(found) + "'";
     if (found >= 0 && (found < 0x20 || found >= 0x7f)) {
       char hex[16];
       std::snprintf(hex, sizeof(hex), "0x%02x", found);
       f = std::string("byte ") + hex;
     }
-    return ImportStatus::Error(
+    return Status::InvalidInput(
         "byte " + std::to_string(stream_->offset()) + ": expected " + what + ", found " + f,
         stream_->offset());
   }
 
-  ImportStatus ReadDocument() {
+  Status ReadDocument() {
     int c = 0;
-    ImportStatus st = stream_->Peek(&c);
+    Status st = stream_->Peek(&c);
     if (!st.ok()) return st;
     if (c < 0) {
-      return ImportStatus::Error("byte 0: empty input; expected a JSON object with traceEvents", 0);
+      return Status::InvalidInput("byte 0: empty input; expected a JSON object with traceEvents",
+                                  0);
     }
     if (c == '[') {  // Chrome's bare array form
       st = ReadEvents();
@@ -152,20 +153,20 @@ class Importer {
     if (!st.ok()) return st;
     if (c >= 0) return Expected("end of input after the trace", c);
     if (!saw_events_) {
-      return ImportStatus::Error("byte " + std::to_string(stream_->offset()) +
-                                     ": no \"traceEvents\" array in the trace object",
-                                 stream_->offset());
+      return Status::InvalidInput("byte " + std::to_string(stream_->offset()) +
+                                      ": no \"traceEvents\" array in the trace object",
+                                  stream_->offset());
     }
-    return ImportStatus::Ok();
+    return Status::Ok();
   }
 
-  ImportStatus ReadTopLevelObject() {
+  Status ReadTopLevelObject() {
     int c = 0;
-    ImportStatus st = stream_->Peek(&c);
+    Status st = stream_->Peek(&c);
     if (!st.ok()) return st;
     if (c == '}') {
       stream_->Skip();
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
     std::string key;
     for (;;) {
@@ -188,23 +189,23 @@ class Importer {
       if (!st.ok()) return st;
       if (c == '}') {
         stream_->Skip();
-        return ImportStatus::Ok();
+        return Status::Ok();
       }
       if (c != ',') return Expected("',' or '}' after the value of \"" + key + "\"", c);
       stream_->Skip();
     }
   }
 
-  ImportStatus ReadTopLevelValue(const std::string& key) {
+  Status ReadTopLevelValue(const std::string& key) {
     std::string_view span;
-    ImportStatus st = stream_->ReadValue(&span);
+    Status st = stream_->ReadValue(&span);
     if (!st.ok()) return st;
     const uint64_t at = stream_->value_offset();
     if (!simdjson::validate_utf8(span.data(), span.size())) {
       Warn("top-level key \"" + key + "\" at byte " + std::to_string(at) +
                " is not valid UTF-8; ignored",
            false);
-      return ImportStatus::Ok();
+      return Status::Ok();
     }
     TraceMetadata& md = trace_->metadata();
     if (key == "schemaVersion") {
@@ -234,13 +235,13 @@ class Importer {
         Warn("top-level key \"" + key + "\" at byte " + std::to_string(at) + " holds " +
                  std::to_string(span.size()) + " bytes; not kept",
              false);
-        return ImportStatus::Ok();
+        return Status::Ok();
       }
       if (key == "deviceProperties")
         has_device_properties_ = span.find('{') != std::string_view::npos;
       md.extra.emplace_back(key, std::string(span));
     }
-    return ImportStatus::Ok();
+    return Status::Ok();
   }
 
   // {"reason": count, ...}: events the producer dropped.
@@ -266,17 +267,17 @@ class Importer {
     }
   }
 
-  ImportStatus ReadEvents() {
+  Status ReadEvents() {
     saw_events_ = true;
     stream_->Skip();  // '['
     JsonStream::Batch batch;
     for (;;) {
       bool end = false;
-      ImportStatus st =
+      Status st =
           stream_->ReadElements(kBatchBytes, "traceEvents entry", stats_->events, &batch, &end);
       if (!st.ok()) return st;
       HandleBatch(batch);
-      if (end) return ImportStatus::Ok();
+      if (end) return Status::Ok();
     }
   }
 
@@ -859,9 +860,8 @@ class Importer {
 // JSON bytes to expect from `stored` bytes of input (gzip'd Kineto JSON inflates ~8-12x).
 uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 : stored; }
 
-ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
-                    const ImportOptions& options, uint64_t json_bytes_hint,
-                    size_t buffer_bytes = size_t{128} << 10) {
+Status Import(ByteSource* source, Trace* out, ImportStats* stats, const ImportOptions& options,
+              uint64_t json_bytes_hint, size_t buffer_bytes = size_t{128} << 10) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};
@@ -872,21 +872,20 @@ ImportStatus Import(ByteSource* source, Trace* out, ImportStats* stats,
 
 }  // namespace
 
-ImportStatus ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
-                         const ImportOptions& options) {
+Status ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
+                   const ImportOptions& options) {
   std::unique_ptr<ByteSource> source;
-  ImportStatus st = analysis::OpenFileSource(path, &source);
+  Status st = analysis::OpenFileSource(path, &source);
   if (!st.ok()) return st;
   std::error_code ec;
   const uint64_t stored = std::filesystem::file_size(path, ec);
   st = Import(source.get(), out, stats, options,
               ec ? 0 : JsonBytesHint(stored, analysis::IsGzipSource(source.get())));
-  if (!st.ok()) return ImportStatus::Error(path + ": " + st.message(), st.offset());
-  return st;
+  return std::move(st).InFile(path);
 }
 
-ImportStatus ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats,
-                                   const ImportOptions& options) {
+Status ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats,
+                             const ImportOptions& options) {
   auto source = analysis::OpenMemorySource(data);
   // Small inputs (tests, fuzzing) get a small buffer; gzip may expand, and the buffer grows.
   const size_t buffer = std::clamp<size_t>(data.size() * 2, 4096, size_t{1} << 20);

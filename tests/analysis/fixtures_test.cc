@@ -31,7 +31,7 @@ TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
     SCOPED_TRACE(path.string());
     Trace trace;
     ImportStats stats;
-    ImportStatus st = ImportTrace(path.string(), &trace, &stats);
+    Status st = ImportTrace(path.string(), &trace, &stats);
     ASSERT_TRUE(st.ok()) << st.message();
     EXPECT_EQ(stats.skipped, 0u) << (stats.warnings.empty() ? "" : stats.warnings[0]);
     EXPECT_GT(stats.slices, 0u);
@@ -179,7 +179,7 @@ TEST(FixturesTest, OpscopeChromeExportRoundTrips) {
   const std::string json = internal::ChromeTraceJson(original, "roundtrip.json");
   Trace back;
   ImportStats stats;
-  ImportStatus st = ImportTraceFromMemory(json, &back, &stats);
+  Status st = ImportTraceFromMemory(json, &back, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.skipped, 0u);
   EXPECT_EQ(back.metadata().device_type, "NEURON");

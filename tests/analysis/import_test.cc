@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <string>
 
 #include "analysis/byte_source.h"
@@ -68,7 +69,7 @@ const char kModern[] = R"J({
 TEST(ImportTest, ReadsModernKinetoTraceExactly) {
   Trace t;
   ImportStats stats;
-  ImportStatus st = ImportTraceFromMemory(kModern, &t, &stats);
+  Status st = ImportTraceFromMemory(kModern, &t, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.skipped, 0u);
   EXPECT_EQ(stats.events, 11u);
@@ -124,7 +125,7 @@ TEST(ImportTest, GzipAndPlainGiveTheSameTrace) {
   ASSERT_TRUE(ImportTraceFromMemory(kModern, &plain).ok());
   const std::string compressed = Gzip(kModern);
   ImportStats stats;
-  ImportStatus st = ImportTraceFromMemory(compressed, &gz, &stats);
+  Status st = ImportTraceFromMemory(compressed, &gz, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.input_bytes, compressed.size());
   EXPECT_EQ(stats.json_bytes, std::string(kModern).size());
@@ -154,7 +155,7 @@ TEST(ImportTest, ReadsLegacyCategoriesAndIntegerTimestamps) {
   ])";
   Trace t;
   ImportStats stats;
-  ImportStatus st = ImportTraceFromMemory(json, &t, &stats);
+  Status st = ImportTraceFromMemory(json, &t, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.skipped, 0u);
   const uint32_t op = FindSlice(t, "aten::add"), k = FindSlice(t, "add_kernel");
@@ -241,13 +242,13 @@ TEST(ImportTest, DroppedEventsAndDeviceTypeFromOpscopeExports) {
 
 // ---- Bad input ----
 
-ImportStatus ImportText(const std::string& text, ImportStats* stats = nullptr) {
+Status ImportText(const std::string& text, ImportStats* stats = nullptr) {
   Trace t;
   return ImportTraceFromMemory(text, &t, stats);
 }
 
 TEST(ImportErrorTest, EmptyInput) {
-  ImportStatus st = ImportText("");
+  Status st = ImportText("");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("empty input"), std::string::npos) << st.message();
   EXPECT_FALSE(ImportText("   \n ").ok());
@@ -257,7 +258,7 @@ TEST(ImportErrorTest, TruncatedFileNamesOffsetAndKeepsEarlierEvents) {
   std::string text = kModern;
   text.resize(text.find("\"ph\": \"s\"") + 3);  // cut inside the fourth event
   Trace t;
-  ImportStatus st = ImportTraceFromMemory(text, &t);
+  Status st = ImportTraceFromMemory(text, &t);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("unexpected end of input"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
@@ -276,9 +277,10 @@ TEST(ImportErrorTest, GzipCutInHalf) {
   }
   big += "]}";
   std::string gz = Gzip(big);
-  ImportStatus st = ImportText(gz.substr(0, gz.size() / 2));
+  Status st = ImportText(gz.substr(0, gz.size() / 2));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("gzip"), std::string::npos) << st.message();
+  EXPECT_EQ(st.code(), Status::Code::kInvalidInput);
   // Corrupt bytes in the middle of the stream.
   std::string bad = gz;
   for (size_t i = bad.size() / 3; i < bad.size() / 3 + 64; ++i) bad[i] = static_cast<char>(0xAA);
@@ -287,7 +289,7 @@ TEST(ImportErrorTest, GzipCutInHalf) {
 
 TEST(ImportErrorTest, StructuralErrorsNameTheByteOffset) {
   const std::string text = R"({"traceEvents": [{"ph": "X"} x])";
-  ImportStatus st = ImportText(text);
+  Status st = ImportText(text);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.offset(), text.find('x'));
   EXPECT_NE(st.message().find("expected ',' or ']'"), std::string::npos) << st.message();
@@ -307,7 +309,7 @@ TEST(ImportErrorTest, StructuralErrorsNameTheByteOffset) {
 TEST(ImportErrorTest, DeepNestingIsAnErrorNotARecursion) {
   std::string deep = R"({"traceEvents": [{"ph": "X", "args": )";
   for (int i = 0; i < 100000; ++i) deep += "[";
-  ImportStatus st = ImportText(deep);
+  Status st = ImportText(deep);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("nested deeper"), std::string::npos) << st.message();
 }
@@ -332,7 +334,7 @@ TEST(ImportErrorTest, BadEventsAreSkippedAndCounted) {
   ]})";
   ImportStats stats;
   Trace t;
-  ImportStatus st = ImportTraceFromMemory(text, &t, &stats);
+  Status st = ImportTraceFromMemory(text, &t, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.events, 14u);
   EXPECT_EQ(stats.slices, 2u);
@@ -345,9 +347,31 @@ TEST(ImportErrorTest, BadEventsAreSkippedAndCounted) {
 
 TEST(ImportErrorTest, MissingFileIsAClearError) {
   Trace t;
-  ImportStatus st = ImportTrace("/nonexistent/trace.json", &t);
+  Status st = ImportTrace("/nonexistent/trace.json", &t);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("/nonexistent/trace.json"), std::string::npos);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_EQ(st.file(), "/nonexistent/trace.json");
+}
+
+TEST(ImportErrorTest, FileErrorsNameTheFileAndTheByte) {
+  const std::string path = testing::TempDir() + "/opscope_import_bad.json";
+  const std::string text = R"({"traceEvents": [{"ph": "X"} x])";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  Trace t;
+  Status st = ImportTrace(path, &t);
+  std::remove(path.c_str());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Status::Code::kInvalidInput);
+  EXPECT_EQ(st.file(), path);
+  EXPECT_EQ(st.offset(), text.find('x'));
+  EXPECT_EQ(st.message(), path + ": byte " + std::to_string(text.find('x')) +
+                              ": expected ',' or ']' after traceEvents entry 0, found 'x'");
 }
 
 // Every scanner kernel this CPU runs; each test below runs them all.
@@ -411,7 +435,7 @@ TEST(JsonStreamTest, LongValuesScanLikeShortOnes) {
     auto source = analysis::OpenMemorySource(bad);
     analysis::JsonStream stream(source.get(), 8, 4096, kernel);
     std::string_view v;
-    ImportStatus st = stream.ReadValue(&v);
+    Status st = stream.ReadValue(&v);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.offset(), bad.find('}'));
   }
@@ -443,7 +467,7 @@ TEST(JsonStreamTest, ElementBatchesCoverTheArrayExactly) {
         size_t seen = 0;
         bool end = false;
         while (!end) {
-          ImportStatus st = stream.ReadElements(max_bytes, "entry", seen, &batch, &end);
+          Status st = stream.ReadElements(max_bytes, "entry", seen, &batch, &end);
           ASSERT_TRUE(st.ok()) << st.message();
           if (!end) {
             ASSERT_FALSE(batch.elements.empty());
@@ -486,7 +510,7 @@ TEST(JsonStreamTest, ElementBatchReturnsGoodElementsBeforeAnError) {
   ASSERT_TRUE(stream.ReadElements(1 << 20, "entry", 0, &batch, &end).ok());
   ASSERT_EQ(batch.elements.size(), 2u);
   EXPECT_FALSE(end);
-  ImportStatus st = stream.ReadElements(1 << 20, "entry", 2, &batch, &end);
+  Status st = stream.ReadElements(1 << 20, "entry", 2, &batch, &end);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.offset(), text.find('x'));
   EXPECT_NE(st.message().find("expected ',' or ']' after entry 1"), std::string::npos)

@@ -46,7 +46,7 @@ class TraceLensGroundTruth : public ::testing::Test {
   Trace Import(const fs::path& path) {
     Trace trace;
     ImportStats stats;
-    ImportStatus st = ImportTrace(path.string(), &trace, &stats);
+    Status st = ImportTrace(path.string(), &trace, &stats);
     EXPECT_TRUE(st.ok()) << st.message();
     EXPECT_EQ(stats.skipped, 0u) << path;
     return trace;

@@ -59,7 +59,7 @@ TEST(RoundTripTest, ImportedExportHasTheSameTable) {
     std::string path = (dir / name).string();
     prof.export_chrome_trace(path);
     Trace imported;
-    ImportStatus st = ImportTrace(path, &imported);
+    Status st = ImportTrace(path, &imported);
     ASSERT_TRUE(st.ok()) << st.message();
     for (bool by_shape : {false, true}) {
       std::string live = prof.key_averages(by_shape).Table("self_cpu_time_total");
