@@ -28,6 +28,7 @@
 #include "opscope/ops.h"
 #include "opscope/profiler.h"
 #include "opscope/record.h"
+#include "opscope/status.h"
 #include "opscope/tensor.h"
 #include "opscope/trace.h"
 
