@@ -38,9 +38,9 @@ int PrintRankTable(const JobReportArgs& args, const JobReport& job) {
     return 1;
   }
   Trace trace;
-  const ImportStatus st = ImportTrace(found->file, &trace);
+  const Status st = ImportTrace(found->file, &trace);
   if (!st.ok()) {
-    std::fprintf(stderr, "opscope report: %s: %s\n", found->file.c_str(), st.message().c_str());
+    std::fprintf(stderr, "opscope report: %s\n", st.message().c_str());  // names the file
     return 1;
   }
   const std::string sort = !args.sort_by.empty()       ? args.sort_by

@@ -115,7 +115,7 @@ RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
 RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) {
   Trace trace;
   ImportStats stats;
-  const ImportStatus st = ImportTrace(file.path, &trace, &stats, options);
+  const Status st = ImportTrace(file.path, &trace, &stats, options);
   if (!st.ok()) {
     RankSummary out;
     out.file = file.path;
