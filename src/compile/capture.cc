@@ -60,7 +60,7 @@ class Recorder : public DispatchInterceptor {
 
   std::optional<std::vector<Tensor>> Intercept(const OpRequest& req) override {
     ++out_->captured_ops;
-    std::string name(req.name());
+    const std::string name(req.name());
     if (!name.empty() && name.back() == '_') {
       throw CaptureError("compile() cannot capture the in-place op " + name +
                          " (it would mutate a captured tensor)");
@@ -94,7 +94,7 @@ class Recorder : public DispatchInterceptor {
     bool factory = operands.empty();
     if (factory) meta_attrs.device = Device(DeviceType::kMeta);
     std::vector<Tensor> outs = RunOp(req.op, meta_inputs, meta_attrs);
-    int node = Lower(name, operands, req.attrs, outs, defined, factory);
+    int node = Lower(req.op, operands, req.attrs, outs, defined, factory);
     if (!outs.empty()) ids_[KeyOf(outs[0])] = node;
     return outs;
   }
@@ -109,24 +109,24 @@ class Recorder : public DispatchInterceptor {
     return out_->graph.node(operands[0].value).type.device;
   }
 
-  int Extern(const std::string& name, const std::vector<Operand>& operands, const OpAttrs& attrs,
+  int Extern(OpId op, const std::vector<Operand>& operands, const OpAttrs& attrs,
              const std::vector<Tensor>& outs, const std::vector<bool>& defined, bool factory) {
     if (outs.size() != 1) {
-      throw CaptureError("compile() captures ops with one output; " + name + " returned " +
-                         std::to_string(outs.size()));
+      throw CaptureError(std::string("compile() captures ops with one output; ") + OpName(op) +
+                         " returned " + std::to_string(outs.size()));
     }
-    ExternCall call{name, attrs, defined};
+    ExternCall call{attrs, defined};
     Attributes a;
     a.text = AttrText(call);
     TensorType type = TypeOf(outs[0]);
     type.device = DeviceOf(operands, attrs, factory);
-    int node = out_->graph.AddOpWithType(name, operands, a, type);
+    int node = out_->graph.AddOpWithType(op, operands, a, type);
     out_->graph.mutable_nodes()[node].extern_id = static_cast<int>(out_->externs.size());
     out_->externs.push_back(std::move(call));
     return node;
   }
 
-  int Op(const std::string& op, std::vector<Operand> operands, Attributes a = {}) {
+  int Op(OpId op, std::vector<Operand> operands, Attributes a = {}) {
     return out_->graph.AddOp(op, std::move(operands), std::move(a));
   }
 
@@ -137,9 +137,11 @@ class Recorder : public DispatchInterceptor {
     return d;
   }
 
-  int Lower(const std::string& name, const std::vector<Operand>& in, const OpAttrs& attrs,
+  // The graph node for one captured call: the op itself when it fuses, its decomposition, or an
+  // extern node.
+  int Lower(OpId op, const std::vector<Operand>& in, const OpAttrs& attrs,
             const std::vector<Tensor>& outs, const std::vector<bool>& defined, bool factory) {
-    auto extern_op = [&] { return Extern(name, in, attrs, outs, defined, factory); };
+    auto extern_op = [&] { return Extern(op, in, attrs, outs, defined, factory); };
     bool all_f32 = true;
     for (const Operand& o : in)
       if (out_->graph.node(o.value).type.dtype != "f32") all_f32 = false;
@@ -147,58 +149,149 @@ class Recorder : public DispatchInterceptor {
     bool all_defined = true;
     for (bool d : defined) all_defined = all_defined && d;
     int node = -1;
-    OpInfo info = LookupOp(name);
-    if (info.kind == OpKind::kPointwise && all_defined &&
-        !(name == "aten::gelu" && attrs.gelu_tanh)) {
-      std::vector<Operand> ops = in;
-      if (attrs.has_scalar) ops.push_back(Operand::Scalar(attrs.scalar));
-      if (static_cast<int>(ops.size()) != info.arity) return extern_op();
-      Attributes a;
-      if (name == "aten::add" || name == "aten::sub") a.alpha = attrs.alpha;
-      node = Op(name, ops, a);
-    } else if (info.kind == OpKind::kReduction && in.size() == 1) {
-      node = Op(name, in, {.dims = attrs.dims, .keepdim = attrs.keepdim});
-    } else if ((name == "aten::softmax" || name == "aten::_softmax") && in.size() == 1) {
-      Attributes red{.dims = {attrs.dim}, .keepdim = true};
-      int m = Op("aten::amax", in, red);
-      int e = Op("aten::exp", {Operand::Value(Op("aten::sub", {in[0], Operand::Value(m)}))});
-      int s = Op("aten::sum", {Operand::Value(e)}, red);
-      node = Op("aten::div", {Operand::Value(e), Operand::Value(s)});
-    } else if ((name == "aten::rms_norm" || name == "aten::_fused_rms_norm") && !in.empty()) {
-      Attributes red{.dims = Trailing(attrs.shape.size()), .keepdim = true};
-      Operand x = in[0];
-      int sq = Op("aten::mul", {x, x});
-      int ms = Op("aten::mean", {Operand::Value(sq)}, red);
-      int r =
-          Op("aten::rsqrt",
-             {Operand::Value(Op("aten::add", {Operand::Value(ms), Operand::Scalar(attrs.eps)}))});
-      node = Op("aten::mul", {x, Operand::Value(r)});
-      if (defined.size() > 1 && defined[1]) node = Op("aten::mul", {Operand::Value(node), in[1]});
-    } else if ((name == "aten::layer_norm" || name == "aten::native_layer_norm") && !in.empty()) {
-      Attributes red{.dims = Trailing(attrs.shape.size()), .keepdim = true};
-      Operand x = in[0];
-      int mu = Op("aten::mean", {x}, red);
-      int xc = Op("aten::sub", {x, Operand::Value(mu)});
-      int var =
-          Op("aten::mean",
-             {Operand::Value(Op("aten::mul", {Operand::Value(xc), Operand::Value(xc)}))}, red);
-      int r =
-          Op("aten::rsqrt",
-             {Operand::Value(Op("aten::add", {Operand::Value(var), Operand::Scalar(attrs.eps)}))});
-      node = Op("aten::mul", {Operand::Value(xc), Operand::Value(r)});
-      size_t next = 1;
-      if (defined.size() > 1 && defined[1])
-        node = Op("aten::mul", {Operand::Value(node), in[next++]});
-      if (defined.size() > 2 && defined[2])
-        node = Op("aten::add", {Operand::Value(node), in[next++]});
-    } else {
-      return extern_op();
+    switch (GetOpInfo(op).fusion) {
+      case FusionClass::kPointwise: {
+        if (!all_defined || (op == OpId::kGelu && attrs.gelu_tanh)) return extern_op();
+        std::vector<Operand> ops = in;
+        if (attrs.has_scalar) ops.push_back(Operand::Scalar(attrs.scalar));
+        if (static_cast<int>(ops.size()) != GetOpInfo(op).arity) return extern_op();
+        Attributes a;
+        if (op == OpId::kAdd || op == OpId::kSub) a.alpha = attrs.alpha;
+        node = Op(op, ops, a);
+        break;
+      }
+      case FusionClass::kReduction:
+        if (in.size() != 1) return extern_op();
+        node = Op(op, in, {.dims = attrs.dims, .keepdim = attrs.keepdim});
+        break;
+      case FusionClass::kDecomposed:
+        node = Decompose(op, in, attrs, defined);
+        if (node < 0) return extern_op();
+        break;
+      case FusionClass::kExtern:
+        return extern_op();
     }
     if (out_->graph.node(node).type.sizes != outs[0].sizes()) {
       throw CaptureError("compile() inferred shape " +
-                         ShapeString(out_->graph.node(node).type.sizes) + " for " + name +
+                         ShapeString(out_->graph.node(node).type.sizes) + " for " + OpName(op) +
                          " but the op produced " + ShapeString(outs[0].sizes()));
     }
+    return node;
+  }
+
+  // The pointwise ops and reductions a kDecomposed op is made of; returns the node of its result,
+  // or -1 when this call cannot be decomposed (it then runs as an extern op).
+  int Decompose(OpId op, const std::vector<Operand>& in, const OpAttrs& attrs,
+                const std::vector<bool>& defined) {
+    if (in.empty()) return -1;
+    switch (op) {
+      case OpId::kSoftmax:
+      case OpId::kSoftmaxKernel:
+        return in.size() == 1 ? Softmax(in[0], attrs) : -1;
+      case OpId::kRmsNorm:
+      case OpId::kFusedRmsNorm:
+        return RmsNorm(in, attrs, defined);
+      case OpId::kLayerNorm:
+      case OpId::kNativeLayerNorm:
+        return LayerNorm(in, attrs, defined);
+      case OpId::kAdd:
+      case OpId::kSub:
+      case OpId::kMul:
+      case OpId::kDiv:
+      case OpId::kPow:
+      case OpId::kMaximum:
+      case OpId::kMinimum:
+      case OpId::kRsqrt:
+      case OpId::kSqrt:
+      case OpId::kExp:
+      case OpId::kNeg:
+      case OpId::kLog:
+      case OpId::kAbs:
+      case OpId::kReciprocal:
+      case OpId::kRelu:
+      case OpId::kTanh:
+      case OpId::kSigmoid:
+      case OpId::kSilu:
+      case OpId::kGelu:
+      case OpId::kSum:
+      case OpId::kMean:
+      case OpId::kAmax:
+      case OpId::kAmin:
+      case OpId::kMm:
+      case OpId::kBmm:
+      case OpId::kMatmul:
+      case OpId::kTo:
+      case OpId::kToCopy:
+      case OpId::kCopy:
+      case OpId::kEmpty:
+      case OpId::kEmptyStrided:
+      case OpId::kEmptyLike:
+      case OpId::kZeros:
+      case OpId::kOnes:
+      case OpId::kFull:
+      case OpId::kFill:
+      case OpId::kZero:
+      case OpId::kArange:
+      case OpId::kRandn:
+      case OpId::kNormal:
+      case OpId::kView:
+      case OpId::kReshape:
+      case OpId::kUnsafeView:
+      case OpId::kTranspose:
+      case OpId::kPermute:
+      case OpId::kSlice:
+      case OpId::kNarrow:
+      case OpId::kExpand:
+      case OpId::kUnsqueeze:
+      case OpId::kContiguous:
+      case OpId::kClone:
+      case OpId::kItem:
+      case OpId::kLocalScalarDense:
+      case OpId::kT:
+      case OpId::kNumOps:
+        break;
+    }
+    return -1;
+  }
+
+  // exp(x - amax(x)) / sum(exp(x - amax(x))) over attrs.dim.
+  int Softmax(Operand x, const OpAttrs& attrs) {
+    Attributes red{.dims = {attrs.dim}, .keepdim = true};
+    int m = Op(OpId::kAmax, {x}, red);
+    int e = Op(OpId::kExp, {Operand::Value(Op(OpId::kSub, {x, Operand::Value(m)}))});
+    int s = Op(OpId::kSum, {Operand::Value(e)}, red);
+    return Op(OpId::kDiv, {Operand::Value(e), Operand::Value(s)});
+  }
+
+  // x * rsqrt(mean(x * x) + eps) [* weight] over the normalized (trailing) dims.
+  int RmsNorm(const std::vector<Operand>& in, const OpAttrs& attrs,
+              const std::vector<bool>& defined) {
+    Attributes red{.dims = Trailing(attrs.shape.size()), .keepdim = true};
+    Operand x = in[0];
+    int sq = Op(OpId::kMul, {x, x});
+    int ms = Op(OpId::kMean, {Operand::Value(sq)}, red);
+    int r = Op(OpId::kRsqrt,
+               {Operand::Value(Op(OpId::kAdd, {Operand::Value(ms), Operand::Scalar(attrs.eps)}))});
+    int node = Op(OpId::kMul, {x, Operand::Value(r)});
+    if (defined.size() > 1 && defined[1]) node = Op(OpId::kMul, {Operand::Value(node), in[1]});
+    return node;
+  }
+
+  // (x - mean) * rsqrt(var + eps) [* weight] [+ bias] over the normalized (trailing) dims.
+  int LayerNorm(const std::vector<Operand>& in, const OpAttrs& attrs,
+                const std::vector<bool>& defined) {
+    Attributes red{.dims = Trailing(attrs.shape.size()), .keepdim = true};
+    Operand x = in[0];
+    int mu = Op(OpId::kMean, {x}, red);
+    int xc = Op(OpId::kSub, {x, Operand::Value(mu)});
+    int var = Op(OpId::kMean,
+                 {Operand::Value(Op(OpId::kMul, {Operand::Value(xc), Operand::Value(xc)}))}, red);
+    int r = Op(OpId::kRsqrt,
+               {Operand::Value(Op(OpId::kAdd, {Operand::Value(var), Operand::Scalar(attrs.eps)}))});
+    int node = Op(OpId::kMul, {Operand::Value(xc), Operand::Value(r)});
+    size_t next = 1;
+    if (defined.size() > 1 && defined[1]) node = Op(OpId::kMul, {Operand::Value(node), in[next++]});
+    if (defined.size() > 2 && defined[2]) node = Op(OpId::kAdd, {Operand::Value(node), in[next++]});
     return node;
   }
 

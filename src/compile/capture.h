@@ -1,9 +1,10 @@
 // Capture: run a function once on meta tensors under a DispatchInterceptor and record each op
 // call into a Graph.
 //
-// Pointwise ops and reductions become IR nodes directly; softmax, layer_norm and rms_norm are
-// decomposed into them (as TorchInductor decomposes composite ops), so they fuse; every other op
-// (mm, views, factories, ...) becomes an extern node replayed through RunOp at run time. Tensors
+// The registry's fusion class (opscope/ops.h) decides: pointwise ops and reductions become IR
+// nodes directly; softmax, layer_norm and rms_norm (kDecomposed) are decomposed into them (as
+// TorchInductor decomposes composite ops), so they fuse; every other op (mm, views, factories,
+// ...) becomes an extern node replayed through RunOp at run time. Tensors
 // the function uses but did not receive (closed-over weights) are lifted into extra graph inputs.
 // Capture refuses in-place ops and data-dependent control (item()) with a CaptureError.
 #ifndef OPSCOPE_SRC_COMPILE_CAPTURE_H_
@@ -25,9 +26,9 @@ class CaptureError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An op compile() does not model, as the function called it.
+// The arguments of an op compile() does not model (its node holds the OpId), as the function
+// called it.
 struct ExternCall {
-  std::string name;  // ATen name for RunOp
   OpAttrs attrs;
   std::vector<bool> defined;  // per ATen input: false for an absent optional (not an operand)
 };

@@ -138,26 +138,27 @@ class KernelWriter {
     for (int d : reduce_) count *= k_.domain[d];
     for (int node : k_.nodes) {
       const Node& n = g_.node(node);
-      if (LookupOp(n.op).kind == OpKind::kReduction) {
+      if (IsReduction(n.op)) {
+        const Reduction r = ReductionOf(n.op);
         std::string v = "v" + std::to_string(node);
         Line("float " + v + ";");
         Line("{");
         ++indent_;
-        Line("float acc = " + FloatLiteral(ReductionInit(n.op)) + ";");
+        Line("float acc = " + FloatLiteral(r.init) + ";");
         auto body = [&](const std::string& acc) {
           std::set<int> loaded = outer_loaded;
           const Operand& in = n.operands[0];
           EmitElements({in.value}, &loaded);
           Load(in.value, &loaded);
-          Line(ReductionUpdate(n.op, acc, Name(in)));
+          Line(ReductionUpdate(r, acc, Name(in)));
         };
         if (k_.domain[reduce_.back()] >= kLanes) {
-          LaneReduction(n.op, body);
+          LaneReduction(r, body);
         } else {
-          std::string clause = n.op == "aten::amax" ? "max" : n.op == "aten::amin" ? "min" : "+";
-          Loops(reduce_, "#pragma omp simd reduction(" + clause + ":acc)", [&] { body("acc"); });
+          Loops(reduce_, "#pragma omp simd reduction(" + std::string(ReductionClause(r)) + ":acc)",
+                [&] { body("acc"); });
         }
-        if (n.op == "aten::mean")
+        if (r.mean)
           Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
         else
           Line(v + " = acc;");
@@ -234,7 +235,7 @@ class KernelWriter {
 
   // Multi-lane reduction: kLanes independent partial results over the innermost reduced dim, so
   // the adds pipeline and vectorize (one accumulator would serialize on the add latency).
-  void LaneReduction(const std::string& op, const std::function<void(const std::string&)>& body) {
+  void LaneReduction(const Reduction& r, const std::function<void(const std::string&)>& body) {
     int inner = reduce_.back();
     std::vector<int> outer_reduce(reduce_.begin(), reduce_.end() - 1);
     std::string iv = "i" + std::to_string(inner);
@@ -262,7 +263,7 @@ class KernelWriter {
     });
     Line("for (int j = 0; j < " + std::to_string(kLanes) + "; ++j) {");
     ++indent_;
-    Line(ReductionUpdate(op, "acc", "accv[j]"));
+    Line(ReductionUpdate(r, "acc", "accv[j]"));
     --indent_;
     Line("}");
   }

@@ -87,10 +87,10 @@ TEST_F(CodegenTest, RmsNormOneKernelMatchesReference) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({6, 40}));
   int w = g.AddInput(TensorType::Contiguous({40}));
-  int sq = g.AddOp("aten::mul", {V(x), V(x)});
-  int ms = g.AddOp("aten::mean", {V(sq)}, {.dims = {-1}, .keepdim = true});
-  int r = g.AddOp("aten::rsqrt", {V(g.AddOp("aten::add", {V(ms), S(1e-6)}))});
-  g.SetOutputs({g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(x), V(r)})), V(w)})});
+  int sq = g.AddOp(OpId::kMul, {V(x), V(x)});
+  int ms = g.AddOp(OpId::kMean, {V(sq)}, {.dims = {-1}, .keepdim = true});
+  int r = g.AddOp(OpId::kRsqrt, {V(g.AddOp(OpId::kAdd, {V(ms), S(1e-6)}))});
+  g.SetOutputs({g.AddOp(OpId::kMul, {V(g.AddOp(OpId::kMul, {V(x), V(r)})), V(w)})});
   Program p = CompileAndCheck(std::move(g), {Random(240, 1), Random(40, 2)});
   EXPECT_EQ(p.fusion.kernels.size(), 1u);
   EXPECT_NE(p.source.find("accv[j] += v2;"), std::string::npos) << p.source;  // multi-lane sum
@@ -102,21 +102,21 @@ TEST_F(CodegenTest, SoftmaxLayerNormAndGatedSilu) {
   int b = g.AddInput(TensorType::Contiguous({5, 33}));
   int gamma = g.AddInput(TensorType::Contiguous({33}));
   // softmax(x, -1)
-  int m = g.AddOp("aten::amax", {V(x)}, {.dims = {-1}, .keepdim = true});
-  int e = g.AddOp("aten::exp", {V(g.AddOp("aten::sub", {V(x), V(m)}))});
-  int sm = g.AddOp("aten::div",
-                   {V(e), V(g.AddOp("aten::sum", {V(e)}, {.dims = {-1}, .keepdim = true}))});
+  int m = g.AddOp(OpId::kAmax, {V(x)}, {.dims = {-1}, .keepdim = true});
+  int e = g.AddOp(OpId::kExp, {V(g.AddOp(OpId::kSub, {V(x), V(m)}))});
+  int sm =
+      g.AddOp(OpId::kDiv, {V(e), V(g.AddOp(OpId::kSum, {V(e)}, {.dims = {-1}, .keepdim = true}))});
   // layer_norm(x) * gamma + 0.5
-  int mu = g.AddOp("aten::mean", {V(x)}, {.dims = {-1}, .keepdim = true});
-  int xc = g.AddOp("aten::sub", {V(x), V(mu)});
-  int var = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(xc), V(xc)}))},
+  int mu = g.AddOp(OpId::kMean, {V(x)}, {.dims = {-1}, .keepdim = true});
+  int xc = g.AddOp(OpId::kSub, {V(x), V(mu)});
+  int var = g.AddOp(OpId::kMean, {V(g.AddOp(OpId::kMul, {V(xc), V(xc)}))},
                     {.dims = {-1}, .keepdim = true});
-  int rs = g.AddOp("aten::rsqrt", {V(g.AddOp("aten::add", {V(var), S(1e-5)}))});
-  int ln = g.AddOp(
-      "aten::add",
-      {V(g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(xc), V(rs)})), V(gamma)})), S(0.5)});
+  int rs = g.AddOp(OpId::kRsqrt, {V(g.AddOp(OpId::kAdd, {V(var), S(1e-5)}))});
+  int ln =
+      g.AddOp(OpId::kAdd,
+              {V(g.AddOp(OpId::kMul, {V(g.AddOp(OpId::kMul, {V(xc), V(rs)})), V(gamma)})), S(0.5)});
   // silu(x) * b
-  int gate = g.AddOp("aten::mul", {V(g.AddOp("aten::silu", {V(x)})), V(b)});
+  int gate = g.AddOp(OpId::kMul, {V(g.AddOp(OpId::kSilu, {V(x)})), V(b)});
   g.SetOutputs({sm, ln, gate});
   Program p = CompileAndCheck(std::move(g), {Random(165, 3), Random(165, 4), Random(33, 5)});
   EXPECT_EQ(p.fusion.kernels.size(), 1u) << p.fusion.ToString(p.graph);
@@ -130,11 +130,11 @@ TEST_F(CodegenTest, NonContiguousBroadcastKeepdimFalseAndOtherDims) {
   xt.strides = {1, 8};
   int x = g.AddInput(xt);
   int col = g.AddInput(TensorType::Contiguous({8, 1}));
-  int y = g.AddOp("aten::add", {V(x), V(col)}, {.alpha = -0.5});
-  int s0 = g.AddOp("aten::sum", {V(y)}, {.dims = {0}, .keepdim = false});  // over a non-last dim
-  int mx = g.AddOp("aten::amax", {V(y)}, {.dims = {1}, .keepdim = false});
-  int all = g.AddOp("aten::mean", {V(g.AddOp("aten::exp", {V(y)}))});  // every dim -> scalar
-  int p2 = g.AddOp("aten::pow", {V(y), S(2.0)});
+  int y = g.AddOp(OpId::kAdd, {V(x), V(col)}, {.alpha = -0.5});
+  int s0 = g.AddOp(OpId::kSum, {V(y)}, {.dims = {0}, .keepdim = false});  // over a non-last dim
+  int mx = g.AddOp(OpId::kAmax, {V(y)}, {.dims = {1}, .keepdim = false});
+  int all = g.AddOp(OpId::kMean, {V(g.AddOp(OpId::kExp, {V(y)}))});  // every dim -> scalar
+  int p2 = g.AddOp(OpId::kPow, {V(y), S(2.0)});
   g.SetOutputs({s0, mx, all, p2});
   Program p = CompileAndCheck(std::move(g), {Random(48, 6), Random(8, 7)});
   EXPECT_GE(p.fusion.kernels.size(), 2u);
@@ -143,10 +143,10 @@ TEST_F(CodegenTest, NonContiguousBroadcastKeepdimFalseAndOtherDims) {
 // Random pointwise/reduction graphs: random shapes (with broadcasting), ops, keepdim; several
 // per translation unit so the test compiles few objects.
 TEST_F(CodegenTest, RandomGraphsMatchReference) {
-  const char* kUnary[] = {"aten::exp",  "aten::neg",     "aten::silu", "aten::gelu",
-                          "aten::relu", "aten::sigmoid", "aten::abs",  "aten::tanh"};
-  const char* kBinary[] = {"aten::add", "aten::sub", "aten::mul", "aten::maximum", "aten::minimum"};
-  const char* kReduce[] = {"aten::sum", "aten::mean", "aten::amax", "aten::amin"};
+  const OpId kUnary[] = {OpId::kExp,  OpId::kNeg,     OpId::kSilu, OpId::kGelu,
+                         OpId::kRelu, OpId::kSigmoid, OpId::kAbs,  OpId::kTanh};
+  const OpId kBinary[] = {OpId::kAdd, OpId::kSub, OpId::kMul, OpId::kMaximum, OpId::kMinimum};
+  const OpId kReduce[] = {OpId::kSum, OpId::kMean, OpId::kAmax, OpId::kAmin};
   for (int trial = 0; trial < 4; ++trial) {
     std::mt19937 rng(100 + trial);
     auto pick = [&](int n) { return static_cast<int>(rng() % n); };
@@ -202,7 +202,7 @@ TEST_F(CodegenTest, RandomGraphsMatchReference) {
 TEST_F(CodegenTest, DiskCacheIsReusedAfterMemoryIsCleared) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({3, 3}));
-  g.SetOutputs({g.AddOp("aten::exp", {V(x)})});
+  g.SetOutputs({g.AddOp(OpId::kExp, {V(x)})});
   CxxToolchain tc = CxxToolchain::Current();
   Program p = BuildProgram(g, "cpu", tc.Identity());
   auto first = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
@@ -219,14 +219,14 @@ TEST_F(CodegenTest, DiskCacheIsReusedAfterMemoryIsCleared) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / (p.key + ".cc")));
   // Another shape is another key.
   Graph g2;
-  g2.SetOutputs({g2.AddOp("aten::exp", {V(g2.AddInput(TensorType::Contiguous({3, 4})))})});
+  g2.SetOutputs({g2.AddOp(OpId::kExp, {V(g2.AddInput(TensorType::Contiguous({3, 4})))})});
   EXPECT_NE(BuildProgram(g2, "cpu", tc.Identity()).key, p.key);
   EXPECT_NE(BuildProgram(g, "neuron", tc.Identity()).key, p.key);
 }
 
 TEST_F(CodegenTest, MissingAndBrokenCompilersGiveClearErrors) {
   Graph g;
-  g.SetOutputs({g.AddOp("aten::neg", {V(g.AddInput(TensorType::Contiguous({2})))})});
+  g.SetOutputs({g.AddOp(OpId::kNeg, {V(g.AddInput(TensorType::Contiguous({2})))})});
   CxxToolchain tc = CxxToolchain::Current();
   tc.compiler = "/nonexistent/opscope-no-such-cxx";
   Program p = BuildProgram(g, "cpu", tc.Identity());

@@ -21,6 +21,8 @@ bool TryBroadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
   return true;
 }
 
+bool IsReductionNode(const Node& n) { return n.is_op() && IsReduction(n.op); }
+
 FusionDecision Illegal(std::string reason) {
   FusionDecision d;
   d.reason = std::move(reason);
@@ -35,10 +37,10 @@ bool FusedKernel::Contains(int node) const {
 
 FusionDecision CanFuse(const Graph& graph, const FusedKernel& kernel, int node) {
   const Node& n = graph.node(node);
-  OpKind kind = LookupOp(n.op).kind;
-  if (kind != OpKind::kPointwise && kind != OpKind::kReduction) {
-    return Illegal("L1: " + n.op + " is not a pointwise op or reduction");
+  if (!n.is_op() || !IsFusible(n.op)) {
+    return Illegal(std::string("L1: ") + n.name() + " is not a pointwise op or reduction");
   }
+  const bool reduction = IsReduction(n.op);
   if (n.type.dtype != "f32") return Illegal("L2: dtype " + n.type.dtype + " is not f32");
   if (!kernel.nodes.empty() && n.type.device != kernel.device) {
     return Illegal("L2: device " + n.type.device + " differs from the kernel's " + kernel.device);
@@ -57,7 +59,7 @@ FusionDecision CanFuse(const Graph& graph, const FusedKernel& kernel, int node) 
     }
     domain = tmp;
   }
-  if (kind == OpKind::kPointwise) {
+  if (!reduction) {
     if (!TryBroadcast(domain, n.type.sizes, &tmp)) {
       return Illegal("L3: output shape does not broadcast with the domain");
     }
@@ -73,7 +75,7 @@ FusionDecision CanFuse(const Graph& graph, const FusedKernel& kernel, int node) 
     reduce_dims.push_back(nd);
   }
   // L4.
-  if (kind == OpKind::kReduction) {
+  if (reduction) {
     const Node& in = graph.node(n.operands[0].value);
     int rank = in.type.rank();
     int offset = static_cast<int>(domain.size()) - rank;
@@ -95,7 +97,7 @@ FusionDecision CanFuse(const Graph& graph, const FusedKernel& kernel, int node) 
   for (const Operand& o : n.operands) {
     if (o.is_scalar() || !kernel.Contains(o.value)) continue;
     const Node& in = graph.node(o.value);
-    if (LookupOp(in.op).kind == OpKind::kReduction && !in.attrs.keepdim) {
+    if (IsReductionNode(in) && !in.attrs.keepdim) {
       return Illegal("L5: operand %" + std::to_string(o.value) +
                      " is a keepdim=false reduction of this kernel");
     }
@@ -112,8 +114,8 @@ FusedKernel SingleNodeKernel(const Graph& graph, int node) {
   empty.device = graph.node(node).type.device;
   FusionDecision d = CanFuse(graph, empty, node);
   if (!d.legal)
-    throw GraphError("opscope compile: node %" + std::to_string(node) + " (" + graph.node(node).op +
-                     ") cannot form a kernel: " + d.reason);
+    throw GraphError("opscope compile: node %" + std::to_string(node) + " (" +
+                     graph.node(node).name() + ") cannot form a kernel: " + d.reason);
   empty.nodes = {node};
   empty.domain = d.domain;
   empty.reduce_dims = d.reduce_dims;
@@ -123,7 +125,7 @@ FusedKernel SingleNodeKernel(const Graph& graph, int node) {
 bool IsRowValue(const Graph& graph, const FusedKernel& kernel, int node) {
   if (kernel.reduce_dims.empty()) return false;
   const Node& n = graph.node(node);
-  if (LookupOp(n.op).kind == OpKind::kReduction && kernel.Contains(node)) return true;
+  if (IsReductionNode(n) && kernel.Contains(node)) return true;
   const auto& sizes = n.type.sizes;
   int offset = static_cast<int>(kernel.domain.size()) - static_cast<int>(sizes.size());
   for (int d : kernel.reduce_dims) {
@@ -137,8 +139,7 @@ std::vector<int64_t> AlignedStrides(const Graph& graph, const FusedKernel& kerne
   const Node& n = graph.node(node);
   size_t rank = kernel.domain.size();
   std::vector<int64_t> out(rank, 0);
-  bool squeezed =
-      LookupOp(n.op).kind == OpKind::kReduction && !n.attrs.keepdim && kernel.Contains(node);
+  bool squeezed = IsReductionNode(n) && !n.attrs.keepdim && kernel.Contains(node);
   if (squeezed) {
     size_t j = 0;
     for (size_t d = 0; d < rank; ++d) {
@@ -165,7 +166,7 @@ FusionPlan PlanFusion(const Graph& graph) {
     const Node& n = graph.nodes()[i];
     int node = static_cast<int>(i);
     if (n.is_input() || n.is_constant()) continue;
-    if (!IsFusible(n.op)) {
+    if (!IsFusible(n.op)) {  // an extern op
       close();
       plan.steps.push_back({Step::kExtern, node});
       continue;
@@ -208,7 +209,7 @@ std::string FusionPlan::ToString(const Graph& graph) const {
   std::string s;
   for (const Step& step : steps) {
     if (step.kind == Step::kExtern) {
-      s += "extern %" + std::to_string(step.index) + " " + graph.node(step.index).op + "\n";
+      s += "extern %" + std::to_string(step.index) + " " + graph.node(step.index).name() + "\n";
       continue;
     }
     const FusedKernel& k = kernels[step.index];

@@ -18,12 +18,12 @@ Graph RmsNormGraph(int64_t rows, int64_t hidden) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({rows, hidden}));
   int w = g.AddInput(TensorType::Contiguous({hidden}));
-  int sq = g.AddOp("aten::mul", {V(x), V(x)});
-  int ms = g.AddOp("aten::mean", {V(sq)}, {.dims = {-1}, .keepdim = true});
-  int e = g.AddOp("aten::add", {V(ms), S(1e-6)});
-  int r = g.AddOp("aten::rsqrt", {V(e)});
-  int xr = g.AddOp("aten::mul", {V(x), V(r)});
-  int y = g.AddOp("aten::mul", {V(xr), V(w)});
+  int sq = g.AddOp(OpId::kMul, {V(x), V(x)});
+  int ms = g.AddOp(OpId::kMean, {V(sq)}, {.dims = {-1}, .keepdim = true});
+  int e = g.AddOp(OpId::kAdd, {V(ms), S(1e-6)});
+  int r = g.AddOp(OpId::kRsqrt, {V(e)});
+  int xr = g.AddOp(OpId::kMul, {V(x), V(r)});
+  int y = g.AddOp(OpId::kMul, {V(xr), V(w)});
   g.SetOutputs({y});
   return g;
 }
@@ -32,17 +32,17 @@ TEST(GraphTest, InfersBroadcastAndReducedShapes) {
   Graph g;
   int a = g.AddInput(TensorType::Contiguous({4, 1, 8}));
   int b = g.AddInput(TensorType::Contiguous({3, 1}));
-  int c = g.AddOp("aten::add", {V(a), V(b)});
+  int c = g.AddOp(OpId::kAdd, {V(a), V(b)});
   EXPECT_EQ(g.node(c).type.sizes, (std::vector<int64_t>{4, 3, 8}));
-  int s = g.AddOp("aten::sum", {V(c)}, {.dims = {0, -1}, .keepdim = false});
+  int s = g.AddOp(OpId::kSum, {V(c)}, {.dims = {0, -1}, .keepdim = false});
   EXPECT_EQ(g.node(s).type.sizes, (std::vector<int64_t>{3}));
-  int k = g.AddOp("aten::amax", {V(c)}, {.dims = {1}, .keepdim = true});
+  int k = g.AddOp(OpId::kAmax, {V(c)}, {.dims = {1}, .keepdim = true});
   EXPECT_EQ(g.node(k).type.sizes, (std::vector<int64_t>{4, 1, 8}));
   Graph bad;
   int p = bad.AddInput(TensorType::Contiguous({3}));
   int q = bad.AddInput(TensorType::Contiguous({4}));
-  EXPECT_THROW(bad.AddOp("aten::mul", {V(p), V(q)}), GraphError);
-  EXPECT_THROW(bad.AddOp("aten::sum", {V(p)}, {.dims = {2}}), GraphError);
+  EXPECT_THROW(bad.AddOp(OpId::kMul, {V(p), V(q)}), GraphError);
+  EXPECT_THROW(bad.AddOp(OpId::kSum, {V(p)}, {.dims = {2}}), GraphError);
 }
 
 TEST(GraphTest, PrintsStablyAndHashDependsOnShapes) {
@@ -58,27 +58,27 @@ TEST(PassesTest, DeadCodeIsRemovedAndInputsKept) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({4}));
   int unused_in = g.AddInput(TensorType::Contiguous({4}));
-  g.AddOp("aten::exp", {V(x)});  // dead
-  int y = g.AddOp("aten::neg", {V(x)});
+  g.AddOp(OpId::kExp, {V(x)});  // dead
+  int y = g.AddOp(OpId::kNeg, {V(x)});
   g.SetOutputs({y});
   EXPECT_EQ(EliminateDeadCode(g), 1);
   EXPECT_EQ(g.nodes().size(), 3u);
   EXPECT_EQ(g.num_inputs(), 2);
   EXPECT_TRUE(g.node(unused_in).is_input());
-  EXPECT_EQ(g.node(g.outputs()[0]).op, "aten::neg");
+  EXPECT_EQ(g.node(g.outputs()[0]).op, OpId::kNeg);
 }
 
 TEST(PassesTest, CommonSubexpressionsMerge) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({4}));
-  int a = g.AddOp("aten::exp", {V(x)});
-  int b = g.AddOp("aten::exp", {V(x)});
-  int c = g.AddOp("aten::add", {V(a), V(b)});
-  int d = g.AddOp("aten::add", {V(a), V(b)}, {.alpha = 2});  // different alpha: kept
+  int a = g.AddOp(OpId::kExp, {V(x)});
+  int b = g.AddOp(OpId::kExp, {V(x)});
+  int c = g.AddOp(OpId::kAdd, {V(a), V(b)});
+  int d = g.AddOp(OpId::kAdd, {V(a), V(b)}, {.alpha = 2});  // different alpha: kept
   g.SetOutputs({c, d});
   EXPECT_EQ(EliminateCommonSubexpressions(g), 1);
   int exps = 0;
-  for (const Node& n : g.nodes()) exps += n.op == "aten::exp";
+  for (const Node& n : g.nodes()) exps += n.is_op() && n.op == OpId::kExp;
   EXPECT_EQ(exps, 1);
   const Node& add = g.node(g.outputs()[0]);
   EXPECT_EQ(add.operands[0].value, add.operands[1].value);
@@ -90,12 +90,12 @@ TEST(PassesTest, ConstantsFoldAndIdentitiesVanish) {
   int x = g.AddInput(TensorType::Contiguous({2, 4}));
   int two = g.AddConstant(2.0, {});
   int three = g.AddConstant(3.0, {});
-  int six = g.AddOp("aten::mul", {V(two), V(three)});          // folds to 6
-  int one = g.AddOp("aten::div", {V(six), S(6.0)});            // folds to 1
-  int y = g.AddOp("aten::mul", {V(x), V(one)});                // x * 1 -> x
-  int z = g.AddOp("aten::add", {V(y), V(six)});                // 6 inlined as a scalar
-  int s = g.AddOp("aten::sum", {V(g.AddConstant(0.5, {4}))});  // folds to 2
-  int out = g.AddOp("aten::mul", {V(z), V(s)});
+  int six = g.AddOp(OpId::kMul, {V(two), V(three)});          // folds to 6
+  int one = g.AddOp(OpId::kDiv, {V(six), S(6.0)});            // folds to 1
+  int y = g.AddOp(OpId::kMul, {V(x), V(one)});                // x * 1 -> x
+  int z = g.AddOp(OpId::kAdd, {V(y), V(six)});                // 6 inlined as a scalar
+  int s = g.AddOp(OpId::kSum, {V(g.AddConstant(0.5, {4}))});  // folds to 2
+  int out = g.AddOp(OpId::kMul, {V(z), V(s)});
   g.SetOutputs({out});
   PassStats stats = RunPasses(g);
   EXPECT_GT(stats.folded, 0);
@@ -126,12 +126,12 @@ TEST(FusionTest, RmsNormIsOneKernelWithNoMaterializedIntermediates) {
 TEST(FusionTest, PredicateRejectsWhatOneLoopNestCannotDo) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({8, 8}));
-  int rowsum = g.AddOp("aten::sum", {V(x)}, {.dims = {1}, .keepdim = true});
-  int colsum = g.AddOp("aten::sum", {V(x)}, {.dims = {0}, .keepdim = true});
-  int squeezed = g.AddOp("aten::sum", {V(x)}, {.dims = {1}, .keepdim = false});
-  int use_sq = g.AddOp("aten::exp", {V(squeezed)});
+  int rowsum = g.AddOp(OpId::kSum, {V(x)}, {.dims = {1}, .keepdim = true});
+  int colsum = g.AddOp(OpId::kSum, {V(x)}, {.dims = {0}, .keepdim = true});
+  int squeezed = g.AddOp(OpId::kSum, {V(x)}, {.dims = {1}, .keepdim = false});
+  int use_sq = g.AddOp(OpId::kExp, {V(squeezed)});
   int bcast = g.AddInput(TensorType::Contiguous({8, 1}));
-  int over_bcast = g.AddOp("aten::sum", {V(bcast)}, {.dims = {1}, .keepdim = true});
+  int over_bcast = g.AddOp(OpId::kSum, {V(bcast)}, {.dims = {1}, .keepdim = true});
   g.SetOutputs({rowsum, colsum, use_sq, over_bcast});
 
   FusedKernel k = SingleNodeKernel(g, rowsum);
@@ -157,11 +157,11 @@ TEST(FusionTest, PredicateRejectsWhatOneLoopNestCannotDo) {
 TEST(FusionTest, ExternOpsSplitKernelsAndSlotsAreReused) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({4, 4}));
-  int a = g.AddOp("aten::exp", {V(x)});
-  int m1 = g.AddOpWithType("aten::mm", {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}));
-  int b = g.AddOp("aten::neg", {V(m1)});
-  int m2 = g.AddOpWithType("aten::mm", {V(b), V(b)}, {}, TensorType::Contiguous({4, 4}));
-  int c = g.AddOp("aten::relu", {V(m2)});
+  int a = g.AddOp(OpId::kExp, {V(x)});
+  int m1 = g.AddOpWithType(OpId::kMm, {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}));
+  int b = g.AddOp(OpId::kNeg, {V(m1)});
+  int m2 = g.AddOpWithType(OpId::kMm, {V(b), V(b)}, {}, TensorType::Contiguous({4, 4}));
+  int c = g.AddOp(OpId::kRelu, {V(m2)});
   g.SetOutputs({c});
   FusionPlan plan = PlanFusion(g);
   ASSERT_EQ(plan.steps.size(), 5u) << plan.ToString(g);

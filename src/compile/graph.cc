@@ -85,9 +85,21 @@ std::vector<int> NormalizeDims(const std::vector<int64_t>& dims, int rank) {
   return out;
 }
 
+const char* Node::name() const {
+  switch (kind) {
+    case NodeKind::kInput:
+      return "input";
+    case NodeKind::kConstant:
+      return "constant";
+    case NodeKind::kOp:
+      break;
+  }
+  return OpName(op);
+}
+
 int Graph::AddInput(TensorType type) {
   Node n;
-  n.op = "input";
+  n.kind = NodeKind::kInput;
   n.type = std::move(type);
   if (n.type.strides.empty() && !n.type.sizes.empty())
     n.type.strides = ContiguousStrides(n.type.sizes);
@@ -98,21 +110,22 @@ int Graph::AddInput(TensorType type) {
 
 int Graph::AddConstant(double value, std::vector<int64_t> sizes, std::string device) {
   Node n;
-  n.op = "constant";
+  n.kind = NodeKind::kConstant;
   n.constant = value;
   n.type = TensorType::Contiguous(std::move(sizes), std::move(device));
   nodes_.push_back(std::move(n));
   return static_cast<int>(nodes_.size()) - 1;
 }
 
-int Graph::AddOp(std::string op, std::vector<Operand> operands, Attributes attrs) {
-  OpInfo info = LookupOp(op);
-  if (info.kind != OpKind::kPointwise && info.kind != OpKind::kReduction) {
-    throw GraphError("opscope compile: cannot infer the output type of " + op +
+int Graph::AddOp(OpId op, std::vector<Operand> operands, Attributes attrs) {
+  const OpInfo& info = GetOpInfo(op);
+  const std::string name = info.name;
+  if (!IsFusible(op)) {
+    throw GraphError("opscope compile: cannot infer the output type of " + name +
                      "; use AddOpWithType");
   }
   if (static_cast<int>(operands.size()) != info.arity) {
-    throw GraphError(op + " takes " + std::to_string(info.arity) + " operand(s), got " +
+    throw GraphError(name + " takes " + std::to_string(info.arity) + " operand(s), got " +
                      std::to_string(operands.size()));
   }
   std::vector<int64_t> sizes;
@@ -121,7 +134,7 @@ int Graph::AddOp(std::string op, std::vector<Operand> operands, Attributes attrs
   for (const Operand& o : operands) {
     if (o.is_scalar()) continue;
     if (o.value >= static_cast<int>(nodes_.size())) {
-      throw GraphError(op + ": operand %" + std::to_string(o.value) + " is not defined yet");
+      throw GraphError(name + ": operand %" + std::to_string(o.value) + " is not defined yet");
     }
     const TensorType& t = nodes_[o.value].type;
     if (have_tensor && t.device != device) {
@@ -133,8 +146,8 @@ int Graph::AddOp(std::string op, std::vector<Operand> operands, Attributes attrs
     device = t.device;
     have_tensor = true;
   }
-  if (!have_tensor) throw GraphError(op + " needs at least one tensor operand");
-  if (info.kind == OpKind::kReduction) {
+  if (!have_tensor) throw GraphError(name + " needs at least one tensor operand");
+  if (IsReduction(op)) {
     int rank = static_cast<int>(sizes.size());
     std::vector<int> rd = NormalizeDims(attrs.dims, rank);
     std::vector<int64_t> out;
@@ -147,14 +160,15 @@ int Graph::AddOp(std::string op, std::vector<Operand> operands, Attributes attrs
     }
     sizes = std::move(out);
   }
-  return AddOpWithType(std::move(op), std::move(operands), std::move(attrs),
+  return AddOpWithType(op, std::move(operands), std::move(attrs),
                        TensorType::Contiguous(std::move(sizes), device));
 }
 
-int Graph::AddOpWithType(std::string op, std::vector<Operand> operands, Attributes attrs,
+int Graph::AddOpWithType(OpId op, std::vector<Operand> operands, Attributes attrs,
                          TensorType type) {
   Node n;
-  n.op = std::move(op);
+  n.kind = NodeKind::kOp;
+  n.op = op;
   n.operands = std::move(operands);
   n.attrs = std::move(attrs);
   n.type = std::move(type);
@@ -180,7 +194,7 @@ void Graph::Validate() const {
   for (size_t n = 0; n < nodes_.size(); ++n) {
     for (const Operand& o : nodes_[n].operands) {
       if (!o.is_scalar() && (o.value < 0 || o.value >= static_cast<int>(n))) {
-        throw GraphError("graph node %" + std::to_string(n) + " (" + nodes_[n].op + ") uses %" +
+        throw GraphError("graph node %" + std::to_string(n) + " (" + nodes_[n].name() + ") uses %" +
                          std::to_string(o.value) + " before it is defined");
       }
     }
@@ -213,7 +227,7 @@ std::string Graph::ToString() const {
   std::string s = "graph(" + std::to_string(num_inputs_) + " inputs)\n";
   for (size_t n = 0; n < nodes_.size(); ++n) {
     const Node& node = nodes_[n];
-    s += "  %" + std::to_string(n) + " : " + TypeString(node.type) + " = " + node.op;
+    s += "  %" + std::to_string(n) + " : " + TypeString(node.type) + " = " + node.name();
     if (node.is_input()) {
       s += "[" + std::to_string(node.input_index) + "]\n";
       continue;
@@ -228,7 +242,7 @@ std::string Graph::ToString() const {
       const Operand& o = node.operands[i];
       s += o.is_scalar() ? DoubleText(o.scalar) : "%" + std::to_string(o.value);
     }
-    if (LookupOp(node.op).kind == OpKind::kReduction || !node.attrs.dims.empty()) {
+    if (IsReduction(node.op) || !node.attrs.dims.empty()) {
       s += ", dims=" + ShapeString(node.attrs.dims) +
            ", keepdim=" + (node.attrs.keepdim ? "1" : "0");
     }

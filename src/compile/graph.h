@@ -1,14 +1,15 @@
 // The graph IR compile() captures into, transforms and lowers.
 //
 // A Graph is a list of nodes in topological order; each node produces one value (a tensor of f32)
-// identified by the node's index. Graph inputs are "input" nodes, scalars folded into the graph
-// are "constant" nodes, every other node is an op named as ATen names it ("aten::mul").
-// Operands are either a value or an inline scalar (aten::add(x, 1e-6) keeps 1e-6 inline).
+// identified by the node's index. Graph inputs are input nodes, scalars folded into the graph
+// are constant nodes, every other node is an op of the registry (OpId, opscope/ops.h), printed
+// as ATen names it ("aten::mul"). Operands are either a value or an inline scalar
+// (aten::add(x, 1e-6) keeps 1e-6 inline).
 //
 //   Graph g;
 //   int x = g.AddInput(TensorType::Contiguous({4, 8}));
-//   int sq = g.AddOp("aten::mul", {Operand::Value(x), Operand::Value(x)});
-//   int ms = g.AddOp("aten::mean", {Operand::Value(sq)}, {.dims = {-1}, .keepdim = true});
+//   int sq = g.AddOp(OpId::kMul, {Operand::Value(x), Operand::Value(x)});
+//   int ms = g.AddOp(OpId::kMean, {Operand::Value(sq)}, {.dims = {-1}, .keepdim = true});
 //   g.SetOutputs({ms});
 //   std::string text = g.ToString();  // printable, and the basis of the cache key
 //
@@ -22,6 +23,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "opscope/ops.h"
 
 namespace opscope::compiler {
 
@@ -68,17 +71,27 @@ struct Attributes {
   bool operator==(const Attributes&) const = default;
 };
 
+enum class NodeKind : uint8_t {
+  kInput,     // a graph input
+  kConstant,  // every element has the value `constant`
+  kOp,        // an op of the registry
+};
+
 struct Node {
-  std::string op;  // "input", "constant", or an ATen name
+  NodeKind kind = NodeKind::kOp;
+  OpId op = OpId::kAdd;  // kOp only
   std::vector<Operand> operands;
   Attributes attrs;
   TensorType type;       // of the value this node produces
-  int input_index = -1;  // for "input": position among the graph inputs
-  double constant = 0;   // for "constant": every element has this value
-  int extern_id = -1;    // for extern ops: index into the capture's extern call table
+  int input_index = -1;  // kInput: position among the graph inputs
+  double constant = 0;   // kConstant: every element has this value
+  int extern_id = -1;    // extern ops: index into the capture's extern call table
 
-  bool is_input() const { return op == "input"; }
-  bool is_constant() const { return op == "constant"; }
+  bool is_input() const { return kind == NodeKind::kInput; }
+  bool is_constant() const { return kind == NodeKind::kConstant; }
+  bool is_op() const { return kind == NodeKind::kOp; }
+  // "input", "constant", or the op's ATen name: how ToString and errors name the node.
+  const char* name() const;
 };
 
 class Graph {
@@ -88,10 +101,9 @@ class Graph {
   int AddConstant(double value, std::vector<int64_t> sizes, std::string device = "cpu");
   // Adds an op; its output type is inferred (broadcast for pointwise ops, reduced shape for
   // reductions). Throws GraphError for unknown operands or incompatible shapes.
-  int AddOp(std::string op, std::vector<Operand> operands, Attributes attrs = {});
+  int AddOp(OpId op, std::vector<Operand> operands, Attributes attrs = {});
   // Adds an op whose output type is already known (capture of ops compile() does not model).
-  int AddOpWithType(std::string op, std::vector<Operand> operands, Attributes attrs,
-                    TensorType type);
+  int AddOpWithType(OpId op, std::vector<Operand> operands, Attributes attrs, TensorType type);
   void SetOutputs(std::vector<int> outputs) { outputs_ = std::move(outputs); }
 
   const std::vector<Node>& nodes() const { return nodes_; }

@@ -39,7 +39,6 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
     out.data.assign(static_cast<size_t>(n.type.numel()), 0.0);
     if (n.type.numel() == 0) continue;
     std::vector<int64_t> idx(out.sizes.size(), 0);
-    OpKind kind = LookupOp(n.op).kind;
     if (n.is_input()) {
       const float* base = inputs.at(n.input_index);
       size_t k = 0;
@@ -50,7 +49,7 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
       } while (Next(idx, out.sizes));
     } else if (n.is_constant()) {
       std::fill(out.data.begin(), out.data.end(), n.constant);
-    } else if (kind == OpKind::kPointwise) {
+    } else if (IsPointwise(n.op)) {
       size_t k = 0;
       do {
         double a[2] = {0, 0};
@@ -60,7 +59,8 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
         }
         out.data[k++] = EvalPointwise(n.op, a[0], a[1], n.attrs.alpha);
       } while (Next(idx, out.sizes));
-    } else if (kind == OpKind::kReduction) {
+    } else if (IsReduction(n.op)) {
+      const Reduction r = ReductionOf(n.op);
       const HostValue& in = values[n.operands[0].value];
       std::vector<int> dims = NormalizeDims(n.attrs.dims, static_cast<int>(in.sizes.size()));
       std::vector<int64_t> keep_sizes = in.sizes;
@@ -69,7 +69,7 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
         count *= in.sizes[d];
         keep_sizes[d] = 1;
       }
-      std::vector<double> acc(out.data.size(), ReductionInit(n.op));
+      std::vector<double> acc(out.data.size(), r.init);
       std::vector<int64_t> in_idx(in.sizes.size(), 0);
       size_t k = 0;
       do {
@@ -77,19 +77,13 @@ std::vector<HostValue> InterpretGraph(const Graph& graph, const std::vector<cons
         for (size_t d = 0; d < in_idx.size(); ++d)
           linear = linear * keep_sizes[d] + (keep_sizes[d] == 1 ? 0 : in_idx[d]);
         double x = in.data[k++];
-        double& a = acc[linear];
-        if (n.op == "aten::amax")
-          a = std::max(a, x);
-        else if (n.op == "aten::amin")
-          a = std::min(a, x);
-        else
-          a += x;
+        acc[linear] = ReductionCombine(r, acc[linear], x);
       } while (!in_idx.empty() && Next(in_idx, in.sizes));
-      if (n.op == "aten::mean")
+      if (r.mean)
         for (double& a : acc) a /= static_cast<double>(count);
       out.data = std::move(acc);
     } else {
-      throw GraphError("the reference interpreter cannot run " + n.op);
+      throw GraphError(std::string("the reference interpreter cannot run ") + n.name());
     }
   }
   std::vector<HostValue> outs;

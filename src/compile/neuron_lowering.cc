@@ -46,7 +46,7 @@ class Lowerer {
     };
     for (int n : k.nodes) {
       const Node& node = g_.node(n);
-      bool reduction = LookupOp(node.op).kind == OpKind::kReduction;
+      bool reduction = node.is_op() && IsReduction(node.op);
       if (reduction) {
         flush();
         std::vector<int> closure;
@@ -153,8 +153,9 @@ class Lowerer {
 neuron::Program LowerToNeuron(const Program& program, const std::string& name) {
   for (const Step& s : program.fusion.steps) {
     if (s.kind == Step::kExtern) {
-      throw GraphError("the neuron backend lowers pointwise ops and reductions only; " +
-                       program.graph.node(s.index).op + " cannot be part of a device program");
+      throw GraphError(
+          std::string("the neuron backend lowers pointwise ops and reductions only; ") +
+          program.graph.node(s.index).name() + " cannot be part of a device program");
     }
   }
   neuron::Program out(name);

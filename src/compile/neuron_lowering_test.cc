@@ -14,10 +14,10 @@ Program RmsNormProgram(int64_t rows, int64_t hidden) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({rows, hidden}, "neuron:0"));
   int w = g.AddInput(TensorType::Contiguous({hidden}, "neuron:0"));
-  int ms = g.AddOp("aten::mean", {V(g.AddOp("aten::mul", {V(x), V(x)}))},
-                   {.dims = {-1}, .keepdim = true});
-  int r = g.AddOp("aten::rsqrt", {V(g.AddOp("aten::add", {V(ms), Operand::Scalar(1e-6)}))});
-  g.SetOutputs({g.AddOp("aten::mul", {V(g.AddOp("aten::mul", {V(x), V(r)})), V(w)})});
+  int ms =
+      g.AddOp(OpId::kMean, {V(g.AddOp(OpId::kMul, {V(x), V(x)}))}, {.dims = {-1}, .keepdim = true});
+  int r = g.AddOp(OpId::kRsqrt, {V(g.AddOp(OpId::kAdd, {V(ms), Operand::Scalar(1e-6)}))});
+  g.SetOutputs({g.AddOp(OpId::kMul, {V(g.AddOp(OpId::kMul, {V(x), V(r)})), V(w)})});
   return PlanProgram(std::move(g), "neuron", "");
 }
 
@@ -42,7 +42,7 @@ TEST(NeuronLoweringTest, ExternOpsCannotBeLowered) {
   Graph g;
   int a = g.AddInput(TensorType::Contiguous({4, 4}, "neuron:0"));
   g.SetOutputs(
-      {g.AddOpWithType("aten::mm", {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}, "neuron:0"))});
+      {g.AddOpWithType(OpId::kMm, {V(a), V(a)}, {}, TensorType::Contiguous({4, 4}, "neuron:0"))});
   Program p = PlanProgram(std::move(g), "neuron", "");
   try {
     LowerToNeuron(p, "x");
@@ -55,10 +55,10 @@ TEST(NeuronLoweringTest, ExternOpsCannotBeLowered) {
 TEST(NeuronLoweringTest, SoftmaxIsOneProgramWithIntermediatesInSbuf) {
   Graph g;
   int x = g.AddInput(TensorType::Contiguous({256, 1024}, "neuron:0"));
-  int m = g.AddOp("aten::amax", {V(x)}, {.dims = {-1}, .keepdim = true});
-  int e = g.AddOp("aten::exp", {V(g.AddOp("aten::sub", {V(x), V(m)}))});
-  int s = g.AddOp("aten::sum", {V(e)}, {.dims = {-1}, .keepdim = true});
-  g.SetOutputs({g.AddOp("aten::div", {V(e), V(s)})});
+  int m = g.AddOp(OpId::kAmax, {V(x)}, {.dims = {-1}, .keepdim = true});
+  int e = g.AddOp(OpId::kExp, {V(g.AddOp(OpId::kSub, {V(x), V(m)}))});
+  int s = g.AddOp(OpId::kSum, {V(e)}, {.dims = {-1}, .keepdim = true});
+  g.SetOutputs({g.AddOp(OpId::kDiv, {V(e), V(s)})});
   neuron::Program p = LowerToNeuron(PlanProgram(std::move(g), "neuron", ""), "softmax");
   EXPECT_EQ(p.HbmBytes(), 2 * 256 * 1024 * 4);  // x in, y out; nothing else touches HBM
   int reductions = 0;

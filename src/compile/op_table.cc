@@ -1,32 +1,190 @@
 #include "compile/op_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
 
 namespace opscope::compiler {
+namespace {
 
-OpInfo LookupOp(std::string_view op) {
-  if (op == "input") return {OpKind::kInput, 0};
-  if (op == "constant") return {OpKind::kConstant, 0};
-  static constexpr std::string_view kUnary[] = {
-      "aten::neg",  "aten::exp",        "aten::sqrt",  "aten::rsqrt",     "aten::silu",
-      "aten::gelu", "aten::relu",       "aten::tanh",  "aten::sigmoid",   "aten::log",
-      "aten::abs",  "aten::reciprocal", "aten::clone", "aten::contiguous"};
-  static constexpr std::string_view kBinary[] = {"aten::add",    "aten::sub", "aten::mul",
-                                                 "aten::div",    "aten::pow", "aten::maximum",
-                                                 "aten::minimum"};
-  static constexpr std::string_view kReduction[] = {"aten::sum", "aten::mean", "aten::amax",
-                                                    "aten::amin"};
-  for (auto u : kUnary)
-    if (op == u) return {OpKind::kPointwise, 1};
-  for (auto b : kBinary)
-    if (op == b) return {OpKind::kPointwise, 2};
-  for (auto r : kReduction)
-    if (op == r) return {OpKind::kReduction, 1};
-  return {OpKind::kExtern, 0};
+using Args = const std::vector<std::string>&;
+
+// What compile() computes for one op: a pointwise op's double evaluation and C++ expression, or
+// a reduction. Ops that are neither are not fused.
+struct FusedOpDef {
+  enum Kind { kNotFused, kPointwise, kReduction } kind = kNotFused;
+  double (*eval)(double a, double b, double alpha) = nullptr;
+  std::string (*expr)(Args args, double alpha) = nullptr;
+  Reduction reduction;
+};
+
+FusedOpDef Pointwise(double (*eval)(double, double, double), std::string (*expr)(Args, double)) {
+  return {FusedOpDef::kPointwise, eval, expr, {}};
 }
+FusedOpDef ReductionDef(Reduction::Combine combine, double init, bool mean = false) {
+  return {FusedOpDef::kReduction, nullptr, nullptr, {combine, init, mean}};
+}
+
+std::string Call(const char* fn, const std::string& a) { return std::string(fn) + "(" + a + ")"; }
+
+// `b`, scaled by aten::add/sub's alpha when it is not 1.
+std::string ScaledB(Args args, double alpha) {
+  return alpha == 1.0 ? args.at(1) : "(" + FloatLiteral(alpha) + " * " + args.at(1) + ")";
+}
+
+// The one switch over every op: a new OpId must say here whether and how compile() fuses it
+// (and the registry's fusion class must agree; op_table_test.cc checks).
+FusedOpDef Define(OpId op) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case OpId::kAdd:
+      return Pointwise(
+          [](double a, double b, double alpha) { return a + alpha * b; },
+          [](Args x, double alpha) { return "(" + x.at(0) + " + " + ScaledB(x, alpha) + ")"; });
+    case OpId::kSub:
+      return Pointwise(
+          [](double a, double b, double alpha) { return a - alpha * b; },
+          [](Args x, double alpha) { return "(" + x.at(0) + " - " + ScaledB(x, alpha) + ")"; });
+    case OpId::kMul:
+      return Pointwise([](double a, double b, double) { return a * b; },
+                       [](Args x, double) { return "(" + x.at(0) + " * " + x.at(1) + ")"; });
+    case OpId::kDiv:
+      return Pointwise([](double a, double b, double) { return a / b; },
+                       [](Args x, double) { return "(" + x.at(0) + " / " + x.at(1) + ")"; });
+    case OpId::kPow:
+      return Pointwise([](double a, double b, double) { return std::pow(a, b); },
+                       [](Args x, double) {
+                         const std::string& a = x.at(0);
+                         const std::string& b = x.at(1);
+                         if (b == "(2.0f)") return "(" + a + " * " + a + ")";
+                         if (b == "(1.0f)") return a;
+                         if (b == "(0.5f)") return Call("__builtin_sqrtf", a);
+                         return "__builtin_powf(" + a + ", " + b + ")";
+                       });
+    case OpId::kMaximum:
+      return Pointwise([](double a, double b, double) { return a > b ? a : b; },
+                       [](Args x, double) {
+                         return "(" + x.at(0) + " > " + x.at(1) + " ? " + x.at(0) + " : " +
+                                x.at(1) + ")";
+                       });
+    case OpId::kMinimum:
+      return Pointwise([](double a, double b, double) { return a < b ? a : b; },
+                       [](Args x, double) {
+                         return "(" + x.at(0) + " < " + x.at(1) + " ? " + x.at(0) + " : " +
+                                x.at(1) + ")";
+                       });
+    case OpId::kRsqrt:
+      return Pointwise(
+          [](double a, double, double) { return 1.0 / std::sqrt(a); },
+          [](Args x, double) { return "(1.0f / " + Call("__builtin_sqrtf", x.at(0)) + ")"; });
+    case OpId::kSqrt:
+      return Pointwise([](double a, double, double) { return std::sqrt(a); },
+                       [](Args x, double) { return Call("__builtin_sqrtf", x.at(0)); });
+    case OpId::kExp:
+      return Pointwise([](double a, double, double) { return std::exp(a); },
+                       [](Args x, double) { return Call("__builtin_expf", x.at(0)); });
+    case OpId::kNeg:
+      return Pointwise([](double a, double, double) { return -a; },
+                       [](Args x, double) { return "(-" + x.at(0) + ")"; });
+    case OpId::kLog:
+      return Pointwise([](double a, double, double) { return std::log(a); },
+                       [](Args x, double) { return Call("__builtin_logf", x.at(0)); });
+    case OpId::kAbs:
+      return Pointwise([](double a, double, double) { return std::fabs(a); },
+                       [](Args x, double) { return Call("__builtin_fabsf", x.at(0)); });
+    case OpId::kReciprocal:
+      return Pointwise([](double a, double, double) { return 1.0 / a; },
+                       [](Args x, double) { return "(1.0f / " + x.at(0) + ")"; });
+    case OpId::kRelu:
+      return Pointwise(
+          [](double a, double, double) { return a > 0 ? a : 0.0; },
+          [](Args x, double) { return "(" + x.at(0) + " > 0.0f ? " + x.at(0) + " : 0.0f)"; });
+    case OpId::kTanh:
+      return Pointwise([](double a, double, double) { return std::tanh(a); },
+                       [](Args x, double) { return Call("__builtin_tanhf", x.at(0)); });
+    case OpId::kSigmoid:
+      return Pointwise(
+          [](double a, double, double) { return 1.0 / (1.0 + std::exp(-a)); },
+          [](Args x, double) { return "(1.0f / (1.0f + __builtin_expf(-" + x.at(0) + ")))"; });
+    case OpId::kSilu:
+      return Pointwise([](double a, double, double) { return a / (1.0 + std::exp(-a)); },
+                       [](Args x, double) {
+                         return "(" + x.at(0) + " / (1.0f + __builtin_expf(-" + x.at(0) + ")))";
+                       });
+    case OpId::kGelu:  // the erf form; capture keeps approximate="tanh" extern
+      return Pointwise([](double a, double,
+                          double) { return 0.5 * a * (1.0 + std::erf(a * 0.70710678118654752)); },
+                       [](Args x, double) {
+                         return "(0.5f * " + x.at(0) + " * (1.0f + __builtin_erff(" + x.at(0) +
+                                " * 0.70710678118654752f)))";
+                       });
+    case OpId::kContiguous:  // identities in a fused kernel: the value is computed, not viewed
+    case OpId::kClone:
+      return Pointwise([](double a, double, double) { return a; },
+                       [](Args x, double) { return x.at(0); });
+    case OpId::kSum:
+      return ReductionDef(Reduction::kSum, 0.0);
+    case OpId::kMean:
+      return ReductionDef(Reduction::kSum, 0.0, /*mean=*/true);
+    case OpId::kAmax:
+      return ReductionDef(Reduction::kMax, -kInf);
+    case OpId::kAmin:
+      return ReductionDef(Reduction::kMin, kInf);
+    // Decomposed by capture into the ops above, or run through the dispatcher.
+    case OpId::kMm:
+    case OpId::kBmm:
+    case OpId::kMatmul:
+    case OpId::kSoftmax:
+    case OpId::kSoftmaxKernel:
+    case OpId::kLayerNorm:
+    case OpId::kNativeLayerNorm:
+    case OpId::kRmsNorm:
+    case OpId::kFusedRmsNorm:
+    case OpId::kTo:
+    case OpId::kToCopy:
+    case OpId::kCopy:
+    case OpId::kEmpty:
+    case OpId::kEmptyStrided:
+    case OpId::kEmptyLike:
+    case OpId::kZeros:
+    case OpId::kOnes:
+    case OpId::kFull:
+    case OpId::kFill:
+    case OpId::kZero:
+    case OpId::kArange:
+    case OpId::kRandn:
+    case OpId::kNormal:
+    case OpId::kView:
+    case OpId::kReshape:
+    case OpId::kUnsafeView:
+    case OpId::kTranspose:
+    case OpId::kPermute:
+    case OpId::kSlice:
+    case OpId::kNarrow:
+    case OpId::kExpand:
+    case OpId::kUnsqueeze:
+    case OpId::kItem:
+    case OpId::kLocalScalarDense:
+    case OpId::kT:
+    case OpId::kNumOps:
+      break;
+  }
+  return {};
+}
+
+FusedOpDef Expect(OpId op, FusedOpDef::Kind kind) {
+  FusedOpDef d = Define(op);
+  if (d.kind != kind) {
+    throw std::invalid_argument(
+        std::string("opscope compile: ") + OpName(op) + " is not " +
+        (kind == FusedOpDef::kPointwise ? "a pointwise op" : "a reduction"));
+  }
+  return d;
+}
+
+}  // namespace
 
 std::string FloatLiteral(double v) {
   float f = static_cast<float>(v);
@@ -39,76 +197,53 @@ std::string FloatLiteral(double v) {
   return "(" + s + "f)";
 }
 
-std::string PointwiseExpr(std::string_view op, const std::vector<std::string>& args, double alpha) {
-  const std::string& a = args.at(0);
-  auto b = [&]() -> const std::string& { return args.at(1); };
-  auto scaled_b = [&] {
-    return alpha == 1.0 ? b() : "(" + FloatLiteral(alpha) + " * " + b() + ")";
-  };
-  if (op == "aten::add") return "(" + a + " + " + scaled_b() + ")";
-  if (op == "aten::sub") return "(" + a + " - " + scaled_b() + ")";
-  if (op == "aten::mul") return "(" + a + " * " + b() + ")";
-  if (op == "aten::div") return "(" + a + " / " + b() + ")";
-  if (op == "aten::pow") {
-    if (b() == "(2.0f)") return "(" + a + " * " + a + ")";
-    if (b() == "(1.0f)") return a;
-    if (b() == "(0.5f)") return "__builtin_sqrtf(" + a + ")";
-    return "__builtin_powf(" + a + ", " + b() + ")";
+std::string PointwiseExpr(OpId op, const std::vector<std::string>& args, double alpha) {
+  return Expect(op, FusedOpDef::kPointwise).expr(args, alpha);
+}
+
+double EvalPointwise(OpId op, double a, double b, double alpha) {
+  return Expect(op, FusedOpDef::kPointwise).eval(a, b, alpha);
+}
+
+Reduction ReductionOf(OpId op) { return Expect(op, FusedOpDef::kReduction).reduction; }
+
+bool DefinesFusedOp(OpId op) { return Define(op).kind != FusedOpDef::kNotFused; }
+
+double ReductionCombine(const Reduction& r, double acc, double x) {
+  switch (r.combine) {
+    case Reduction::kSum:
+      return acc + x;
+    case Reduction::kMax:
+      return std::max(acc, x);
+    case Reduction::kMin:
+      return std::min(acc, x);
   }
-  if (op == "aten::maximum") return "(" + a + " > " + b() + " ? " + a + " : " + b() + ")";
-  if (op == "aten::minimum") return "(" + a + " < " + b() + " ? " + a + " : " + b() + ")";
-  if (op == "aten::neg") return "(-" + a + ")";
-  if (op == "aten::exp") return "__builtin_expf(" + a + ")";
-  if (op == "aten::log") return "__builtin_logf(" + a + ")";
-  if (op == "aten::sqrt") return "__builtin_sqrtf(" + a + ")";
-  if (op == "aten::rsqrt") return "(1.0f / __builtin_sqrtf(" + a + "))";
-  if (op == "aten::reciprocal") return "(1.0f / " + a + ")";
-  if (op == "aten::abs") return "__builtin_fabsf(" + a + ")";
-  if (op == "aten::relu") return "(" + a + " > 0.0f ? " + a + " : 0.0f)";
-  if (op == "aten::tanh") return "__builtin_tanhf(" + a + ")";
-  if (op == "aten::sigmoid") return "(1.0f / (1.0f + __builtin_expf(-" + a + ")))";
-  if (op == "aten::silu") return "(" + a + " / (1.0f + __builtin_expf(-" + a + ")))";
-  if (op == "aten::gelu")
-    return "(0.5f * " + a + " * (1.0f + __builtin_erff(" + a + " * 0.70710678118654752f)))";
-  if (op == "aten::clone" || op == "aten::contiguous") return a;
-  throw std::invalid_argument("opscope compile: no pointwise expression for " + std::string(op));
+  return acc;
 }
 
-double EvalPointwise(std::string_view op, double a, double b, double alpha) {
-  if (op == "aten::add") return a + alpha * b;
-  if (op == "aten::sub") return a - alpha * b;
-  if (op == "aten::mul") return a * b;
-  if (op == "aten::div") return a / b;
-  if (op == "aten::pow") return std::pow(a, b);
-  if (op == "aten::maximum") return a > b ? a : b;
-  if (op == "aten::minimum") return a < b ? a : b;
-  if (op == "aten::neg") return -a;
-  if (op == "aten::exp") return std::exp(a);
-  if (op == "aten::log") return std::log(a);
-  if (op == "aten::sqrt") return std::sqrt(a);
-  if (op == "aten::rsqrt") return 1.0 / std::sqrt(a);
-  if (op == "aten::reciprocal") return 1.0 / a;
-  if (op == "aten::abs") return std::fabs(a);
-  if (op == "aten::relu") return a > 0 ? a : 0;
-  if (op == "aten::tanh") return std::tanh(a);
-  if (op == "aten::sigmoid") return 1.0 / (1.0 + std::exp(-a));
-  if (op == "aten::silu") return a / (1.0 + std::exp(-a));
-  if (op == "aten::gelu") return 0.5 * a * (1.0 + std::erf(a * 0.70710678118654752));
-  if (op == "aten::clone" || op == "aten::contiguous") return a;
-  throw std::invalid_argument("opscope compile: cannot evaluate " + std::string(op));
-}
-
-double ReductionInit(std::string_view op) {
-  if (op == "aten::amax") return -std::numeric_limits<double>::infinity();
-  if (op == "aten::amin") return std::numeric_limits<double>::infinity();
-  return 0.0;
-}
-
-std::string ReductionUpdate(std::string_view op, std::string_view acc, std::string_view x) {
+std::string ReductionUpdate(const Reduction& r, std::string_view acc, std::string_view x) {
   std::string a(acc), v(x);
-  if (op == "aten::amax") return a + " = " + v + " > " + a + " ? " + v + " : " + a + ";";
-  if (op == "aten::amin") return a + " = " + v + " < " + a + " ? " + v + " : " + a + ";";
+  switch (r.combine) {
+    case Reduction::kSum:
+      break;
+    case Reduction::kMax:
+      return a + " = " + v + " > " + a + " ? " + v + " : " + a + ";";
+    case Reduction::kMin:
+      return a + " = " + v + " < " + a + " ? " + v + " : " + a + ";";
+  }
   return a + " += " + v + ";";
+}
+
+const char* ReductionClause(const Reduction& r) {
+  switch (r.combine) {
+    case Reduction::kSum:
+      break;
+    case Reduction::kMax:
+      return "max";
+    case Reduction::kMin:
+      return "min";
+  }
+  return "+";
 }
 
 }  // namespace opscope::compiler

@@ -1,6 +1,8 @@
-// What compile() knows about each ATen op it can fuse: its kind, arity and how to compute one
-// element. Ops not listed here are "extern": they run through the eager dispatcher between
-// fused kernels (as TorchInductor runs extern kernels).
+// How compile() computes the ops it fuses. Which ops those are comes from the op registry
+// (opscope/ops.h): FusionClass::kPointwise and kReduction rows are fused, kDecomposed rows are
+// captured as the ops they are made of, everything else is "extern" and runs through the eager
+// dispatcher between fused kernels (as TorchInductor runs extern kernels). Each function here is
+// a switch over OpId, so -Wswitch names the functions a new op must be added to.
 #ifndef OPSCOPE_SRC_COMPILE_OP_TABLE_H_
 #define OPSCOPE_SRC_COMPILE_OP_TABLE_H_
 
@@ -8,37 +10,39 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/ops.h"
+
 namespace opscope::compiler {
 
-enum class OpKind {
-  kInput,
-  kConstant,
-  kPointwise,  // one output element from the same-index elements of its (broadcast) operands
-  kReduction,  // sum/mean/amax/amin over attrs.dims
-  kExtern,     // anything else: runs eagerly, never fused
-};
-
-struct OpInfo {
-  OpKind kind = OpKind::kExtern;
-  int arity = 0;  // number of operands for pointwise ops (1 or 2)
-};
-
-OpInfo LookupOp(std::string_view op);
-inline bool IsFusible(std::string_view op) {
-  OpKind k = LookupOp(op).kind;
-  return k == OpKind::kPointwise || k == OpKind::kReduction;
-}
+inline bool IsPointwise(OpId op) { return GetOpInfo(op).fusion == FusionClass::kPointwise; }
+inline bool IsReduction(OpId op) { return GetOpInfo(op).fusion == FusionClass::kReduction; }
+inline bool IsFusible(OpId op) { return IsPointwise(op) || IsReduction(op); }
 
 // A C++ expression computing a pointwise op from operand expressions `a` (and `b`), in float.
-// `alpha` is aten::add/sub's alpha. Pure: the same inputs give the same text.
-std::string PointwiseExpr(std::string_view op, const std::vector<std::string>& args, double alpha);
+// `alpha` is aten::add/sub's alpha. Pure: the same inputs give the same text. Throws
+// std::invalid_argument for an op that is not pointwise.
+std::string PointwiseExpr(OpId op, const std::vector<std::string>& args, double alpha);
 
 // Evaluates a pointwise op on scalars in double precision (constant folding, reference checks).
-double EvalPointwise(std::string_view op, double a, double b, double alpha);
+// Throws std::invalid_argument for an op that is not pointwise.
+double EvalPointwise(OpId op, double a, double b, double alpha);
 
-// Reduction helpers: the identity element, and the C++ statement folding `x` into `acc`.
-double ReductionInit(std::string_view op);
-std::string ReductionUpdate(std::string_view op, std::string_view acc, std::string_view x);
+// What a reduction does: start from `init`, fold each element in with `combine`, then divide by
+// the element count when `mean`. Throws std::invalid_argument for an op that is not a reduction.
+struct Reduction {
+  enum Combine { kSum, kMax, kMin } combine = kSum;
+  double init = 0;
+  bool mean = false;
+};
+Reduction ReductionOf(OpId op);
+// True when the switch in op_table.cc computes `op` (pointwise or reduction). It must agree with
+// IsFusible(op), the registry's word (op_table_test.cc checks every op).
+bool DefinesFusedOp(OpId op);
+// `acc` with `x` folded in.
+double ReductionCombine(const Reduction& r, double acc, double x);
+// The C++ statement folding `x` into `acc`, and the `#pragma omp simd reduction` operator.
+std::string ReductionUpdate(const Reduction& r, std::string_view acc, std::string_view x);
+const char* ReductionClause(const Reduction& r);  // "+", "max", "min"
 
 // Formats a double so that it reads back bit-exactly as a float literal in C++ ("1e-06f").
 std::string FloatLiteral(double v);

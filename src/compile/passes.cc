@@ -18,6 +18,13 @@ void ReplaceUses(Graph& graph, int from, int to, bool outputs_too) {
       if (o == from) o = to;
 }
 
+// In-place ops (ATen names ending in '_') may have effects: never removed or merged.
+bool IsInPlace(const Node& n) {
+  if (!n.is_op()) return false;
+  const std::string_view name = OpName(n.op);
+  return !name.empty() && name.back() == '_';
+}
+
 bool IsOutput(const Graph& graph, int node) {
   for (int o : graph.outputs())
     if (o == node) return true;
@@ -32,7 +39,7 @@ int EliminateDeadCode(Graph& graph) {
   for (int o : graph.outputs()) live[o] = true;
   for (size_t i = nodes.size(); i-- > 0;) {
     const Node& n = nodes[i];
-    if (n.is_input() || (!n.op.empty() && n.op.back() == '_')) live[i] = true;
+    if (n.is_input() || IsInPlace(n)) live[i] = true;
     if (!live[i]) continue;
     for (const Operand& o : n.operands)
       if (!o.is_scalar()) live[o.value] = true;
@@ -55,19 +62,19 @@ int EliminateDeadCode(Graph& graph) {
 }
 
 int EliminateCommonSubexpressions(Graph& graph) {
-  // Key: op, operands (value or scalar bits), attrs, constant value, type.
-  using Key =
-      std::tuple<std::string, std::vector<std::pair<int, double>>, std::vector<int64_t>, bool,
-                 double, double, std::vector<int64_t>, std::vector<int64_t>, std::string>;
+  // Key: node kind and op, operands (value or scalar bits), attrs, constant value, type.
+  using Key = std::tuple<int, std::vector<std::pair<int, double>>, std::vector<int64_t>, bool,
+                         double, double, std::vector<int64_t>, std::vector<int64_t>, std::string>;
   std::map<Key, int> seen;
   int merged = 0;
   auto& nodes = graph.mutable_nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
-    if (n.is_input() || (!n.op.empty() && n.op.back() == '_')) continue;
+    if (n.is_input() || IsInPlace(n)) continue;
     std::vector<std::pair<int, double>> ops;
     for (const Operand& o : n.operands) ops.emplace_back(o.value, o.is_scalar() ? o.scalar : 0.0);
-    Key key{n.op,
+    const int kind_and_op = n.is_op() ? static_cast<int>(n.op) : -1 - static_cast<int>(n.kind);
+    Key key{kind_and_op,
             ops,
             n.attrs.dims,
             n.attrs.keepdim,
@@ -91,8 +98,8 @@ int FoldConstants(Graph& graph) {
   auto& nodes = graph.mutable_nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
-    OpInfo info = LookupOp(n.op);
-    if (info.kind != OpKind::kPointwise && info.kind != OpKind::kReduction) continue;
+    if (!n.is_op() || !IsFusible(n.op)) continue;
+    const bool reduction = IsReduction(n.op);
     // 1. All tensor operands constant: the node is a constant.
     bool all_const = true;
     for (const Operand& o : n.operands)
@@ -104,17 +111,21 @@ int FoldConstants(Graph& graph) {
         return o.is_scalar() ? o.scalar : nodes[o.value].constant;
       };
       double v;
-      if (info.kind == OpKind::kReduction) {
+      if (reduction) {
+        // sum of `count` copies; mean, amax, amin of equal elements: the element.
         const Node& in = nodes[n.operands[0].value];
         int64_t count = 1;
         for (int d : NormalizeDims(n.attrs.dims, in.type.rank())) count *= in.type.sizes[d];
-        v = n.op == "aten::sum" ? scalar(0) * static_cast<double>(count) : scalar(0);
+        const Reduction r = ReductionOf(n.op);
+        v = r.combine == Reduction::kSum && !r.mean ? scalar(0) * static_cast<double>(count)
+                                                    : scalar(0);
       } else {
         // Fold in float, as the kernel would compute it.
         v = static_cast<float>(EvalPointwise(n.op, static_cast<float>(scalar(0)),
                                              static_cast<float>(scalar(1)), n.attrs.alpha));
       }
-      n.op = "constant";
+      n.kind = NodeKind::kConstant;
+      n.op = OpId::kAdd;  // unused by constants
       n.operands.clear();
       n.attrs = {};
       n.constant = v;
@@ -122,7 +133,7 @@ int FoldConstants(Graph& graph) {
       ++changed;
       continue;
     }
-    if (info.kind != OpKind::kPointwise) continue;
+    if (reduction) continue;
     // 2. Inline single-element constants as scalars when that keeps the output shape.
     for (size_t k = 0; k < n.operands.size(); ++k) {
       Operand& o = n.operands[k];
@@ -146,8 +157,8 @@ int FoldConstants(Graph& graph) {
       double s = n.operands[1].scalar;
       const Node& a = nodes[n.operands[0].value];
       bool identity =
-          ((n.op == "aten::mul" || n.op == "aten::div" || n.op == "aten::pow") && s == 1.0) ||
-          ((n.op == "aten::add" || n.op == "aten::sub") && s == 0.0);
+          ((n.op == OpId::kMul || n.op == OpId::kDiv || n.op == OpId::kPow) && s == 1.0) ||
+          ((n.op == OpId::kAdd || n.op == OpId::kSub) && s == 0.0);
       if (identity && a.type.sizes == n.type.sizes) {
         ReplaceUses(graph, static_cast<int>(i), n.operands[0].value, /*outputs_too=*/false);
         ++changed;

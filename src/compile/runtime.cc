@@ -15,7 +15,7 @@ namespace {
 std::string KernelProfileName(const Graph& g, const FusedKernel& k, int index) {
   std::set<std::string> ops;
   for (int n : k.nodes) {
-    const std::string& op = g.node(n).op;
+    const std::string op = g.node(n).name();
     ops.insert(op.substr(op.find("::") == std::string::npos ? 0 : op.find("::") + 2));
   }
   std::string s = "cpp_fused";
@@ -70,9 +70,9 @@ void RunExtern(const CompiledEntry& e, CallValues& cv, int node) {
   std::vector<Tensor> ins;
   size_t next = 0;
   for (bool d : call.defined) ins.push_back(d ? cv.values[n.operands.at(next++).value] : Tensor());
-  std::vector<Tensor> outs = RunOp(call.name, ins, call.attrs);
+  std::vector<Tensor> outs = RunOp(n.op, ins, call.attrs);
   if (outs.size() != 1 || outs[0].sizes() != n.type.sizes || outs[0].strides() != n.type.strides) {
-    throw TensorError("compile(): " + call.name +
+    throw TensorError(std::string("compile(): ") + n.name() +
                       " produced a different layout than when captured");
   }
   cv.values[node] = std::move(outs[0]);

@@ -374,6 +374,37 @@ TEST_F(CompileTest, NeuronBackendCompilesSoftmaxLayerNormAndGating) {
   for (size_t i = 0; i < got.size(); ++i) ExpectClose(got[i].to(Device("cpu")), want[i], 2e-4);
 }
 
+// Every pointwise op and reduction of the registry is captured and fused: the activations,
+// maximum/minimum, log/abs/reciprocal and amin run as one kernel (cpu) or one device execution
+// (neuron), with eager's results.
+TEST_F(CompileTest, ActivationsMinMaxAndAminFuseOnBothBackends) {
+  auto fn = [](std::span<const Tensor> in) -> std::vector<Tensor> {
+    const Tensor& x = in[0];
+    const Tensor& y = in[1];
+    Tensor act = relu(x) * sigmoid(y) + tanh(x) - minimum(x, y);
+    Tensor h = maximum(act, log(abs(y) + 1.0)) * reciprocal(abs(x) + 2.0);
+    return {h - amin(h, {-1}, true)};
+  };
+  Tensor x = randn({8, 48}, 30), y = randn({8, 48}, 31);
+  const std::vector<Tensor> want = fn(std::vector<Tensor>{x, y});
+  for (const char* backend : {"cpu", "neuron"}) {
+    SCOPED_TRACE(backend);
+    const Device device(std::string(backend) == "cpu" ? "cpu" : "neuron:0");
+    CompiledFunction f = compile(fn, Options(backend));
+    int64_t before = neuron::DefaultDevice().executions();
+    std::vector<Tensor> got = f({x.to(device), y.to(device)});
+    neuron::synchronize();
+    ASSERT_TRUE(f.last().fallback_reason.empty()) << f.last().fallback_reason;
+    EXPECT_EQ(f.last().kernels, 1) << f.last().fusion;
+    EXPECT_EQ(f.last().extern_ops, 0) << f.last().fusion;
+    if (device.type == DeviceType::kPrivateUse1) {
+      EXPECT_EQ(neuron::DefaultDevice().executions() - before, 1);
+    }
+    ASSERT_EQ(got.size(), 1u);
+    ExpectClose(got[0].to(Device("cpu")), want[0]);
+  }
+}
+
 TEST_F(CompileTest, NeuronExecutionIsLinkedToTheRegionInTheTrace) {
   Device nc("neuron:0");
   Tensor x = randn({128, 256}, 24).to(nc), w = randn({256}, 25).to(nc);
