@@ -73,7 +73,8 @@ INTERNAL_USES = [
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
-    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc"]),
+    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
+                                     "tools/demo_allreduce.cc"]),
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
@@ -82,7 +83,9 @@ INTERNAL_USES = [
     # benchmark, compile()'s lowering test (fused vs compiled programs).
     ("src/device/neuron/aten_programs.h",
      ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc",
-      "src/compile/neuron_lowering_test.cc"]),
+      "src/compile/neuron_lowering_test.cc", "tools/demo_allreduce.cc"]),
+    # The NeuronLink ring: the allreduce demo's ranks run it directly.
+    ("src/device/neuron/ring_collective.h", ["tools/demo_allreduce.cc"]),
     ("src/device/neuron/instruction_graph.h",
      ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc"]),
     # The CPU kernels, timed against memcpy.
@@ -97,7 +100,8 @@ INTERNAL_USES = [
     # linked by the demo's tests.
     ("tools/*.h", ["tools/*"]),
     ("tools/demo_*.h",
-     ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc"]),
+     ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
+      "tests/job/demo_allreduce_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
     ("tests/analysis/test_support.h", ["tests/*"]),
 ]

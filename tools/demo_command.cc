@@ -1,13 +1,17 @@
 // opscope demo rmsnorm [--device neuron|cpu] [--shape ROWS,HIDDEN] [--iters N] [--no-sync]
 //                      [--out DIR] [--json]: the RMSNorm case study (tools/demo_rmsnorm.h).
+// opscope demo allreduce --ranks N [--straggler R --delay-us D] [--out DIR]: a data-parallel step
+//                      on N simulated NeuronCores (tools/demo_allreduce.h).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
 
+#include "opscope/job.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
+#include "tools/demo_allreduce.h"
 #include "tools/demo_compiled.h"
 #include "tools/demo_rmsnorm.h"
 
@@ -81,6 +85,48 @@ int RunDemo(DemoArgs& args) {
   return 0;
 }
 
+// The job report on the demo's own traces: what `opscope report DIR` will say.
+std::string JobFinding(const AllReduceDemoResult& r) {
+  std::vector<RankSummary> ranks;
+  for (const std::string& path : r.trace_paths) {
+    ranks.push_back(LoadRankSummary({path, 0, RankFromPath(path)}));
+  }
+  const JobReport job = AnalyzeJob(std::move(ranks));
+  if (!job.error.empty()) return "opscope report: " + job.error + "\n";
+  if (job.findings.empty()) return "opscope report finds no straggler\n";
+  return "opscope report finds: " + job.findings.front() + "\n";
+}
+
+int RunAllReduce(const AllReduceDemoOptions& options) {
+  try {
+    const AllReduceDemoResult result = RunAllReduceDemo(options);
+    const std::string out = FormatAllReduceDemo(result) + JobFinding(result);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "opscope demo allreduce: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+void AddAllReduceCommand(CLI::App* demo, int* exit_code) {
+  auto options = std::make_shared<AllReduceDemoOptions>();
+  auto* cmd = demo->add_subcommand(
+      "allreduce",
+      "N simulated NeuronCores (one thread each) run matmul then all_reduce over a NeuronLink "
+      "ring, one trace per rank in Neuron's layout; --straggler makes one rank's compute longer");
+  cmd->add_option("--ranks", options->ranks, "simulated NeuronCores, one rank each (default 4)");
+  cmd->add_option("--steps", options->steps, "training steps (default 5)");
+  cmd->add_option("--straggler", options->straggler, "the rank whose compute is longer");
+  cmd->add_option("--delay-us", options->delay_us,
+                  "how much longer the straggler computes every step, in us");
+  cmd->add_option("--out", options->out_dir,
+                  "write traces to DIR/<host>_pid_<pid>/<timestamp>/rank_<r>/trace.json "
+                  "(default profiles)");
+  cmd->add_option("--preset", options->preset, "Neuron model preset: trn1 (default) or trn2");
+  cmd->callback([options, exit_code] { *exit_code = RunAllReduce(*options); });
+}
+
 }  // namespace
 
 void AddDemoCommand(CLI::App& app, int* exit_code) {
@@ -108,6 +154,7 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
                   "(docs/neuron-model.md; also $OPSCOPE_NEURON_CONFIG)");
   cmd->add_option("--preset", args->preset, "Neuron model preset: trn1 (default) or trn2");
   cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });
+  AddAllReduceCommand(demo, exit_code);
 }
 
 }  // namespace opscope::tools

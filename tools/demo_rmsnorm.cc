@@ -22,18 +22,6 @@ namespace {
 
 using internal::JsonString;
 
-// <out>/<host>_pid_<pid>/<timestamp>: Neuron's profile output layout, one per demo run.
-std::string RunDirectory(const std::string& out) {
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char stamp[64];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
-  return fmt::format("{}/{}_pid_{}/{}", out, host, getpid(), stamp);
-}
-
 std::string Bytes(double b) {
   if (b <= 0) return "-";
   if (b >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
@@ -126,7 +114,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
   report.options = options;
   report.device = device.str();
   if (neuron) report.model = neuron::DefaultDevice().params().preset;
-  const std::string run_dir = options.out_dir.empty() ? "" : RunDirectory(options.out_dir);
+  const std::string run_dir = options.out_dir.empty() ? "" : ProfileRunDirectory(options.out_dir);
 
   const Tensor x_cpu = randn({options.rows, options.hidden}, /*seed=*/0);
   const Tensor w_cpu = randn({options.hidden}, /*seed=*/1);

@@ -11,7 +11,8 @@
 // Every figure is in nanoseconds of the trace's host clock. The definitions follow TraceLens
 // (gpu_timeline, ops_summary, kernel_summary) so the numbers can be held against it:
 //   - device activity = kernel, memcpy and memset slices (device annotations are excluded);
-//   - communication = device kernels/memsets whose name contains "nccl" (also RCCL);
+//   - communication = device kernels/memsets whose name contains "nccl" (also RCCL, and Neuron's
+//     collective library, "nccom");
 //   - an activity's launcher = the innermost cpu_op enclosing the runtime call that launched it
 //     (bound through `correlation`); activity with no runtime call has no launcher.
 //

@@ -51,6 +51,10 @@ class ProfilerError : public std::runtime_error {
 // the offending text and its position on bad input ("3-1", "x", "1,,2").
 std::vector<int> ParseCoreList(std::string_view spec);
 
+// <dir>/<host>_pid_<pid>/<YYYYmmdd_HHMMSS>: the folder Neuron's profiler writes one run's
+// profiles under (local time, this process's pid).
+std::string ProfileRunDirectory(const std::string& dir);
+
 // torch.profiler.schedule: after `skip_first` steps, cycles of `wait` idle steps, `warmup`
 // steps, and `active` recorded steps; `repeat` cycles (0 = forever).
 struct Schedule {

@@ -57,7 +57,9 @@ bool IsTimelineActivity(ActivityKind kind) {
 }
 
 bool IsCommunication(std::string_view name) {
-  return name.find("nccl") != std::string_view::npos || name.find("rccl") != std::string_view::npos;
+  return name.find("nccl") != std::string_view::npos ||
+         name.find("rccl") != std::string_view::npos ||
+         name.find("nccom") != std::string_view::npos;
 }
 
 uint32_t LauncherOf(const Trace& trace, uint32_t activity) {

@@ -29,7 +29,9 @@ int64_t UnionLength(std::vector<Interval> intervals);
 // Activity the device figures count: kernels, memcpy and memset (as TraceLens does; device
 // annotations and engine instructions would double count the executions they describe).
 bool IsTimelineActivity(ActivityKind kind);
-// Collective-communication kernels, by name ("ncclDevKernel_AllReduce...", RCCL's too).
+// Collective-communication kernels, by name: NCCL's ("ncclDevKernel_AllReduce..."), RCCL's, and
+// Neuron's collective library's (nccom; the simulated device's "nccom_all_reduce_ring"). The one
+// classifier every analysis uses.
 bool IsCommunication(std::string_view name);
 
 // The op a device activity is attributed to (TraceLens's "kernel launcher"): walk up from the

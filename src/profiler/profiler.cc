@@ -35,21 +35,13 @@ bool IsRecording(Schedule::Action a) {
   return a == Schedule::Action::kRecord || a == Schedule::Action::kRecordAndSave;
 }
 
-// <dir>/<host>_pid_<pid>/<timestamp>/trace.json, as Neuron lays out its profiles.
+// <dir>/<host>_pid_<pid>/<timestamp>_<ms>/trace.json: one folder per window.
 std::string DefaultOutputPath(const std::string& dir) {
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char stamp[64];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch())
                 .count() %
             1000;
-  return dir + "/" + host + "_pid_" + std::to_string(getpid()) + "/" + stamp + "_" +
-         std::to_string(ms) + "/trace.json";
+  return ProfileRunDirectory(dir) + "_" + std::to_string(ms) + "/trace.json";
 }
 
 }  // namespace
@@ -257,6 +249,17 @@ void Profiler::export_chrome_trace(const std::string& path) const {
   if (!error.empty()) {
     throw ProfilerError(error + " (the trace is kept; fix the path and export again)");
   }
+}
+
+std::string ProfileRunDirectory(const std::string& dir) {
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[64];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
+  return dir + "/" + host + "_pid_" + std::to_string(getpid()) + "/" + stamp;
 }
 
 }  // namespace opscope

@@ -1,0 +1,91 @@
+// `opscope demo allreduce` as ground truth: a straggler whose compute is D us longer every step
+// makes each of the other N-1 ranks wait D at every all_reduce, so `opscope report` on the demo's
+// traces must name it as the top straggler with (N-1) x D of waiting caused per step (within 5 %).
+#include "tools/demo_allreduce.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReportJson(const std::string& dir, int* exit_code) {
+  const char* bin = std::getenv("OPSCOPE_BINARY_DIR");
+  const std::string cmd = "'" + (fs::path(bin ? bin : "build") / "opscope").string() +
+                          "' report '" + dir + "' --json 2>/dev/null";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while (p && (n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = p ? pclose(p) : -1;
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class DemoAllReduce : public ::testing::TestWithParam<std::tuple<int, int, double>> {};
+
+TEST_P(DemoAllReduce, ReportNamesTheStragglerAndTheWaitItCauses) {
+  const auto [ranks, straggler, delay_us] = GetParam();
+  const fs::path out =
+      fs::temp_directory_path() /
+      ("opscope_demo_allreduce_" + std::to_string(::getpid()) + "_" + std::to_string(ranks));
+  fs::remove_all(out);
+  tools::AllReduceDemoOptions o;
+  o.ranks = ranks;
+  o.steps = 3;
+  o.straggler = straggler;
+  o.delay_us = delay_us;
+  o.m = 64;
+  o.k = 128;
+  o.n = 64;
+  o.out_dir = out.string();
+  const tools::AllReduceDemoResult result = tools::RunAllReduceDemo(o);
+  ASSERT_EQ(result.trace_paths.size(), static_cast<size_t>(ranks));
+  EXPECT_LT(result.max_abs_error, 1e-3);  // the ring really summed the gradients
+  int exit_code = -1;
+  const std::string json = ReportJson(out.string(), &exit_code);
+  ASSERT_EQ(exit_code, 0) << json;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json.substr(0, 300);
+  EXPECT_EQ(std::string(doc["device_type"].get_string().value()), "NEURON");
+  EXPECT_EQ(doc["world_size"].get_int64().value(), ranks);
+  EXPECT_EQ(doc["steps"].get_int64().value(), 3);
+  const auto top = doc["stragglers"].at(0);
+  EXPECT_EQ(top["rank"].get_int64().value(), straggler);
+  EXPECT_EQ(top["times_last"].get_int64().value(), 3);
+  const double expected_us = (ranks - 1) * delay_us;
+  EXPECT_NEAR(top["wait_caused_per_step_us"].get_double().value(), expected_us, 0.05 * expected_us);
+  const std::string finding(doc["findings"].at(0).get_string().value());
+  EXPECT_NE(finding.find("rank " + std::to_string(straggler) + " is the top straggler"),
+            std::string::npos)
+      << finding;
+  fs::remove_all(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DemoAllReduce,
+                         ::testing::Values(std::make_tuple(4, 2, 300.0),
+                                           std::make_tuple(7, 0, 75.0)));
+
+TEST(DemoAllReduceOptions, BadOptionsAreRefused) {
+  tools::AllReduceDemoOptions o;
+  o.ranks = 4;
+  o.straggler = 4;
+  EXPECT_THROW(tools::RunAllReduceDemo(o), std::invalid_argument);
+  o.straggler = 1;
+  o.delay_us = -1;
+  EXPECT_THROW(tools::RunAllReduceDemo(o), std::invalid_argument);
+  o.delay_us = 0;
+  o.ranks = 0;
+  EXPECT_THROW(tools::RunAllReduceDemo(o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace opscope
