@@ -3,8 +3,9 @@
 #   tools/run_browser_tests.sh BUILD_DIR
 # Installs Debian's chromium if missing and playwright-core into tests/browser/node_modules,
 # generates the demo profile, starts `opscope explore` on a free loopback port with the demo
-# profile and a CUDA fixture trace, runs tests/browser/*.test.mjs, writes screenshots into
-# BUILD_DIR/browser-artifacts/, stops the server, and exits non-zero on any failure.
+# profile and two CUDA fixture traces (a small one, and a real model with deep Python stacks),
+# runs tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/,
+# stops the server, and exits non-zero on any failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +31,7 @@ if [ ! -f "$ROOT/tests/browser/node_modules/playwright-core/package.json" ]; the
   (cd "$ROOT/tests/browser" && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; })
 fi
 
-# 2. Data: the demo profile (a synthetic Neuron-style trace if the demo fails) and a CUDA fixture.
+# 2. Data: the demo profile (a synthetic Neuron-style trace if the demo fails) and two CUDA fixtures.
 WORK=$(mktemp -d)
 SERVER_PID=""
 cleanup() {
@@ -44,11 +45,14 @@ trap cleanup EXIT
 
 # The shared data as the build was configured (CMake cache variable OPSCOPE_SHARED_DIR).
 SHARED=$(sed -n 's/^OPSCOPE_SHARED_DIR:PATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
-FIXTURE="$SHARED/fixtures/traces/hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
-if [ -z "$SHARED" ] || [ ! -f "$FIXTURE" ]; then
-  echo "run_browser_tests: the CUDA fixture trace $FIXTURE is missing (OPSCOPE_SHARED_DIR in $BUILD/CMakeCache.txt; configure with -DOPSCOPE_SHARED_DIR=...)" >&2
-  exit 1
-fi
+CUDA_SMALL="$SHARED/fixtures/traces/hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
+CUDA_DEEP="$SHARED/fixtures/traces/tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+for f in "$CUDA_SMALL" "$CUDA_DEEP"; do
+  if [ -z "$SHARED" ] || [ ! -f "$f" ]; then
+    echo "run_browser_tests: the fixture trace $f is missing (OPSCOPE_SHARED_DIR in $BUILD/CMakeCache.txt; configure with -DOPSCOPE_SHARED_DIR=...)" >&2
+    exit 1
+  fi
+done
 
 PATHS=()
 if "$OPSCOPE" demo rmsnorm --out "$WORK/profile" >"$WORK/demo.log" 2>&1; then
@@ -58,7 +62,7 @@ else
   tail -5 "$WORK/demo.log" >&2 || true
   PATHS+=(--synthetic 20000)
 fi
-PATHS+=("$FIXTURE")
+PATHS+=("$CUDA_SMALL" "$CUDA_DEEP")
 
 # 3. The server, on a free loopback port.
 "$OPSCOPE" explore "${PATHS[@]}" --port 0 >"$WORK/server.log" 2>&1 &

@@ -27,6 +27,7 @@ export const api = {
   ops: (t, p) => getJson(`/api/trace/${t}/ops`, p),
   select: (t, p) => getJson(`/api/trace/${t}/select`, p),
   search: (t, p) => getJson(`/api/trace/${t}/search`, p),
+  marks: (t, p) => getJson(`/api/trace/${t}/marks`, p),
   summary: (t) => getJson(`/api/trace/${t}/summary`),
   diff: (a, b) => getJson('/api/diff', {a, b}),
 };

@@ -1,94 +1,128 @@
-// The Explorer app: wires the timeline, the device trace, the panels and the URL state together.
-// The URL hash keeps the view (trace, time range, selection, tab, search) so it can be shared.
+// The Explorer app: wires the timeline, the panels, the views and the URL state together.
+// The URL hash keeps the view (url_state.js); editing it in an open tab applies it.
 import {api} from './api.js';
 import {Timeline} from './timeline.js';
-import {fmtNs, el, colorFor} from './format.js';
+import {fmtNs, el} from './format.js';
 import * as panels from './panels.js';
+import {renderOps, OP_COLUMNS} from './tables.js';
+import {renderSummary} from './summary.js';
+import {parseHash, formatHash} from './url_state.js';
+import {DeviceView} from './device.js';
+import {CompareView} from './compare.js';
+import {Search} from './search.js';
+import {installKeys, renderHelp} from './keys.js';
+import {renderLegend, renderGroupChips} from './legend.js';
 
 const $ = (id) => document.getElementById(id);
-const state = {trace: 0, tab: 'details', sel: null, q: '', box: null, info: null, lanes: null};
+const state = {
+  trace: 0, tab: 'details', sel: null, slice: null, box: null, mark: null, info: null, lanes: null, color: 'name',
+  ops: {sort: null, filter: '', data: null, loadedFor: null},
+};
 let timeline = null;
-let deviceTimeline = null;
-let compareTimelines = [];
-let activeTimeline = null;
+let focused = null;
+let device = null;
+let compare = null;
+let search = null;
 let hashTimer = null;
-
-function parseHash() {
-  const p = new URLSearchParams(location.hash.slice(1));
-  const num = (k) => (p.has(k) && p.get(k) !== '' && Number.isFinite(Number(p.get(k))) ? Number(p.get(k)) : null);
-  const box = (p.get('box') || '').split(',').map(Number);
-  return {trace: num('trace'), t0: num('t0'), t1: num('t1'), sel: num('sel'), tab: p.get('tab'), q: p.get('q'),
-          box: box.length === 2 && box.every(Number.isFinite) && box[1] > box[0] ? box : null};
-}
-
-function writeHash() {
-  clearTimeout(hashTimer);
-  hashTimer = setTimeout(() => {
-    const p = new URLSearchParams();
-    p.set('trace', state.trace);
-    if (timeline) {
-      p.set('t0', Math.floor(timeline.t0));
-      p.set('t1', Math.ceil(timeline.t1));
-    }
-    if (state.sel !== null) p.set('sel', state.sel);
-    if (state.box) p.set('box', `${state.box.t0},${state.box.t1}`);
-    if (state.tab) p.set('tab', state.tab);
-    if (state.q) p.set('q', state.q);
-    history.replaceState(null, '', '#' + p.toString());
-  }, 100);
-}
+let written = '';
+let summaryLoadedFor = null;
 
 function setStatus(text) {
   $('status').textContent = text;
 }
 
-function showTab(tab) {
-  state.tab = tab;
-  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === tab);
-  for (const p of document.querySelectorAll('.panel')) p.hidden = p.id !== `panel-${tab}`;
-  if (tab === 'ops') loadOps();
-  if (tab === 'summary') loadSummary();
-  if (tab === 'device') loadDevice();
-  if (tab === 'compare') loadCompare();
-  writeHash();
+// Shows a message bar (URL values that could not be used, failed requests) until dismissed.
+function message(text) {
+  const bar = $('message');
+  bar.hidden = false;
+  bar.querySelector('.messages').append(el('div', {class: 'message'}, text));
+}
+
+function clearMessages() {
+  $('message').hidden = true;
+  $('message').querySelector('.messages').textContent = '';
+}
+
+function currentView() {
+  const L = timeline.layout;
+  return {
+    trace: state.trace, t0: timeline.t0, t1: timeline.t1, y: timeline.scrollY,
+    collapsed: L.collapsed.size ? [...L.collapsed] : undefined, pinned: L.pinned, rows: [...L.expanded],
+    sel: state.sel, box: state.box, mark: state.mark, tab: state.tab, q: search.q || undefined,
+    qi: search.index >= 0 ? search.index : undefined, color: state.color, sort: state.ops.sort,
+    opf: state.ops.filter, cmp: compare.pair, align: compare.align,
+  };
+}
+
+function writeHash() {
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(() => {
+    written = formatHash(currentView());
+    history.replaceState(null, '', written);
+  }, 100);
 }
 
 function offset() {
   return state.lanes ? state.lanes.trace.start_ns : 0;
 }
 
-async function select(id) {
-  state.sel = id;
-  timeline.selected = id;
-  if (id === null) {
-    timeline.chain = null;
-    timeline.draw();
-    writeHash();
-    return;
-  }
-  try {
-    const [slice, chain] = await Promise.all([api.slice(state.trace, id), api.chain(state.trace, id)]);
-    if (state.sel !== id) return;
-    timeline.chain = chain;
-    timeline.draw();
-    panels.renderDetails($('details'), slice, chain, jump, offset());
-    deviceLoadedFor = null;
-    if (state.tab === 'device') loadDevice();
-    else if (state.tab !== 'details') showTab('details');
-  } catch (e) {
-    setStatus(`event ${id}: ${e.message}`);
-  }
+function laneTitle(id) {
+  return timeline.laneTitle(id);
+}
+
+function panelCtx() {
+  return {onJump: (ref) => jump(ref), offset: offset(), laneTitle};
+}
+
+function showTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === tab);
+  for (const p of document.querySelectorAll('.panel')) p.hidden = p.id !== `panel-${tab}`;
+  document.body.classList.toggle('comparing', tab === 'compare');
+  if (tab === 'ops') loadOps();
+  if (tab === 'summary') loadSummary();
+  if (tab === 'device') device.load(state.sel);
+  if (tab === 'compare') compare.load();
   writeHash();
 }
 
-// Jumps to an event listed in a panel: zoom to it, scroll its lane into view, select it.
-function jump(ref) {
+// Selects an event (null clears). keepTab: stay on the current tab instead of showing details.
+async function select(id, {keepTab = false} = {}) {
+  state.sel = id;
+  state.slice = null;
+  timeline.selected = id;
+  timeline.chain = null;
+  timeline.draw();
+  writeHash();
+  if (id === null) return true;
+  try {
+    const [slice, chain] = await Promise.all([api.slice(state.trace, id), api.chain(state.trace, id)]);
+    if (state.sel !== id) return true;
+    state.slice = slice;
+    timeline.chain = chain;
+    timeline.draw();
+    panels.renderDetails($('details'), slice, chain, panelCtx());
+    device.reset();
+    if (state.tab === 'device') device.load(id);
+    else if (!keepTab && state.tab !== 'details') showTab('details');
+    return true;
+  } catch (e) {
+    message(`event ${id}: ${e.message}`);
+    state.sel = null;
+    timeline.selected = null;
+    writeHash();
+    return false;
+  }
+}
+
+// Jumps to an event listed in a panel: brings it into view (time and lanes) and selects it.
+function jump(ref, opts = {}) {
   timeline.reveal(ref);
-  select(ref.id);
+  return select(ref.id, opts);
 }
 
 async function onBox(box) {
-  state.box = box;
+  state.box = {t0: box.t0, t1: box.t1};
   writeHash();
   try {
     const sel = await api.select(state.trace, {t0: box.t0, t1: box.t1, lanes: box.lanes.join(',')});
@@ -98,296 +132,265 @@ async function onBox(box) {
     if (state.tab === 'ops') loadOps();
     else showTab('details');
   } catch (e) {
-    setStatus(`selection: ${e.message}`);
+    message(`selection: ${e.message}`);
   }
 }
 
-async function loadOps() {
+async function loadOps({refetch = true} = {}) {
   const useSel = $('ops-scope-selection').checked && state.box;
   const params = useSel ? {t0: state.box.t0, t1: state.box.t1} : {};
   if ($('ops-shapes').checked) params.shapes = 1;
+  const key = JSON.stringify([state.trace, params]);
   try {
-    const ops = await api.ops(state.trace, params);
-    panels.renderOps($('ops'), ops, highlightOp);
-    $('ops-note').textContent = useSel ? `rows for the selection (${fmtNs(state.box.t1 - state.box.t0)})` : 'rows for the whole trace';
+    if (refetch && state.ops.loadedFor !== key) {
+      state.ops.data = await api.ops(state.trace, params);
+      state.ops.loadedFor = key;
+    }
+    const info = renderOps($('ops'), state.ops.data, {
+      onRow: highlightOp, sort: state.ops.sort, filter: state.ops.filter, deviceAnnotations: $('ops-device-ann').checked,
+      onSort: (s) => {
+        state.ops.sort = s;
+        writeHash();
+      },
+    });
+    const scope = useSel ? `rows for the selection (${fmtNs(state.box.t1 - state.box.t0)})` : 'rows for the whole trace';
+    const hidden = info.hiddenDeviceAnnotations ? `; ${info.hiddenDeviceAnnotations} device-side annotation rows hidden` : '';
+    $('ops-note').textContent = `${info.shown} of ${info.total} ${scope}${hidden}`;
   } catch (e) {
     $('ops').textContent = `op table: ${e.message}`;
   }
 }
 
 async function highlightOp(row) {
-  timeline.highlightName = row.name;
-  timeline.highlightRe = null;
-  timeline.draw();
+  timeline.setHighlight({q: row.name, exact: true});
   try {
     const r = await api.search(state.trace, {q: row.name, exact: 1, limit: 1});
-    setStatus(`${r.total} events named ${row.name} highlighted`);
+    setStatus(`${r.total} events named ${row.name} marked`);
     if (r.events.length && !timeline.rects.some((x) => x.name === row.name)) timeline.reveal(r.events[0]);
   } catch (e) {
     setStatus(e.message);
   }
 }
 
-let summaryLoadedFor = null;
 async function loadSummary() {
   if (summaryLoadedFor === state.trace) return;
   try {
     const s = await api.summary(state.trace);
-    panels.renderSummary($('summary'), s, jump, offset());
+    renderSummary($('summary'), s, panelCtx());
     summaryLoadedFor = state.trace;
   } catch (e) {
     $('summary').textContent = `summary: ${e.message}`;
   }
 }
 
-let deviceLoadedFor = null;
-async function loadDevice() {
-  const box = $('device-legend');
-  if (state.sel === null) {
-    box.textContent = 'Select a device execution (or an op that launched one) to see its engine and DMA lanes.';
-    return;
-  }
-  if (deviceLoadedFor === state.sel) return;
-  deviceLoadedFor = state.sel;
-  try {
-    const d = await api.device(state.trace, state.sel);
-    box.textContent = '';
-    if (!d.execution) {
-      box.textContent = 'The selected event reaches no device execution.';
-      return;
-    }
-    if (d.lanes.length === 0) {
-      box.textContent = `${d.execution.name}: this trace has no engine instruction lanes (record with the DEVICE mode).`;
-      return;
-    }
-    box.append(el('span', {}, `${d.execution.name} (${fmtNs(d.execution.dur)}), coloured by the framework op that issued each instruction: `));
-    for (const op of d.ops) {
-      box.append(el('span', {class: 'legend-item', 'data-ext': op.ext},
-                    el('span', {class: 'swatch', style: `background:${colorFor('ext:' + op.ext)}`}), `${op.name} (${op.count})`));
-    }
-    if (!deviceTimeline) {
-      deviceTimeline = new Timeline($('device-canvas'), {api, trace: state.trace, colorBy: 'ext', showGroups: false,
-                                                        tooltip: $('tooltip'), onSelect: (id) => id !== null && jumpById(id)});
-      $('device-canvas').addEventListener('mouseenter', () => (activeTimeline = deviceTimeline));
-    }
-    deviceTimeline.trace = state.trace;
-    deviceTimeline.setLanes(state.lanes, d.lanes);
-    deviceTimeline.offset = d.t0;
-    const pad = (d.t1 - d.t0) * 0.02;
-    deviceTimeline.resize();
-    deviceTimeline.setView(d.t0 - pad, d.t1 + pad);
-  } catch (e) {
-    box.textContent = `device trace: ${e.message}`;
-  }
-}
-
-async function jumpById(id) {
-  const s = await api.slice(state.trace, id);
-  jump({id, ts: s.ts, dur: s.dur, lane: s.lane, row: s.row, name: s.name});
-}
-
-// Comparison: two or three traces stacked, time axes synchronized relative to an anchor each.
-async function loadCompare() {
-  const box = $('compare-lanes');
-  const traces = state.info.traces;
-  if (traces.length < 2) {
-    box.textContent = 'Open two or three traces (opscope explore A B [C]) to compare them.';
-    return;
-  }
-  if (compareTimelines.length) return;
-  const shown = traces.slice(0, 3);
-  box.textContent = '';
-  const lanesList = await Promise.all(shown.map((t) => api.lanes(t.index)));
-  let syncing = false;
-  const sync = (src, t0, t1) => {
-    if (syncing) return;
-    syncing = true;
-    const r0 = t0 - src.offset;
-    const r1 = t1 - src.offset;
-    for (const tl of compareTimelines) if (tl !== src) tl.setView(tl.offset + r0, tl.offset + r1);
-    syncing = false;
-  };
-  shown.forEach((t, i) => {
-    const wrap = el('div', {class: 'compare-item'}, el('div', {class: 'compare-title'}, `${String.fromCharCode(65 + i)}: ${t.name}`));
-    const canvasBox = el('div', {class: 'compare-canvas'});
-    const canvas = el('canvas', {'data-trace': t.index});
-    canvasBox.append(canvas);
-    wrap.append(canvasBox);
-    box.append(wrap);
-    const tl = new Timeline(canvas, {api, trace: t.index, tooltip: $('tooltip'),
-                                     onView: (a, b) => sync(tl, a, b), collapsed: ['engines', 'counters']});
-    tl.setLanes(lanesList[i]);
-    tl.offset = lanesList[i].trace.start_ns;
-    canvas.addEventListener('mouseenter', () => (activeTimeline = tl));
-    compareTimelines.push(tl);
-  });
-  const span = Math.max(...lanesList.map((l) => l.trace.end_ns - l.trace.start_ns));
-  for (const tl of compareTimelines) tl.setView(tl.offset, tl.offset + span, {silent: true});
-  const sel = (id, def) => {
-    const s = $(id);
-    s.textContent = '';
-    traces.forEach((t, i) => s.append(el('option', {value: i}, `${String.fromCharCode(65 + i)}: ${t.name}`)));
-    s.value = def;
-    s.onchange = loadDiff;
-  };
-  sel('diff-a', 0);
-  sel('diff-b', 1);
-  await loadDiff();
-}
-
-async function alignCompare() {
-  const q = $('align').value.trim();
-  const results = await Promise.all(compareTimelines.map((tl) => (q ? api.search(tl.trace, {q, limit: 1}) : null)));
-  compareTimelines.forEach((tl, i) => {
-    const r = results[i];
-    const start = tl.offset;
-    tl.offset = r && r.events.length ? r.events[0].ts : tl.offset;
-    if (!q) tl.offset = start;
-  });
-  const first = compareTimelines[0];
-  const span = first.t1 - first.t0;
-  for (const tl of compareTimelines) tl.setView(tl.offset - span * 0.05, tl.offset + span * 0.95, {silent: true});
-  setStatus(q ? `aligned at the first event matching /${q}/` : 'aligned at trace start');
-}
-
-async function loadDiff() {
-  const a = Number($('diff-a').value);
-  const b = Number($('diff-b').value);
-  try {
-    const d = await api.diff(a, b);
-    panels.renderDiff($('diff'), d, state.info.traces[a].name, state.info.traces[b].name);
-  } catch (e) {
-    $('diff').textContent = `diff: ${e.message}`;
-  }
-}
-
-async function search(q) {
-  state.q = q;
-  if (!q) {
-    timeline.highlightRe = null;
-    timeline.draw();
-    writeHash();
-    return;
-  }
-  try {
-    timeline.highlightRe = new RegExp(q, 'i');
-  } catch (e) {
-    setStatus(`bad regular expression: ${e.message}`);
-    return;
-  }
-  timeline.highlightName = null;
-  timeline.draw();
-  try {
-    const r = await api.search(state.trace, {q, limit: 200});
-    panels.renderSearch($('search-results'), q, r, jump, offset());
-    showTab('search');
-  } catch (e) {
-    setStatus(e.message);
-  }
+function onLayoutChange() {
+  renderGroupChips($('groups'), timeline);
   writeHash();
 }
 
-function renderGroupChips() {
-  const bar = $('groups');
-  bar.textContent = '';
-  for (const g of state.lanes.groups) {
-    const chip = el('button', {class: 'group-chip', 'data-group': g.key, title: 'show / hide this lane group'},
-                    `${g.title} · ${g.lanes.length}`);
-    chip.classList.toggle('off', timeline.collapsed.has(g.key));
-    chip.addEventListener('click', () => {
-      timeline.toggleGroup(g.key);
-      chip.classList.toggle('off', timeline.collapsed.has(g.key));
-    });
-    bar.append(chip);
-  }
-}
-
-async function openTrace(index, view) {
+async function openTrace(index) {
   state.trace = index;
   state.sel = null;
+  state.slice = null;
   state.box = null;
+  state.mark = null;
+  state.ops.loadedFor = null;
   summaryLoadedFor = null;
-  deviceLoadedFor = null;
+  device.reset();
+  search.reset();
   const lanes = await api.lanes(index);
   state.lanes = lanes;
+  $('trace-select').value = index;
   timeline.trace = index;
   timeline.selected = null;
   timeline.chain = null;
+  timeline.markRange = null;
+  timeline.highlight = null;
+  timeline.layout.collapsed.clear();
+  timeline.layout.pinned = [];
+  timeline.layout.expanded.clear();
+  timeline.scrollY = 0;
   timeline.setLanes(lanes);
-  timeline.offset = lanes.trace.start_ns;
-  renderGroupChips();
   const t = lanes.trace;
+  timeline.offset = t.start_ns;
+  timeline.extent = {t0: t.start_ns, t1: t.end_ns};
+  renderGroupChips($('groups'), timeline);
   const info = state.info.traces[index];
   $('trace-meta').textContent = `${t.slices.toLocaleString()} events · ${fmtNs(t.end_ns - t.start_ns)}` +
       (t.device_type ? ` · ${t.device_type}` : '') + (t.dropped_events ? ` · ${t.dropped_events} dropped` : '');
   document.title = `${info.name} · opscope Explorer`;
-  if (view && view.t0 !== null && view.t1 !== null && view.t1 > view.t0) timeline.setView(view.t0, view.t1, {silent: true});
-  else timeline.setView(t.start_ns - (t.end_ns - t.start_ns) * 0.01, t.end_ns + (t.end_ns - t.start_ns) * 0.01, {silent: true});
-  await timeline.firstPaint;
-  if (state.tab === 'ops') loadOps();
-  if (state.tab === 'summary') loadSummary();
+  showWhole();
 }
 
-function installKeys() {
-  window.addEventListener('keydown', (e) => {
-    const tag = (e.target && e.target.tagName) || '';
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
-    const tl = activeTimeline || timeline;
-    if (tl.key(e.key.toLowerCase())) {
-      e.preventDefault();
-    } else if (e.key === 'Escape') {
-      select(null);
-      timeline.box = null;
-      timeline.draw();
-    }
+function showWhole() {
+  const t = state.lanes.trace;
+  const pad = (t.end_ns - t.start_ns) * 0.01;
+  timeline.setView(t.start_ns - pad, t.end_ns + pad, {silent: true});
+}
+
+// Applies a view parsed from the URL; values that do not fit this trace become messages.
+async function applyView(view, errors) {
+  const msgs = errors.map((e) => `URL: ${e}`);
+  if (view.trace !== undefined && view.trace !== state.trace) await openTrace(view.trace);
+  const L = timeline.layout;
+  const lanesOk = (key, ids) => {
+    const bad = ids.filter((id) => !L.info.has(id));
+    if (bad.length) msgs.push(`URL: ${key}=${bad.join(',')}: no such lane in this trace (${L.info.size} lanes)`);
+    return ids.filter((id) => L.info.has(id));
+  };
+  if (view.collapsed) {
+    const bad = view.collapsed.filter((p) => !L.groupPaths.has(p));
+    if (bad.length) msgs.push(`URL: collapsed=${bad.join(',')}: no such lane group (${[...L.groupPaths.keys()].join(', ')})`);
+    L.collapsed = new Set(view.collapsed.filter((p) => L.groupPaths.has(p)));
+  }
+  if (view.pinned) L.pinned = lanesOk('pinned', view.pinned);
+  if (view.rows) L.expanded = new Set(lanesOk('rows', view.rows));
+  timeline.relayout();
+  renderGroupChips($('groups'), timeline);
+  if (view.color) setColor(view.color);
+  if (view.t0 !== undefined) timeline.setView(view.t0, view.t1, {silent: true});
+  if (view.y !== undefined) {
+    timeline.scrollY = view.y;
+    timeline.clampScroll();
+  }
+  if (view.mark) setMark(view.mark);
+  if (view.sort) {
+    if (OP_COLUMNS.includes(view.sort.key)) state.ops.sort = view.sort;
+    else msgs.push(`URL: sort=${view.sort.key}: the op table has no such column (${OP_COLUMNS.join(', ')})`);
+  }
+  if (view.opf !== undefined) {
+    state.ops.filter = view.opf;
+    $('ops-filter').value = view.opf;
+  }
+  if (view.cmp) compare.pair = view.cmp;
+  if (view.align !== undefined) compare.align = view.align;
+  if (view.q !== undefined && view.q !== search.q) {
+    $('search').value = view.q;
+    if (!(await search.run(view.q, {index: view.qi || 0, show: false, jump: false}))) msgs.push(`URL: q=${view.q} is not a valid regular expression`);
+  }
+  if (view.box) await onBox({t0: view.box.t0, t1: view.box.t1, lanes: []});
+  if (view.sel !== undefined && view.sel !== state.sel) {
+    if (!(await select(view.sel, {keepTab: true}))) msgs.push(`URL: sel=${view.sel} does not name an event of this trace`);
+  }
+  showTab(view.tab || state.tab);
+  timeline.draw();
+  for (const m of msgs) message(m);
+}
+
+function setColor(mode) {
+  state.color = mode;
+  timeline.colorBy = mode;
+  $('color-by').value = mode;
+  timeline.draw();
+  writeHash();
+}
+
+function setMark(range) {
+  state.mark = range;
+  timeline.markRange = range;
+  timeline.draw();
+  if (range) setStatus(`marked ${fmtNs(range.t1 - range.t0)} (from ${fmtNs(range.t0 - offset())})`);
+  writeHash();
+}
+
+// The time range of the selection: the selected event, else the box.
+function selectionRange() {
+  if (state.slice) return {t0: state.slice.ts, t1: state.slice.ts + Math.max(state.slice.dur, 1)};
+  if (state.box) return state.box;
+  return null;
+}
+
+const keyActions = {
+  timeline: () => focused || timeline,
+  help: () => toggleHelp(),
+  escape: () => {
+    if (!$('help').hidden) return toggleHelp(false);
+    select(null);
+    state.box = null;
+    timeline.box = null;
+    setMark(null);
+  },
+  focus: () => {
+    if (state.slice) timeline.reveal({...state.slice, lane: state.slice.lane, row: state.slice.row});
+    else if (selectionRange() || state.mark) {
+      const r = selectionRange() || state.mark;
+      const pad = (r.t1 - r.t0) * 0.1;
+      timeline.setView(r.t0 - pad, r.t1 + pad);
+    } else setStatus('F: select an event or a box first');
+  },
+  mark: () => {
+    if (state.mark) return setMark(null);
+    const r = selectionRange();
+    if (r) setMark(r);
+    else setStatus('M: select an event or a box first');
+  },
+  whole: () => showWhole(),
+  search: () => $('search').focus(),
+};
+
+function toggleHelp(show) {
+  const box = $('help');
+  box.hidden = show === undefined ? !box.hidden : !show;
+  if (!box.hidden) renderHelp(box, () => toggleHelp(false));
+}
+
+function wireControls() {
+  $('trace-select').addEventListener('change', () => openTrace(Number($('trace-select').value)).then(() => showTab(state.tab)));
+  for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
+  $('search').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    search.enter($('search').value.trim(), e.shiftKey);
   });
+  $('ops-scope-whole').addEventListener('change', () => loadOps());
+  $('ops-scope-selection').addEventListener('change', () => loadOps());
+  $('ops-shapes').addEventListener('change', () => loadOps());
+  $('ops-device-ann').addEventListener('change', () => loadOps({refetch: false}));
+  $('ops-filter').addEventListener('input', () => {
+    state.ops.filter = $('ops-filter').value;
+    loadOps({refetch: false});
+    writeHash();
+  });
+  $('align-button').addEventListener('click', async () => setStatus(await compare.alignAt($('align').value.trim())));
+  $('color-by').addEventListener('change', () => setColor($('color-by').value));
+  $('help-button').addEventListener('click', () => toggleHelp());
+  $('message-close').addEventListener('click', clearMessages);
+  window.addEventListener('hashchange', () => {
+    if (location.hash === written) return;
+    const {view, errors} = parseHash(location.hash, state.info.traces.length);
+    applyView(view, errors);
+  });
+}
+
+function makeViews() {
+  const shared = {api, tooltip: $('tooltip'), focus: (tl) => (focused = tl)};
+  device = new DeviceView({...shared, lanes: () => state.lanes, trace: () => state.trace,
+                           neuron: () => state.lanes && state.lanes.trace.neuron, jump: (s) => jump(s)});
+  compare = new CompareView({...shared, info: () => state.info, changed: writeHash, message});
+  search = new Search({api, trace: () => state.trace, timeline: () => timeline, jump, laneTitle, offset,
+                       status: setStatus, showTab, changed: writeHash});
 }
 
 async function main() {
   state.info = await api.info();
-  const hash = parseHash();
-  const sel = $('trace-select');
-  for (const t of state.info.traces) sel.append(el('option', {value: t.index}, t.name));
-  if (hash.trace !== null && hash.trace >= 0 && hash.trace < state.info.traces.length) state.trace = hash.trace;
-  sel.value = state.trace;
-  sel.addEventListener('change', () => openTrace(Number(sel.value)).then(writeHash));
+  for (const t of state.info.traces) $('trace-select').append(el('option', {value: t.index}, t.name));
   timeline = new Timeline($('timeline'), {
-    api, trace: state.trace, tooltip: $('tooltip'),
-    onSelect: (id) => select(id),
-    onBox,
-    onView: () => writeHash(),
+    api, trace: 0, tooltip: $('tooltip'),
+    onSelect: (id) => select(id), onBox, onView: writeHash, onLayout: onLayoutChange,
+    onDraw: (tl) => renderLegend($('legend'), tl),
   });
-  activeTimeline = timeline;
-  $('timeline').addEventListener('mouseenter', () => (activeTimeline = timeline));
-  for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
-  $('search').addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') search($('search').value.trim());
-  });
-  $('ops-scope-whole').addEventListener('change', loadOps);
-  $('ops-scope-selection').addEventListener('change', loadOps);
-  $('ops-shapes').addEventListener('change', loadOps);
-  $('align-button').addEventListener('click', alignCompare);
-  installKeys();
-  await openTrace(state.trace, hash);
-  const tab = hash.tab || (state.info.compare ? 'compare' : 'details');
-  showTab(tab);
-  if (hash.q) {
-    $('search').value = hash.q;
-    await search(hash.q);
-    if (hash.tab) showTab(hash.tab);
-  }
-  if (hash.box) {
-    timeline.box = null;
-    await onBox({t0: hash.box[0], t1: hash.box[1], lanes: []});
-    if (hash.tab) showTab(hash.tab);
-  }
-  if (hash.sel !== null) {
-    await select(hash.sel);
-    if (hash.tab) showTab(hash.tab);
-  }
+  $('timeline').addEventListener('mouseenter', () => (focused = timeline));
+  makeViews();
+  wireControls();
+  installKeys(keyActions);
+  const {view, errors} = parseHash(location.hash, state.info.traces.length);
+  await openTrace(view.trace !== undefined ? view.trace : 0);
+  await timeline.firstPaint;
+  if (!view.tab) view.tab = state.info.compare ? 'compare' : 'details';
+  await applyView(view, errors);
   window.opscopeApp = {
-    state, timeline: () => timeline, deviceTimeline: () => deviceTimeline, compareTimelines: () => compareTimelines,
-    locate: (name) => timeline.locate(name), select, jump, showTab, search,
+    state, timeline: () => timeline, deviceTimeline: () => device.timeline, compareTimelines: () => compare.timelines,
+    locate: (name) => timeline.locate(name), select, jump, showTab, search: (q) => search.run(q), searcher: () => search,
   };
   document.body.dataset.ready = '1';
   setStatus('ready');
@@ -395,5 +398,6 @@ async function main() {
 
 main().catch((e) => {
   setStatus(`failed to load: ${e.message}`);
+  message(`The Explorer failed to load: ${e.message}`);
   document.body.dataset.ready = 'error';
 });

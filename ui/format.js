@@ -61,3 +61,37 @@ export function el(tag, attrs = {}, ...children) {
   }
   return e;
 }
+
+// Colours of the "colour by kind" mode, one per activity kind the server names.
+export const KIND_COLORS = {
+  cpu_op: '#6f9fd8', user_annotation: '#a98bdc', python_function: '#b9c1cf', runtime: '#e3a349',
+  driver: '#d48c3c', kernel: '#3f9e62', memcpy: '#d65c5c', memset: '#d982aa', device_annotation: '#9aa3dd',
+  instruction: '#3fa3a3', collective: '#c9a227', sync: '#e27a55', overhead: '#9a9a9a', other: '#b0b0b0',
+};
+
+export function kindColor(kind) {
+  return KIND_COLORS[kind] || KIND_COLORS.other;
+}
+
+// A templated C++ name shortened for a table cell: template arguments and parameter lists
+// become "<…>" and "(…)", a leading "void " goes ("void foo<float, 4>(int*)" -> "foo<…>(…)").
+// Names without brackets come back unchanged.
+export function shortName(name, max = 80) {
+  let s = String(name);
+  if (!/[<(]/.test(s)) return s;
+  s = s.replace(/^void\s+/, '');
+  let out = '';
+  let depth = 0;
+  for (const c of s) {
+    if (c === '<' || c === '(') {
+      if (depth === 0) out += c + '…';
+      depth++;
+    } else if (c === '>' || c === ')') {
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) out += c;
+    } else if (depth === 0) {
+      out += c;
+    }
+  }
+  return out.length > max ? out.slice(0, max - 1) + '…' : out;
+}

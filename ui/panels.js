@@ -1,49 +1,65 @@
-// The panels below the timeline: event details and dependency chain, op table, summary,
-// comparison diff table, search results. Each render* function fills one container.
+// The panels below the timeline: event details and dependency chain, box selection, search
+// results. Each render* function fills one container; `ctx` gives {onJump, offset, laneTitle}.
 import {fmtNs, el, colorFor} from './format.js';
 
-function eventButton(ref, onJump, offset) {
-  return el('button', {class: 'event-link', 'data-id': ref.id, 'data-name': ref.name,
-                       onclick: () => onJump(ref)},
+const PAGE = 8;  // events listed per engine lane before paging
+
+export function eventButton(ref, ctx, {lane = false} = {}) {
+  const where = lane && ctx.laneTitle ? ` · ${ctx.laneTitle(ref.lane)}` : '';
+  return el('button', {class: 'event-link', 'data-id': ref.id, 'data-name': ref.name, title: ref.name,
+                       onclick: () => ctx.onJump(ref)},
             el('span', {class: 'swatch', style: `background:${colorFor(ref.name)}`}),
-            ref.name, el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - offset)}`));
+            ref.name, el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
 }
 
-export function renderDetails(box, slice, chain, onJump, offset) {
-  box.textContent = '';
-  box.dataset.selectedName = slice.name;
-  box.dataset.selectedId = slice.id;
-  box.append(el('h3', {}, slice.name));
-  const rows = [
+// Rows of a slice's details table; `offset` is the time the axis counts from.
+function detailRows(slice, offset) {
+  return [
     ['category', slice.category], ['kind', slice.kind], ['start', fmtNs(slice.ts - offset)],
     ['duration', fmtNs(slice.dur)], ['process', slice.process], ['thread / lane', slice.thread],
     ['External id', slice.external_id || ''], ['correlation', slice.correlation || ''],
     ['input shapes', slice.input_shapes], ['event index', slice.id],
   ];
-  const table = el('table', {class: 'kv'});
-  for (const [k, v] of rows) {
-    if (v === '' || v === null || v === undefined) continue;
-    table.append(el('tr', {}, el('th', {}, k), el('td', {}, String(v))));
-  }
-  box.append(table);
-  const links = el('div', {class: 'links'});
-  if (slice.parent) links.append(el('div', {}, 'inside ', eventButton(slice.parent, onJump, offset)));
-  if (slice.launched_by) links.append(el('div', {}, 'launched by ', eventButton(slice.launched_by, onJump, offset)));
-  if (slice.runtime_call) links.append(el('div', {}, 'runtime call ', eventButton(slice.runtime_call, onJump, offset)));
-  for (const f of slice.flows) {
-    links.append(el('div', {}, `flow ${f.category} ${f.direction === 'out' ? 'to' : 'from'} `,
-                    eventButton(f.event, onJump, offset)));
-  }
-  box.append(links);
+}
+
+// Args as an indented JSON block (the server sends them as JSON text).
+export function argsBlock(slice) {
   let args = slice.args_json;
   try {
     args = JSON.stringify(JSON.parse(slice.args_json), null, 1);
   } catch (e) { /* shown as text */ }
-  if (args && args !== '{}') box.append(el('details', {open: ''}, el('summary', {}, 'args'), el('pre', {}, args)));
-  if (chain) box.append(renderChain(chain, onJump, offset));
+  if (!args || args === '{}') return null;
+  return el('details', {open: '', class: 'args'}, el('summary', {}, 'args'), el('pre', {}, args));
 }
 
-function renderChain(chain, onJump, offset) {
+export function detailsTable(slice, offset) {
+  const table = el('table', {class: 'kv'});
+  for (const [k, v] of detailRows(slice, offset)) {
+    if (v === '' || v === null || v === undefined) continue;
+    table.append(el('tr', {}, el('th', {}, k), el('td', {}, String(v))));
+  }
+  return table;
+}
+
+export function renderDetails(box, slice, chain, ctx) {
+  box.textContent = '';
+  box.dataset.selectedName = slice.name;
+  box.dataset.selectedId = slice.id;
+  box.append(el('h3', {}, slice.name), detailsTable(slice, ctx.offset));
+  const links = el('div', {class: 'links'});
+  if (slice.parent) links.append(el('div', {}, 'inside ', eventButton(slice.parent, ctx)));
+  if (slice.launched_by) links.append(el('div', {}, 'launched by ', eventButton(slice.launched_by, ctx)));
+  if (slice.runtime_call) links.append(el('div', {}, 'runtime call ', eventButton(slice.runtime_call, ctx)));
+  for (const f of slice.flows) {
+    links.append(el('div', {}, `flow ${f.category} ${f.direction === 'out' ? 'to' : 'from'} `, eventButton(f.event, ctx)));
+  }
+  box.append(links);
+  const args = argsBlock(slice);
+  if (args) box.append(args);
+  if (chain) box.append(renderChain(chain, ctx));
+}
+
+function renderChain(chain, ctx) {
   const box = el('div', {class: 'chain', id: 'chain'});
   box.append(el('h4', {}, 'Dependency chain'));
   for (const role of ['upstream', 'selected', 'downstream']) {
@@ -53,14 +69,48 @@ function renderChain(chain, onJump, offset) {
     section.append(el('div', {class: 'role-title'}, role));
     for (const level of levels) {
       const more = level.total > level.events.length ? ` (first ${level.events.length} of ${level.total})` : ` (${level.total})`;
-      const list = el('div', {class: 'chain-level', 'data-level': level.key},
-                      el('div', {class: 'level-title'}, level.title + more));
-      for (const e of level.events) list.append(eventButton(e, onJump, offset));
+      const list = el('div', {class: 'chain-level', 'data-level': level.key}, el('div', {class: 'level-title'}, level.title + more));
+      if (level.by_lane && level.by_lane.length > 1) list.append(...laneGroups(level, ctx));
+      else for (const e of level.events) list.append(eventButton(e, ctx));
       section.append(list);
     }
     box.append(section);
   }
   return box;
+}
+
+// A fan-out (an execution's instructions): one collapsible group per engine / DMA queue with
+// its count, listing PAGE events at a time.
+function laneGroups(level, ctx) {
+  const byLane = new Map();
+  for (const e of level.events) {
+    if (!byLane.has(e.lane)) byLane.set(e.lane, []);
+    byLane.get(e.lane).push(e);
+  }
+  return level.by_lane.map((g) => {
+    const events = byLane.get(g.lane) || [];
+    const body = el('div', {class: 'lane-events'});
+    let page = 0;
+    const pager = el('span', {class: 'pager'});
+    const show = () => {
+      body.textContent = '';
+      for (const e of events.slice(page * PAGE, (page + 1) * PAGE)) body.append(eventButton(e, ctx));
+      pager.textContent = '';
+      const pages = Math.ceil(events.length / PAGE);
+      if (pages <= 1) return;
+      pager.append(el('button', {class: 'page-btn', disabled: page === 0 ? '' : null, onclick: () => {
+        page--;
+        show();
+      }}, '‹'), ` ${page + 1} / ${pages} `, el('button', {class: 'page-btn', disabled: page + 1 >= pages ? '' : null, onclick: () => {
+        page++;
+        show();
+      }}, '›'));
+    };
+    show();
+    const listed = events.length < g.count ? `, ${events.length} listed` : '';
+    return el('details', {class: 'lane-group', 'data-lane': g.lane},
+              el('summary', {}, `${g.title} `, el('span', {class: 'count'}, `${g.count}${listed}`), ' ', pager), body);
+  });
 }
 
 export function renderSelection(box, sel, offset) {
@@ -72,131 +122,25 @@ export function renderSelection(box, sel, offset) {
   box.append(t);
 }
 
-// A table sortable by every column. columns: [{key, title, num, fmt}]. Returns the element.
-export function sortableTable(columns, rows, {onRow, initialSort, id} = {}) {
-  const table = el('table', {class: 'grid sortable', id});
-  let sortKey = initialSort || null;
-  let desc = true;
-  const head = el('tr');
-  const body = el('tbody');
-  const ths = columns.map((c) => {
-    const th = el('th', {'data-key': c.key, class: c.num ? 'num' : ''}, c.title);
-    th.addEventListener('click', () => {
-      if (sortKey === c.key) desc = !desc;
-      else {
-        sortKey = c.key;
-        desc = !!c.num;
-      }
-      fill();
-    });
-    head.append(th);
-    return th;
+// Search results: one row per event with its lane and time; `current` (an index into all
+// matches) is marked.
+export function renderSearch(box, q, result, current, ctx) {
+  box.textContent = '';
+  const shown = result.events.length;
+  const from = result.offset || 0;
+  box.append(el('p', {}, `${result.total.toLocaleString()} events match /${q}/` +
+                         (result.total > shown ? ` (${from + 1}–${from + shown} by time; Enter / Shift+Enter step through all)` : '')));
+  const table = el('table', {class: 'grid search-table'},
+                   el('tr', {}, el('th', {}, '#'), el('th', {}, 'event'), el('th', {}, 'lane'), el('th', {class: 'num'}, 'start'),
+                      el('th', {class: 'num'}, 'duration')));
+  result.events.forEach((e, i) => {
+    const n = from + i;
+    const tr = el('tr', {class: n === current ? 'current' : '', 'data-index': n, 'data-id': e.id, onclick: () => ctx.onJump(e, n)},
+                  el('td', {class: 'num'}, n + 1), el('td', {}, e.name), el('td', {class: 'muted'}, ctx.laneTitle(e.lane)),
+                  el('td', {class: 'num'}, fmtNs(e.ts - ctx.offset)), el('td', {class: 'num'}, fmtNs(e.dur)));
+    table.append(tr);
   });
-  table.append(el('thead', {}, head), body);
-  function fill() {
-    const sorted = rows.slice();
-    if (sortKey) {
-      const col = columns.find((c) => c.key === sortKey);
-      sorted.sort((a, b) => {
-        const x = a[sortKey];
-        const y = b[sortKey];
-        const r = col.num ? x - y : String(x).localeCompare(String(y));
-        return desc ? -r : r;
-      });
-    }
-    for (const th of ths) {
-      th.removeAttribute('aria-sort');
-      if (th.dataset.key === sortKey) th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
-    }
-    body.textContent = '';
-    for (const r of sorted) {
-      const tr = el('tr', {'data-name': r.name});
-      for (const c of columns) tr.append(el('td', {class: c.num ? 'num' : ''}, c.fmt ? c.fmt(r[c.key], r) : r[c.key]));
-      if (onRow) {
-        tr.addEventListener('click', () => {
-          for (const x of body.querySelectorAll('tr.active')) x.classList.remove('active');
-          tr.classList.add('active');
-          onRow(r);
-        });
-      }
-      body.append(tr);
-    }
-  }
-  fill();
-  return table;
-}
-
-export function renderOps(box, ops, onRow) {
-  box.textContent = '';
-  const dev = ops.device || 'DEV';
-  const columns = [
-    {key: 'name', title: 'Name'},
-    {key: 'count', title: '# of Calls', num: true},
-    {key: 'self_cpu_ns', title: 'Self CPU', num: true, fmt: fmtNs},
-    {key: 'cpu_total_ns', title: 'CPU total', num: true, fmt: fmtNs},
-    {key: 'cpu_avg_ns', title: 'CPU time avg', num: true, fmt: fmtNs},
-  ];
-  if (ops.has_device_time) {
-    columns.push({key: 'self_device_ns', title: `Self ${dev}`, num: true, fmt: fmtNs},
-                 {key: 'device_total_ns', title: `${dev} total`, num: true, fmt: fmtNs},
-                 {key: 'device_avg_ns', title: `${dev} time avg`, num: true, fmt: fmtNs});
-  }
-  if (ops.grouped_by_input_shape) columns.push({key: 'input_shapes', title: 'Input Shapes'});
-  const rows = ops.rows.map((r) => ({...r, cpu_avg_ns: r.count ? r.cpu_total_ns / r.count : 0,
-                                     device_avg_ns: r.count ? r.device_total_ns / r.count : 0}));
-  box.append(sortableTable(columns, rows, {onRow, initialSort: ops.has_device_time ? 'device_total_ns' : 'cpu_total_ns', id: 'op-table'}));
-}
-
-export function renderSummary(box, s, onJump, offset) {
-  box.textContent = '';
-  const tl = s.timeline;
-  const busyPct = tl.total_ns ? (100 * tl.busy_ns) / tl.total_ns : 0;
-  box.append(el('h3', {}, 'Findings'));
-  const ul = el('ul', {class: 'findings'});
-  for (const f of s.findings) ul.append(el('li', {}, f));
-  box.append(ul);
-  if (tl.activities > 0) {
-    box.append(el('h3', {}, 'Device busy / idle'));
-    const bar = el('div', {class: 'busybar'}, el('div', {class: 'busy', style: `width:${busyPct.toFixed(1)}%`}));
-    box.append(bar, el('p', {}, `busy ${fmtNs(tl.busy_ns)} (${busyPct.toFixed(1)}%), idle ${fmtNs(tl.idle_ns)}, span ${fmtNs(tl.total_ns)}`));
-  }
-  if (s.top_ops.length) {
-    box.append(el('h3', {}, 'Top ops by device time'));
-    box.append(sortableTable([
-      {key: 'name', title: 'op'}, {key: 'calls', title: 'calls', num: true},
-      {key: 'device_ns', title: 'device time (direct)', num: true, fmt: fmtNs},
-      {key: 'subtree_device_ns', title: 'device time (subtree)', num: true, fmt: fmtNs},
-    ], s.top_ops, {initialSort: 'device_ns'}));
-  }
-  if (s.gaps.count) {
-    box.append(el('h3', {}, 'Gaps between device executions'));
-    box.append(el('p', {}, `${s.gaps.count} gaps, ${fmtNs(s.gaps.total_ns)} in all, mean ${fmtNs(s.gaps.mean_ns)}, longest ${fmtNs(s.gaps.max_ns)}`));
-    const list = el('ul', {class: 'gaps'});
-    for (const g of s.gaps.largest) {
-      list.append(el('li', {}, `${fmtNs(g.dur)} at ${fmtNs(g.ts - offset)} after `, eventButton(g.before, onJump, offset)));
-    }
-    box.append(list);
-  }
-}
-
-export function renderDiff(box, diff, nameA, nameB) {
-  box.textContent = '';
-  box.append(el('p', {}, `A = ${nameA}: device busy ${fmtNs(diff.timeline_a.busy_ns)} of ${fmtNs(diff.timeline_a.total_ns)}; ` +
-                         `B = ${nameB}: device busy ${fmtNs(diff.timeline_b.busy_ns)} of ${fmtNs(diff.timeline_b.total_ns)}`));
-  const rows = diff.rows.map((r) => ({...r, device_delta: r.device_ns_b - r.device_ns_a, cpu_delta: r.cpu_ns_b - r.cpu_ns_a}));
-  box.append(sortableTable([
-    {key: 'name', title: 'op'}, {key: 'change', title: 'change'},
-    {key: 'calls_a', title: 'calls A', num: true}, {key: 'calls_b', title: 'calls B', num: true},
-    {key: 'cpu_ns_a', title: 'CPU A', num: true, fmt: fmtNs}, {key: 'cpu_ns_b', title: 'CPU B', num: true, fmt: fmtNs},
-    {key: 'device_ns_a', title: 'device A', num: true, fmt: fmtNs}, {key: 'device_ns_b', title: 'device B', num: true, fmt: fmtNs},
-    {key: 'device_delta', title: 'device Δ', num: true, fmt: fmtNs}, {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
-  ], rows, {initialSort: 'impact_ns', id: 'diff-table'}));
-}
-
-export function renderSearch(box, q, result, onJump, offset) {
-  box.textContent = '';
-  box.append(el('p', {}, `${result.total} events match /${q}/` + (result.total > result.events.length ? ` (first ${result.events.length} by time)` : '')));
-  const list = el('div', {class: 'search-results'});
-  for (const e of result.events) list.append(eventButton(e, onJump, offset));
-  box.append(list);
+  box.append(table);
+  const row = table.querySelector('tr.current');
+  if (row) row.scrollIntoView({block: 'nearest'});
 }

@@ -1,15 +1,13 @@
 // A canvas timeline over one trace: lane groups stacked top to bottom, time left to right.
 // It asks the server for one viewport at a time (about one item per pixel and row) and never
-// holds the whole trace. Interaction: wheel zooms at the cursor (shift+wheel scrolls lanes),
-// drag pans, shift+drag selects a box, click selects, W/S zoom, A/D pan.
-import {fmtNs, fmtTick, colorFor} from './format.js';
+// holds the whole trace. Interaction: wheel zooms at the cursor (shift+wheel, or the wheel over
+// the labels, scrolls lanes), drag pans, shift+drag selects a box, click selects; keys are in
+// key(). Zooming out stops at the trace's extent.
+import {fmtNs, colorFor, kindColor} from './format.js';
+import {AXIS_H, ROW_H, LaneLayout} from './lanes.js';
+import {drawTimeline, LABEL_W, SCROLLBAR_W} from './timeline_draw.js';
 
-const LABEL_W = 230;
-const AXIS_H = 22;
-const GROUP_H = 20;
-const ROW_H = 16;
-const COUNTER_H = 34;
-const LANE_GAP = 3;
+export {LABEL_W};
 
 export class Timeline {
   constructor(canvas, opts) {
@@ -18,30 +16,32 @@ export class Timeline {
     this.api = opts.api;
     this.trace = opts.trace;
     this.colorBy = opts.colorBy || 'name';
-    this.showGroups = opts.showGroups !== false;
+    this.kinds = [];
+    this.layout = new LaneLayout({showGroups: opts.showGroups !== false, groupOrder: opts.groupOrder || null});
+    for (const k of opts.collapsed || []) this.layout.collapsed.add(k);
     this.onSelect = opts.onSelect || (() => {});
     this.onBox = opts.onBox || (() => {});
     this.onView = opts.onView || (() => {});
-    this.onHover = opts.onHover || (() => {});
+    this.onLayout = opts.onLayout || (() => {});
+    this.onDraw = opts.onDraw || (() => {});
     this.tooltip = opts.tooltip || null;
-    this.groups = [];
-    this.laneY = new Map();
-    this.groupY = [];
-    this.contentH = 0;
-    this.collapsed = new Set(opts.collapsed || []);
-    this.laneFilter = null;
     this.t0 = 0;
     this.t1 = 1;
-    this.offset = 0;  // the axis shows time relative to this
+    this.offset = 0;       // the axis shows time relative to this
+    this.extent = null;    // {t0, t1}: zooming and panning stay around it
     this.data = null;
+    this.marks = null;     // lane id -> [[ts, dur, row, count]] matching the highlight
+    this.highlight = null; // {q, exact}: events to mark (search, op table)
     this.selected = null;
-    this.highlightName = null;
-    this.highlightRe = null;
     this.chain = null;
     this.box = null;
+    this.markRange = null;
+    this.annotations = [];
+    this.labelSuffix = null;
     this.scrollY = 0;
     this.rects = [];
-    this.headerRects = [];
+    this.controls = [];
+    this.hoverLane = null;
     this.seq = 0;
     this.accepted = 0;
     this.fetchTimer = null;
@@ -53,53 +53,72 @@ export class Timeline {
     this.resize();
   }
 
-  // lanesResponse: /api/trace/N/lanes.
+  // lanesResponse: /api/trace/N/lanes; laneFilter: lane ids to show (null = all).
   setLanes(lanesResponse, laneFilter = null) {
-    this.groups = lanesResponse.groups;
-    this.laneFilter = laneFilter ? new Set(laneFilter) : null;
-    this.laneInfo = new Map();
-    for (const g of this.groups) for (const l of g.lanes) this.laneInfo.set(l.id, l);
-    this.layout();
-    if (this.laneY.size === 0) this.resolveFirstPaint();
+    this.kinds = lanesResponse.trace.kinds || [];
+    this.layout.filter = laneFilter ? new Set(laneFilter) : null;
+    this.layout.setGroups(lanesResponse.groups);
+    this.relayout();
+    if (this.layout.lanes.size === 0) this.resolveFirstPaint();
   }
 
-  layout() {
-    this.laneY = new Map();
-    this.groupY = [];
-    let y = AXIS_H;
-    for (const g of this.groups) {
-      const lanes = g.lanes.filter((l) => !this.laneFilter || this.laneFilter.has(l.id));
-      if (lanes.length === 0) continue;
-      const collapsed = this.collapsed.has(g.key);
-      if (this.showGroups) {
-        this.groupY.push({group: g, y, collapsed, count: lanes.length});
-        y += GROUP_H;
-      }
-      if (collapsed) continue;
-      for (const l of lanes) {
-        const h = l.counter ? COUNTER_H : Math.max(1, l.rows) * ROW_H;
-        this.laneY.set(l.id, {y, h, lane: l});
-        y += h + LANE_GAP;
-      }
-    }
-    this.contentH = y + 10;
+  relayout({fetch = true} = {}) {
+    this.layout.layout();
     this.clampScroll();
-  }
-
-  visibleLanes() {
-    return [...this.laneY.keys()];
-  }
-
-  toggleGroup(key) {
-    if (this.collapsed.has(key)) this.collapsed.delete(key);
-    else this.collapsed.add(key);
-    this.layout();
     this.draw();
-    this.fetchSoon();
+    if (fetch) this.fetchSoon();
+  }
+
+  get collapsed() {
+    return this.layout.collapsed;
+  }
+
+  toggleGroup(path) {
+    this.layout.toggleGroup(path);
+    this.relayout();
+    this.onLayout();
+  }
+
+  togglePin(id) {
+    this.layout.togglePin(id);
+    this.relayout({fetch: false});
+    this.onLayout();
+  }
+
+  toggleRows(id) {
+    this.layout.toggleRows(id);
+    this.relayout({fetch: false});
+    this.onLayout();
   }
 
   trackWidth() {
-    return Math.max(50, this.width - LABEL_W);
+    return Math.max(50, this.width - LABEL_W - SCROLLBAR_W);
+  }
+
+  scrollTop() {
+    return AXIS_H + this.layout.pinnedH;
+  }
+
+  screenY(L) {
+    return L.pinned ? AXIS_H + L.y : this.scrollTop() + L.y - this.scrollY;
+  }
+
+  // Keeps [t0, t1] within the extent: no wider than it (plus 10%), no further out than a margin.
+  bound(t0, t1) {
+    if (!this.extent) return [t0, t1];
+    const ext = this.extent.t1 - this.extent.t0;
+    const maxSpan = ext * 1.1;
+    let span = t1 - t0;
+    if (span > maxSpan) {
+      const mid = Math.min(Math.max((t0 + t1) / 2, this.extent.t0), this.extent.t1);
+      span = maxSpan;
+      t0 = mid - span / 2;
+      t1 = mid + span / 2;
+    }
+    const pad = ext * 0.05;
+    if (t0 < this.extent.t0 - pad) [t0, t1] = [this.extent.t0 - pad, this.extent.t0 - pad + span];
+    if (t1 > this.extent.t1 + pad) [t0, t1] = [this.extent.t1 + pad - span, this.extent.t1 + pad];
+    return [t0, t1];
   }
 
   setView(t0, t1, {silent = false} = {}) {
@@ -109,6 +128,7 @@ export class Timeline {
       t0 = mid - 10;
       t1 = mid + 10;
     }
+    [t0, t1] = this.bound(t0, t1);
     this.t0 = t0;
     this.t1 = t1;
     this.draw();
@@ -124,17 +144,24 @@ export class Timeline {
     }, 15);
   }
 
+  viewParams() {
+    return {
+      t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
+      lanes: this.layout.allDrawn() ? undefined : this.layout.drawnLanes().join(','),
+    };
+  }
+
   async fetch() {
-    if (this.laneY.size === 0) return;  // nothing to show yet (or a trace without events)
+    if (this.layout.lanes.size === 0) return;  // nothing to show yet (or a trace without events)
     const seq = ++this.seq;
-    const lanes = this.visibleLanes();
-    const all = !this.laneFilter && this.collapsed.size === 0;
+    const params = this.viewParams();
     const started = performance.now();
     try {
-      const d = await this.api.viewport(this.trace, {
-        t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
-        lanes: all ? undefined : lanes.join(','),
-      });
+      const hl = this.highlight;
+      const [d, marks] = await Promise.all([
+        this.api.viewport(this.trace, params),
+        hl ? this.api.marks(this.trace, {...params, q: hl.q, exact: hl.exact ? 1 : undefined}).catch(() => null) : null,
+      ]);
       if (seq < this.accepted) return;
       this.accepted = seq;
       this.lastFetchMs = performance.now() - started;
@@ -142,11 +169,20 @@ export class Timeline {
       for (const l of d.lanes) data.lanes.set(l.lane, l.items);
       for (const c of d.counters) data.counters.set(c.lane, c.points);
       this.data = data;
+      this.marks = marks ? new Map(marks.lanes.map((l) => [l.lane, l.items])) : null;
       this.draw();
       this.resolveFirstPaint();
     } catch (e) {
       console.error(e);
     }
+  }
+
+  // Marks every event whose name matches (a regular expression, or the exact name).
+  setHighlight(highlight) {
+    this.highlight = highlight;
+    this.marks = null;
+    this.draw();
+    this.fetchSoon();
   }
 
   resize() {
@@ -164,9 +200,19 @@ export class Timeline {
     this.fetchSoon();
   }
 
+  maxScroll() {
+    return Math.max(0, this.layout.contentH - (this.height || 0) + this.scrollTop());
+  }
+
   clampScroll() {
-    const max = Math.max(0, (this.contentH || 0) - (this.height || 0));
-    this.scrollY = Math.min(Math.max(0, this.scrollY), max);
+    this.scrollY = Math.min(Math.max(0, this.scrollY), this.maxScroll());
+  }
+
+  scrollTo(y) {
+    this.scrollY = y;
+    this.clampScroll();
+    this.draw();
+    this.onLayout();
   }
 
   xOf(t) {
@@ -177,225 +223,16 @@ export class Timeline {
     return this.t0 + ((x - LABEL_W) / this.trackWidth()) * (this.t1 - this.t0);
   }
 
-  itemColor(name, ext) {
-    return this.colorBy === 'ext' ? colorFor('ext:' + ext) : colorFor(name);
-  }
-
-  isHighlighted(name) {
-    if (this.highlightName !== null && name === this.highlightName) return true;
-    return this.highlightRe !== null && this.highlightRe.test(name);
+  itemColor(name, ext, kind) {
+    if (this.colorBy === 'ext') return colorFor('ext:' + ext);
+    if (this.colorBy === 'kind') return kindColor(this.kinds[kind] || 'other');
+    return colorFor(name);
   }
 
   draw() {
-    const ctx = this.ctx;
     if (!this.width) return;
-    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = '#fff';
-    ctx.fillRect(0, 0, this.width, this.height);
-    ctx.font = '11px system-ui, sans-serif';
-    ctx.textBaseline = 'middle';
-    this.rects = [];
-    this.headerRects = [];
-    const W = this.width;
-    const scale = this.trackWidth() / (this.t1 - this.t0);
-
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(0, AXIS_H, W, this.height - AXIS_H);
-    ctx.clip();
-    ctx.translate(0, -this.scrollY);
-    // Group headers and lane labels.
-    for (const g of this.groupY) {
-      ctx.fillStyle = '#e4e9f2';
-      ctx.fillRect(0, g.y, W, GROUP_H);
-      ctx.fillStyle = '#1d2a44';
-      ctx.font = 'bold 12px system-ui, sans-serif';
-      ctx.fillText(`${g.collapsed ? '▸' : '▾'} ${g.group.title} (${g.count})`, 6, g.y + GROUP_H / 2);
-      ctx.font = '11px system-ui, sans-serif';
-      this.headerRects.push({x: 0, y: g.y - this.scrollY, w: W, h: GROUP_H, key: g.group.key});
-    }
-    let alt = false;
-    for (const [id, L] of this.laneY) {
-      if (L.y + L.h < this.scrollY || L.y > this.scrollY + this.height) continue;
-      alt = !alt;
-      ctx.fillStyle = alt ? '#fafbfd' : '#f3f5f9';
-      ctx.fillRect(0, L.y, W, L.h);
-      ctx.fillStyle = '#333';
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(0, L.y, LABEL_W - 6, L.h);
-      ctx.clip();
-      ctx.fillText(L.lane.title, 8, L.y + Math.min(L.h, ROW_H) / 2);
-      ctx.restore();
-    }
-    // Items, clipped to the track area.
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(LABEL_W, 0, W - LABEL_W, this.contentH + this.height);
-    ctx.clip();
-    const data = this.data;
-    if (data) {
-      for (const [id, L] of this.laneY) {
-        if (L.y + L.h < this.scrollY || L.y > this.scrollY + this.height) continue;
-        if (L.lane.counter) {
-          this.drawCounter(L, data.counters.get(id) || []);
-          continue;
-        }
-        const items = data.lanes.get(id);
-        if (!items) continue;
-        for (const it of items) {
-          const [ts, dur, row, nameIdx, sid, count, ext] = it;
-          let x = this.xOf(ts);
-          let w = Math.max(dur * scale, 1);
-          if (x + w < LABEL_W || x > W) continue;
-          if (x < LABEL_W) {
-            w -= LABEL_W - x;
-            x = LABEL_W;
-          }
-          const y = L.y + row * ROW_H;
-          const name = data.strings[nameIdx];
-          ctx.globalAlpha = count > 1 ? 0.6 : 1;
-          ctx.fillStyle = this.itemColor(name, ext);
-          ctx.fillRect(x, y + 1, w, ROW_H - 2);
-          ctx.globalAlpha = 1;
-          if (w > 36) {
-            ctx.fillStyle = '#111';
-            ctx.save();
-            ctx.beginPath();
-            ctx.rect(x, y, w - 2, ROW_H);
-            ctx.clip();
-            ctx.fillText(count > 1 ? `${count} × ${name}…` : name, x + 3, y + ROW_H / 2);
-            ctx.restore();
-          }
-          if (this.isHighlighted(name)) {
-            ctx.fillStyle = '#111';
-            if (w >= 6) {
-              ctx.strokeStyle = '#111';
-              ctx.lineWidth = 2;
-              ctx.strokeRect(x + 1, y + 1.5, w - 2, ROW_H - 3);
-            } else {
-              ctx.fillRect(x, y + 1, Math.max(w, 1), 3);  // a tick on top of narrow items
-            }
-          }
-          if (sid === this.selected && count === 1) {
-            ctx.strokeStyle = '#e0115f';
-            ctx.lineWidth = 3;
-            ctx.strokeRect(x, y + 0.5, Math.max(w, 2), ROW_H - 1);
-          }
-          this.rects.push({x, y: y - this.scrollY, w, h: ROW_H, item: it, name, lane: id});
-        }
-      }
-    }
-    ctx.restore();
-    this.drawChain();
-    if (this.box) {
-      const x0 = this.xOf(this.box.t0);
-      const x1 = this.xOf(this.box.t1);
-      ctx.fillStyle = 'rgba(40, 110, 255, 0.15)';
-      ctx.strokeStyle = 'rgba(40, 110, 255, 0.9)';
-      ctx.lineWidth = 1;
-      ctx.fillRect(x0, this.box.y0, x1 - x0, this.box.y1 - this.box.y0);
-      ctx.strokeRect(x0, this.box.y0, x1 - x0, this.box.y1 - this.box.y0);
-    }
-    ctx.restore();
-    this.drawAxis();
-  }
-
-  drawCounter(L, points) {
-    const ctx = this.ctx;
-    const lo = L.lane.min ?? 0;
-    const hi = L.lane.max ?? 1;
-    const span = hi - lo || 1;
-    const yOf = (v) => L.y + L.h - 2 - ((v - lo) / span) * (L.h - 4);
-    ctx.fillStyle = 'rgba(60, 140, 90, 0.35)';
-    ctx.strokeStyle = 'rgb(40, 120, 70)';
-    ctx.beginPath();
-    let started = false;
-    for (let i = 0; i < points.length; i++) {
-      const [ts, , max] = points[i];
-      const x = Math.max(LABEL_W, this.xOf(ts));
-      const next = i + 1 < points.length ? Math.min(this.width, this.xOf(points[i + 1][0])) : this.width;
-      if (!started) {
-        ctx.moveTo(x, L.y + L.h);
-        started = true;
-      }
-      ctx.lineTo(x, yOf(max));
-      ctx.lineTo(next, yOf(max));
-    }
-    if (started) {
-      ctx.lineTo(this.width, L.y + L.h);
-      ctx.closePath();
-      ctx.fill();
-      ctx.stroke();
-    }
-    ctx.fillStyle = '#333';
-    ctx.fillText(`${hi.toPrecision(4)}`, LABEL_W + 4, L.y + 7);
-  }
-
-  // Arrows along the selected event's dependency chain.
-  drawChain() {
-    if (!this.chain) return;
-    const ctx = this.ctx;
-    const pos = new Map();
-    for (const level of this.chain.levels) {
-      for (const e of level.events) {
-        const L = this.laneY.get(e.lane);
-        if (!L) continue;
-        pos.set(e.id, {x0: this.xOf(e.ts), x1: this.xOf(e.ts + e.dur), y: L.y + e.row * ROW_H + ROW_H / 2});
-      }
-    }
-    ctx.strokeStyle = '#e0115f';
-    ctx.fillStyle = '#e0115f';
-    ctx.lineWidth = 1.5;
-    for (const [a, b] of this.chain.edges) {
-      const pa = pos.get(a);
-      const pb = pos.get(b);
-      if (!pa || !pb) continue;
-      const xa = Math.max(LABEL_W, Math.min(this.width, pa.x0 + Math.min(6, (pa.x1 - pa.x0) / 2)));
-      const xb = Math.max(LABEL_W, Math.min(this.width, pb.x0 + 1));
-      const ya = pa.y + (pb.y > pa.y ? ROW_H / 2 - 2 : -ROW_H / 2 + 2);
-      const yb = pb.y + (pb.y > pa.y ? -ROW_H / 2 + 1 : ROW_H / 2 - 1);
-      ctx.beginPath();
-      ctx.moveTo(xa, ya);
-      const my = (ya + yb) / 2;
-      ctx.bezierCurveTo(xa, my, xb, my, xb, yb);
-      ctx.stroke();
-      const dir = yb > ya ? 1 : -1;
-      ctx.beginPath();
-      ctx.moveTo(xb, yb);
-      ctx.lineTo(xb - 4, yb - 6 * dir);
-      ctx.lineTo(xb + 4, yb - 6 * dir);
-      ctx.closePath();
-      ctx.fill();
-    }
-  }
-
-  drawAxis() {
-    const ctx = this.ctx;
-    ctx.fillStyle = '#f7f7f9';
-    ctx.fillRect(0, 0, this.width, AXIS_H);
-    ctx.strokeStyle = '#ccc';
-    ctx.beginPath();
-    ctx.moveTo(0, AXIS_H - 0.5);
-    ctx.lineTo(this.width, AXIS_H - 0.5);
-    ctx.stroke();
-    const span = this.t1 - this.t0;
-    const target = span / Math.max(1, this.trackWidth() / 110);
-    const pow = Math.pow(10, Math.floor(Math.log10(target)));
-    const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= target) || pow * 10;
-    const first = Math.ceil((this.t0 - this.offset) / step) * step + this.offset;
-    ctx.fillStyle = '#555';
-    ctx.strokeStyle = '#ddd';
-    for (let t = first; t < this.t1; t += step) {
-      const x = this.xOf(t);
-      ctx.beginPath();
-      ctx.moveTo(x + 0.5, AXIS_H - 6);
-      ctx.lineTo(x + 0.5, AXIS_H);
-      ctx.stroke();
-      ctx.fillText(fmtTick(t - this.offset, step), x + 3, AXIS_H / 2);
-    }
-    ctx.fillStyle = '#1d2a44';
-    ctx.fillText(`${fmtNs(span)} shown`, 8, AXIS_H / 2);
+    drawTimeline(this);
+    this.onDraw(this);
   }
 
   hit(x, y) {
@@ -406,32 +243,98 @@ export class Timeline {
     return null;
   }
 
+  control(x, y) {
+    for (let i = this.controls.length - 1; i >= 0; i--) {
+      const c = this.controls[i];
+      if (x >= c.x && x < c.x + c.w && y >= c.y && y < c.y + c.h) return c;
+    }
+    return null;
+  }
+
+  laneAt(y) {
+    for (const [id, L] of this.layout.lanes) {
+      const sy = this.screenY(L);
+      if (y >= sy && y < sy + L.h && (L.pinned ? y < this.scrollTop() : y >= this.scrollTop())) return id;
+    }
+    return null;
+  }
+
   laneTitle(id) {
-    const L = this.laneY.get(id);
-    return L ? L.lane.title : '';
+    const lane = this.layout.info.get(id);
+    return lane ? lane.title : '';
   }
 
   // Client coordinates of the first drawn single event with this name (for tests and tours).
   locate(name) {
     const box = this.canvas.getBoundingClientRect();
     for (const r of this.rects) {
-      if (r.name === name && r.item[5] === 1 && r.y >= AXIS_H && r.y + r.h <= this.height) {
+      if (r.name === name && r.item[5] === 1 && r.y >= this.scrollTop() && r.y + r.h <= this.height) {
         return {x: box.left + r.x + Math.min(r.w / 2, 20), y: box.top + r.y + r.h / 2, id: r.item[4]};
       }
     }
     return null;
   }
 
-  // Zooms to an event (a slice ref from the API) and scrolls its lane into view.
-  reveal(ref) {
-    const dur = Math.max(ref.dur, 1000);
-    this.setView(ref.ts - dur * 1.5, ref.ts + dur * 2.5);
-    const L = this.laneY.get(ref.lane);
-    if (L && (L.y - AXIS_H < this.scrollY || L.y + L.h > this.scrollY + this.height)) {
-      this.scrollY = L.y - AXIS_H - 40;
-      this.clampScroll();
-      this.draw();
+  // Screen position of a lane's row (null when it is not drawn), for tests.
+  rowY(lane, row = 0) {
+    const L = this.layout.lanes.get(lane);
+    return L ? this.screenY(L) + row * ROW_H : null;
+  }
+
+  // Brings an event (a slice ref from the API) into view: opens its group and rows, zooms to it
+  // and scrolls its row to the middle of the lanes area.
+  reveal(ref, {zoom = true} = {}) {
+    if (this.layout.ensureShown(ref.lane, ref.row || 0)) {
+      this.layout.layout();
+      this.onLayout();
     }
+    if (zoom) {
+      const dur = Math.max(ref.dur, 1000);
+      this.setView(ref.ts - dur * 1.5, ref.ts + dur * 2.5);
+    }
+    const L = this.layout.lanes.get(ref.lane);
+    if (L && !L.pinned) {
+      const y = L.y + (ref.row || 0) * ROW_H;
+      const view = this.height - this.scrollTop();
+      if (y < this.scrollY + 24 || y + ROW_H > this.scrollY + view - 8) {
+        this.scrollY = y - view / 2;
+        this.clampScroll();
+        this.onLayout();
+      }
+    }
+    this.draw();
+    this.fetchSoon();
+  }
+
+  // Stops listening (the canvas is being removed).
+  destroy() {
+    this.resizeObserver.disconnect();
+    for (const [type, f] of Object.entries(this.windowListeners)) window.removeEventListener(type, f);
+  }
+
+  zoom(factor, at) {
+    this.setView(at - (at - this.t0) * factor, at + (this.t1 - at) * factor);
+  }
+
+  pan(fraction) {
+    const dt = (this.t1 - this.t0) * fraction;
+    this.setView(this.t0 + dt, this.t1 + dt);
+  }
+
+  // Keyboard for the focused timeline: W/S zoom, A/D and arrows pan, up/down scroll lanes.
+  // Returns false for keys it does not handle.
+  key(k) {
+    const mid = (this.t0 + this.t1) / 2;
+    if (k === 'w') this.zoom(0.8, mid);
+    else if (k === 's') this.zoom(1.25, mid);
+    else if (k === 'a' || k === 'arrowleft') this.pan(-0.2);
+    else if (k === 'd' || k === 'arrowright') this.pan(0.2);
+    else if (k === 'arrowup') this.scrollTo(this.scrollY - 3 * ROW_H);
+    else if (k === 'arrowdown') this.scrollTo(this.scrollY + 3 * ROW_H);
+    else if (k === 'pageup') this.scrollTo(this.scrollY - (this.height - this.scrollTop()) * 0.9);
+    else if (k === 'pagedown') this.scrollTo(this.scrollY + (this.height - this.scrollTop()) * 0.9);
+    else return false;
+    return true;
   }
 
   installEvents() {
@@ -444,106 +347,124 @@ export class Timeline {
     c.addEventListener('wheel', (e) => {
       e.preventDefault();
       const p = local(e);
-      if (e.shiftKey) {
-        this.scrollY += e.deltaY || e.deltaX;
-        this.clampScroll();
-        this.draw();
+      if (e.shiftKey || p.x < LABEL_W) {
+        this.scrollTo(this.scrollY + (e.deltaY || e.deltaX));
         return;
       }
       if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
-        const dt = (e.deltaX / this.trackWidth()) * (this.t1 - this.t0);
-        this.setView(this.t0 + dt, this.t1 + dt);
+        this.pan(e.deltaX / this.trackWidth());
         return;
       }
-      const at = p.x > LABEL_W ? this.tOf(p.x) : (this.t0 + this.t1) / 2;
-      this.zoom(Math.exp(e.deltaY * 0.002), at);
+      this.zoom(Math.exp(e.deltaY * 0.002), this.tOf(p.x));
     }, {passive: false});
     c.addEventListener('mousedown', (e) => {
       const p = local(e);
-      down = {x: p.x, y: p.y, t0: this.t0, t1: this.t1, box: e.shiftKey, moved: false};
+      const sb = this.scrollbar;
+      if (sb && p.x >= sb.x) {
+        down = {scrollbar: true, y: p.y, scrollY: this.scrollY, moved: true};
+        return;
+      }
+      down = {x: p.x, y: p.y, t0: this.t0, t1: this.t1, box: e.shiftKey && p.x >= LABEL_W,
+              labels: p.x < LABEL_W, moved: false};
     });
-    window.addEventListener('mousemove', (e) => {
-      const p = local(e);
-      if (!down) {
-        if (e.target === c) this.hover(p, e);  // never from a hidden or other canvas
-        return;
-      }
-      if (Math.abs(p.x - down.x) + Math.abs(p.y - down.y) > 3) down.moved = true;
-      if (!down.moved) return;
-      if (down.box) {
-        const ta = this.tOf(Math.max(LABEL_W, Math.min(down.x, p.x)));
-        const tb = this.tOf(Math.max(LABEL_W, Math.max(down.x, p.x)));
-        this.box = {t0: ta, t1: tb, y0: Math.min(down.y, p.y) + this.scrollY,
-                    y1: Math.max(down.y, p.y) + this.scrollY};
-        this.draw();
-      } else {
-        const dt = ((p.x - down.x) / this.trackWidth()) * (down.t1 - down.t0);
-        this.setView(down.t0 - dt, down.t1 - dt);
-      }
-    });
-    window.addEventListener('mouseup', (e) => {
-      if (!down) return;
-      const d = down;
-      down = null;
-      const p = local(e);
-      if (d.moved && d.box && this.box) {
-        const lanes = [];
-        for (const [id, L] of this.laneY) {
-          if (L.y + L.h >= this.box.y0 && L.y <= this.box.y1) lanes.push(id);
-        }
-        this.onBox({t0: Math.floor(this.box.t0), t1: Math.ceil(this.box.t1), lanes});
-        return;
-      }
-      if (d.moved) return;
-      const header = this.headerRects.find((r) => p.y >= r.y && p.y < r.y + r.h && p.y >= AXIS_H);
-      if (header) {
-        this.toggleGroup(header.key);
-        return;
-      }
-      const r = this.hit(p.x, p.y);
-      if (r && r.item[5] > 1) {
-        // A merged block: zoom into it.
-        this.setView(r.item[0] - r.item[1] * 0.1, r.item[0] + r.item[1] * 1.1);
-        return;
-      }
-      this.box = null;
-      this.onSelect(r ? r.item[4] : null, r);
-    });
+    this.windowListeners = {
+      mousemove: (e) => this.onMove(local(e), e, down),
+      mouseup: (e) => {
+        if (!down) return;
+        const d = down;
+        down = null;
+        this.onUp(local(e), d);
+      },
+    };
+    for (const [type, f] of Object.entries(this.windowListeners)) window.addEventListener(type, f);
     c.addEventListener('mouseleave', () => {
       if (this.tooltip) this.tooltip.style.display = 'none';
+      if (this.hoverLane !== null) {
+        this.hoverLane = null;
+        this.draw();
+      }
     });
   }
 
-  zoom(factor, at) {
-    const t0 = at - (at - this.t0) * factor;
-    const t1 = at + (this.t1 - at) * factor;
-    this.setView(t0, t1);
+  onMove(p, e, down) {
+    if (!down) {
+      if (e.target === this.canvas) this.hover(p, e);  // never from a hidden or other canvas
+      return;
+    }
+    if (down.scrollbar) {
+      const sb = this.scrollbar;
+      if (sb) this.scrollTo(down.scrollY + ((p.y - down.y) / Math.max(1, sb.view - sb.h)) * (sb.content - sb.view));
+      return;
+    }
+    if (Math.abs(p.x - down.x) + Math.abs(p.y - down.y) > 3) down.moved = true;
+    if (!down.moved || down.labels) return;
+    if (down.box) {
+      const ta = this.tOf(Math.max(LABEL_W, Math.min(down.x, p.x)));
+      const tb = this.tOf(Math.max(LABEL_W, Math.max(down.x, p.x)));
+      this.box = {t0: ta, t1: tb, y0: Math.min(down.y, p.y) + this.scrollY, y1: Math.max(down.y, p.y) + this.scrollY};
+      this.draw();
+    } else {
+      const dt = ((p.x - down.x) / this.trackWidth()) * (down.t1 - down.t0);
+      this.setView(down.t0 - dt, down.t1 - dt);
+    }
   }
 
-  // Keyboard: W/S zoom, A/D pan (called by the app for the focused timeline).
-  key(k) {
-    const span = this.t1 - this.t0;
-    const mid = (this.t0 + this.t1) / 2;
-    if (k === 'w') this.zoom(0.8, mid);
-    else if (k === 's') this.zoom(1.25, mid);
-    else if (k === 'a') this.setView(this.t0 - span * 0.2, this.t1 - span * 0.2);
-    else if (k === 'd') this.setView(this.t0 + span * 0.2, this.t1 + span * 0.2);
-    else return false;
-    return true;
+  onUp(p, d) {
+    if (d.scrollbar) return;
+    if (d.moved && d.box && this.box) {
+      const lanes = [];
+      for (const [id, L] of this.layout.lanes) {
+        const y = this.screenY(L) + this.scrollY;
+        if (y + L.h >= this.box.y0 && y <= this.box.y1) lanes.push(id);
+      }
+      this.onBox({t0: Math.floor(this.box.t0), t1: Math.ceil(this.box.t1), lanes});
+      return;
+    }
+    if (d.moved) return;
+    const ctl = p.y >= AXIS_H ? this.control(p.x, p.y) : null;
+    if (ctl) {
+      if (ctl.action === 'group') this.toggleGroup(ctl.path);
+      else if (ctl.action === 'pin') this.togglePin(ctl.lane);
+      else if (ctl.action === 'rows') this.toggleRows(ctl.lane);
+      return;
+    }
+    if (p.x < LABEL_W) return;
+    const r = this.hit(p.x, p.y);
+    if (r && r.item[5] > 1) {
+      // A merged block: zoom into it.
+      this.setView(r.item[0] - r.item[1] * 0.1, r.item[0] + r.item[1] * 1.1);
+      return;
+    }
+    this.box = null;
+    this.onSelect(r ? r.item[4] : null, r);
   }
 
   hover(p, e) {
+    const lane = p.x < LABEL_W ? this.laneAt(p.y) : null;
+    if (lane !== this.hoverLane) {
+      this.hoverLane = lane;
+      this.draw();
+    }
     if (!this.tooltip) return;
-    const r = p.x > LABEL_W ? this.hit(p.x, p.y) : null;
-    if (!r) {
+    const ctl = p.x < LABEL_W ? this.control(p.x, p.y) : null;
+    const r = p.x >= LABEL_W ? this.hit(p.x, p.y) : null;
+    let lines = null;
+    if (ctl && ctl.title) {
+      lines = [ctl.title];
+    } else if (lane !== null) {
+      const info = this.layout.info.get(lane);
+      lines = [info.title, `${info.events.toLocaleString()} events`];
+    } else if (r) {
+      const [ts, dur, , , , count, , busy] = r.item;
+      lines = count > 1
+        ? [`${count} events from ${r.name}`, `span ${fmtNs(dur)}, busy ${fmtNs(busy)}`, 'click to zoom in']
+        : [r.name, `duration ${fmtNs(dur)}`, `start ${fmtNs(ts - this.offset)}`];
+      lines.push(this.laneTitle(r.lane));
+    }
+    if (!lines) {
       this.tooltip.style.display = 'none';
       return;
     }
-    const [ts, dur, , , , count, , busy] = r.item;
-    const lines = count > 1
-      ? [`${count} events from ${r.name}`, `span ${fmtNs(dur)}, busy ${fmtNs(busy)}`, 'click to zoom in']
-      : [r.name, `duration ${fmtNs(dur)}`, `start ${fmtNs(ts - this.offset)}`];
-    lines.push(this.laneTitle(r.lane));
     this.tooltip.textContent = '';
     for (const l of lines) {
       const div = document.createElement('div');

@@ -183,6 +183,9 @@ struct OpDiff {
   int64_t calls_a = 0, calls_b = 0;          // cpu_op instances
   int64_t cpu_ns_a = 0, cpu_ns_b = 0;        // total host time (sum of durations)
   int64_t device_ns_a = 0, device_ns_b = 0;  // direct device time (OpDeviceTime)
+  // Device activities the op launched directly (OpDeviceTime::direct_activities): fusing ops
+  // shows here as fewer executions.
+  int64_t executions_a = 0, executions_b = 0;
   // |device delta| when either side has device time, else |cpu delta|; rows sort by this.
   int64_t impact_ns() const;
 };

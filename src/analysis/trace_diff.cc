@@ -16,6 +16,7 @@ struct Side {
   int64_t calls = 0;
   int64_t cpu_ns = 0;
   int64_t device_ns = 0;
+  int64_t executions = 0;
 };
 
 std::map<std::string, Side> Collect(const Trace& trace) {
@@ -28,6 +29,7 @@ std::map<std::string, Side> Collect(const Trace& trace) {
   }
   for (const OpDeviceTime& row : ComputeOpSummary(trace).rows) {
     out[row.name].device_ns = row.direct_device_ns;
+    out[row.name].executions = row.direct_activities;
   }
   return out;
 }
@@ -89,12 +91,14 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
     d.cpu_ns_b = y.cpu_ns;
     d.device_ns_a = x.device_ns;
     d.device_ns_b = y.device_ns;
+    d.executions_a = x.executions;
+    d.executions_b = y.executions;
     if (x.calls == 0 && y.calls > 0) {
       d.change = OpDiff::Change::kAdded;
     } else if (y.calls == 0 && x.calls > 0) {
       d.change = OpDiff::Change::kRemoved;
-    } else if (x.calls != y.calls || Differs(x.device_ns, y.device_ns) ||
-               Differs(x.cpu_ns, y.cpu_ns)) {
+    } else if (x.calls != y.calls || x.executions != y.executions ||
+               Differs(x.device_ns, y.device_ns) || Differs(x.cpu_ns, y.cpu_ns)) {
       d.change = OpDiff::Change::kChanged;
     } else {
       continue;
@@ -133,6 +137,10 @@ std::string TraceDiff::ToJson() const {
     w.Int(d.device_ns_a);
     w.Key("device_ns_b");
     w.Int(d.device_ns_b);
+    w.Key("executions_a");
+    w.Int(d.executions_a);
+    w.Key("executions_b");
+    w.Int(d.executions_b);
     w.Key("impact_ns");
     w.Int(d.impact_ns());
     w.EndObject();

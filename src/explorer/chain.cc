@@ -1,6 +1,7 @@
 #include "explorer/chain.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -199,6 +200,9 @@ Chain BuildChain(const TraceIndex& index, uint32_t slice) {
     }
   }
 
+  std::map<uint32_t, size_t> per_lane;
+  for (uint32_t i : instructions) ++per_lane[index.LaneOf(i)];
+  chain.instruction_lanes.assign(per_lane.begin(), per_lane.end());
   chain.runtime_total = runtime.size();
   chain.hardware_total = hardware.size();
   chain.instruction_total = instructions.size();
@@ -223,7 +227,8 @@ void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   w->Key("levels");
   w->BeginArray();
   auto level = [&](const char* key, const char* title, const char* role, size_t total,
-                   const std::vector<uint32_t>& ids) {
+                   const std::vector<uint32_t>& ids,
+                   const std::vector<std::pair<uint32_t, size_t>>* by_lane = nullptr) {
     if (ids.empty()) return;
     w->BeginObject();
     w->Field("key", key);
@@ -234,6 +239,18 @@ void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
     w->BeginArray();
     for (uint32_t id : ids) index.WriteSliceRef(id, w);
     w->EndArray();
+    if (by_lane != nullptr) {
+      w->Key("by_lane");
+      w->BeginArray();
+      for (const auto& [lane, count] : *by_lane) {
+        w->BeginObject();
+        w->Field("lane", lane == kNone ? int64_t{-1} : int64_t{lane});
+        w->Field("title", lane < index.lanes().size() ? index.lanes()[lane].title : "?");
+        w->Field("count", static_cast<uint64_t>(count));
+        w->EndObject();
+      }
+      w->EndArray();
+    }
     w->EndObject();
   };
   level("enclosing", "enclosing framework ops", "upstream", chain.enclosing.size(),
@@ -246,7 +263,7 @@ void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   level("hardware", "device executions", role_of(kHardwareLevel), chain.hardware_total,
         chain.hardware);
   level("instructions", "engine instructions", role_of(kInstructionLevel), chain.instruction_total,
-        chain.instructions);
+        chain.instructions, &chain.instruction_lanes);
   w->EndArray();
   w->Key("edges");
   w->BeginArray();

@@ -27,11 +27,14 @@ struct Chain {
   std::vector<uint32_t> hardware;
   std::vector<uint32_t> instructions;
   size_t nested_total = 0, runtime_total = 0, hardware_total = 0, instruction_total = 0;
+  // Instructions per engine / DMA queue lane (all of them, not only the listed ones), lane order.
+  std::vector<std::pair<uint32_t, size_t>> instruction_lanes;
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // arrows, slice -> slice
 };
 
 Chain BuildChain(const TraceIndex& index, uint32_t slice);
-// {"selected","level","levels":[{"key","title","role","total","events":[...]}],"edges":[[a,b]]}
+// {"selected","level","levels":[{"key","title","role","total","events":[...],
+//  "by_lane":[{"lane","count"}] (instructions only)}],"edges":[[a,b]]}
 void WriteChain(const TraceIndex& index, uint32_t slice, JsonWriter* w);
 
 }  // namespace opscope::explorer

@@ -14,6 +14,7 @@
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
+#include "explorer/match_marks.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
 #include "explorer/trace_index.h"
@@ -185,6 +186,41 @@ struct Explorer::Impl {
     return static_cast<uint32_t>(i);
   }
 
+  // t0, t1, width, min_px and lanes of a viewport request.
+  explorer::ViewportQuery ViewportParams(const LoadedTrace& t, const httplib::Request& req) {
+    explorer::ViewportQuery q;
+    q.t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
+    q.t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
+    if (q.t1 <= q.t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+    q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
+    q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
+    q.lanes = LaneListParam(req, t.index->lanes().size());
+    return q;
+  }
+
+  // The names (a bitmap over string ids) that parameter 'q' matches: a regular expression, or
+  // the exact name when exact=1.
+  std::vector<bool> MatchingNames(const LoadedTrace& t, const httplib::Request& req) {
+    const std::string q = req.get_param_value("q");
+    if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
+    if (q.size() > kMaxRegexLength) throw BadRequest{"parameter 'q' is too long"};
+    const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
+    const StringTable& strings = t.trace->strings();
+    std::vector<bool> names(strings.size(), false);
+    if (exact) {
+      const StringId id = strings.Find(q);
+      if (id != kNone) names[id] = true;
+      return names;
+    }
+    const std::regex re(q, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    for (size_t i = 1; i < strings.size(); ++i) {
+      std::string_view s = strings.Get(static_cast<StringId>(i));
+      s = s.substr(0, 512);  // bounds the matcher's work on very long names
+      names[i] = std::regex_search(s.begin(), s.end(), re);
+    }
+    return names;
+  }
+
   // Wraps a handler: parameter errors become 400, anything else 500, never a crash.
   template <typename F>
   httplib::Server::Handler Api(F f) {
@@ -299,13 +335,7 @@ void Explorer::Impl::Routes() {
   server.Get(R"(/api/trace/(\d+)/viewport)",
              Api([this](const httplib::Request& req, httplib::Response& res) {
                LoadedTrace& t = TraceParam(req);
-               explorer::ViewportQuery q;
-               q.t0 = IntParam(req, "t0", t.index->start_ns(), INT64_MIN / 4, INT64_MAX / 4);
-               q.t1 = IntParam(req, "t1", t.index->end_ns(), INT64_MIN / 4, INT64_MAX / 4);
-               if (q.t1 <= q.t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-               q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
-               q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
-               q.lanes = LaneListParam(req, t.index->lanes().size());
+               const explorer::ViewportQuery q = ViewportParams(t, req);
                JsonWriter w;
                t.index->WriteViewport(q, &w);
                SendJson(res, w.Take());
@@ -378,27 +408,20 @@ void Explorer::Impl::Routes() {
   server.Get(R"(/api/trace/(\d+)/search)",
              Api([this](const httplib::Request& req, httplib::Response& res) {
                LoadedTrace& t = TraceParam(req);
-               const std::string q = req.get_param_value("q");
-               if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
-               if (q.size() > kMaxRegexLength) throw BadRequest{"parameter 'q' is too long"};
+               const std::vector<bool> names = MatchingNames(t, req);
+               const int offset = static_cast<int>(IntParam(req, "offset", 0, 0, INT32_MAX));
                const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
-               const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
-               const StringTable& strings = t.trace->strings();
-               std::vector<bool> names(strings.size(), false);
-               if (exact) {
-                 const StringId id = strings.Find(q);
-                 if (id != kNone) names[id] = true;
-               } else {
-                 const std::regex re(
-                     q, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-                 for (size_t i = 1; i < strings.size(); ++i) {
-                   std::string_view s = strings.Get(static_cast<StringId>(i));
-                   s = s.substr(0, 512);  // bounds the matcher's work on very long names
-                   names[i] = std::regex_search(s.begin(), s.end(), re);
-                 }
-               }
                JsonWriter w;
-               t.index->WriteSearch(names, limit, &w);
+               t.index->WriteSearch(names, offset, limit, &w);
+               SendJson(res, w.Take());
+             }));
+
+  server.Get(R"(/api/trace/(\d+)/marks)",
+             Api([this](const httplib::Request& req, httplib::Response& res) {
+               LoadedTrace& t = TraceParam(req);
+               const std::vector<bool> names = MatchingNames(t, req);
+               JsonWriter w;
+               explorer::WriteMatchMarks(*t.index, names, ViewportParams(t, req), &w);
                SendJson(res, w.Take());
              }));
 

@@ -46,9 +46,52 @@ Trace SliceTimeRange(const Trace& trace, int64_t t0_ns, int64_t t1_ns) {
   return out;
 }
 
+namespace {
+
+// What a key_averages row is, for the op table's kind column: "cpu op", "runtime", "kernel",
+// "memcpy", "memset", "annotation" or "device annotation" (a step range on the device timeline).
+class RowKinds {
+ public:
+  explicit RowKinds(const Trace& trace) : trace_(trace) {
+    host_.assign(trace.strings().size(), kUnset);
+    device_.assign(trace.strings().size(), kUnset);
+    for (const Slice& s : trace.slices()) {
+      auto& slot = IsDeviceActivity(s.kind) ? device_[s.name] : host_[s.name];
+      if (slot == kUnset) slot = static_cast<uint8_t>(s.kind);
+    }
+  }
+
+  std::string_view Of(const KeyAverage& r) const {
+    if (r.is_user_annotation) return r.is_device ? "device annotation" : "annotation";
+    const StringId id = trace_.strings().Find(r.key);
+    const uint8_t k = id == kNone ? kUnset : (r.is_device ? device_ : host_)[id];
+    switch (static_cast<ActivityKind>(k)) {
+      case ActivityKind::kRuntime:
+      case ActivityKind::kDriver:
+        return "runtime";
+      case ActivityKind::kKernel:
+        return "kernel";
+      case ActivityKind::kMemcpy:
+        return "memcpy";
+      case ActivityKind::kMemset:
+        return "memset";
+      default:
+        return r.is_device ? "kernel" : "cpu op";
+    }
+  }
+
+ private:
+  static constexpr uint8_t kUnset = 0xff;
+  const Trace& trace_;
+  std::vector<uint8_t> host_, device_;  // by name: the kind of its first host / device slice
+};
+
+}  // namespace
+
 void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w) {
   const KeyAverages avg =
       KeyAverages::FromTrace(trace, {.group_by_input_shape = group_by_input_shape});
+  const RowKinds kinds(trace);
   w->BeginObject();
   w->Field("device", avg.device_name());
   w->Field("has_device_time", avg.has_device_time());
@@ -59,7 +102,9 @@ void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w) 
     w->BeginObject();
     w->Field("name", r.key);
     w->Field("input_shapes", r.input_shapes);
+    w->Field("kind", kinds.Of(r));
     w->Field("user_annotation", r.is_user_annotation);
+    w->Field("is_device", r.is_device);
     w->Field("count", r.count);
     w->Field("self_cpu_ns", r.self_cpu_time_total_ns);
     w->Field("cpu_total_ns", r.cpu_time_total_ns);
@@ -99,6 +144,8 @@ void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w) {
     w->Field("cpu_ns_b", r.cpu_ns_b);
     w->Field("device_ns_a", r.device_ns_a);
     w->Field("device_ns_b", r.device_ns_b);
+    w->Field("executions_a", r.executions_a);
+    w->Field("executions_b", r.executions_b);
     w->Field("impact_ns", r.impact_ns());
     w->EndObject();
   }

@@ -24,20 +24,55 @@ bool IsCopyOrSyncName(std::string_view name) {
   return false;
 }
 
+// Host-side kinds: they belong on host lanes whatever process the trace puts them in (Kineto
+// writes some python_function events under pid 0, which is also GPU 0's pid).
+bool IsHostKind(ActivityKind k) {
+  return k == ActivityKind::kCpuOp || k == ActivityKind::kUserAnnotation ||
+         k == ActivityKind::kPythonFunction || k == ActivityKind::kRuntime ||
+         k == ActivityKind::kDriver;
+}
+
+// Order of roles inside one thread's lanes: the Python stack above the ops it calls.
+int RoleOrder(LaneRole role) { return role == LaneRole::kPython ? 0 : 1 + static_cast<int>(role); }
+
+std::string Trimmed(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return std::string(s);
+}
+
+// A host process: its name, else the pid as the trace wrote it.
 std::string ProcessTitle(const Trace& t, uint32_t p) {
   if (p >= t.processes().size()) return "?";
   const Process& proc = t.processes()[p];
   // Device processes read better by their label ("GPU 0") than by the host's process name.
-  if (proc.is_device && proc.labels != 0) return std::string(t.Str(proc.labels));
-  if (proc.name != 0) return std::string(t.Str(proc.name));
+  if (proc.is_device && proc.labels != 0) return Trimmed(t.Str(proc.labels));
+  if (proc.name != 0) return Trimmed(t.Str(proc.name));
   if (!proc.pid_text.empty()) return proc.pid_text;
   return fmt::format("pid {}", proc.pid);
 }
 
+// A device: its label ("GPU 0", "NEURON 0"), else the device type and pid ("GPU 3").
+std::string DeviceTitle(const Trace& t, uint32_t p) {
+  if (p >= t.processes().size()) return "device";
+  const Process& proc = t.processes()[p];
+  if (proc.labels != 0) return Trimmed(t.Str(proc.labels));
+  if (!proc.pid_text.empty()) return proc.pid_text;
+  const std::string& type = t.metadata().device_type;
+  if (type == "CUDA") return fmt::format("GPU {}", proc.pid);
+  if (!type.empty()) return fmt::format("{} {}", type, proc.pid);
+  if (proc.name != 0) return Trimmed(t.Str(proc.name));
+  return fmt::format("device {}", proc.pid);
+}
+
 std::string TrackTitle(const Trace& t, uint32_t tr) {
   const Track& track = t.tracks()[tr];
-  if (track.name != 0) return std::string(t.Str(track.name));
+  if (track.name != 0) {
+    std::string name = Trimmed(t.Str(track.name));
+    if (!name.empty()) return name;
+  }
   if (!track.tid_text.empty()) return track.tid_text;
+  if (track.kind == TrackKind::kDeviceStream) return fmt::format("stream {}", track.tid);
   return fmt::format("thread {}", track.tid);
 }
 
@@ -122,10 +157,12 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
   std::sort(by_correlation_.begin(), by_correlation_.end());
   BuildLanes();
   BuildCounterLanes();
+  TitleLanes();
 }
 
 bool TraceIndex::OnDevice(uint32_t slice) const {
   const Slice& s = trace_.slices()[slice];
+  if (IsHostKind(s.kind)) return false;
   if (s.track >= trace_.tracks().size()) return false;
   const Track& track = trace_.tracks()[s.track];
   if (track.kind == TrackKind::kDeviceStream || track.kind == TrackKind::kDeviceEngine) return true;
@@ -139,16 +176,89 @@ bool TraceIndex::IsHostOp(uint32_t slice) const {
          !OnDevice(slice);
 }
 
+std::string_view LaneRoleKey(LaneRole role) {
+  switch (role) {
+    case LaneRole::kOps:
+      return "ops";
+    case LaneRole::kPython:
+      return "python";
+    case LaneRole::kInteraction:
+      return "interaction";
+    case LaneRole::kRuntime:
+      return "runtime";
+    case LaneRole::kStream:
+      return "stream";
+    case LaneRole::kEngine:
+      return "engine";
+    case LaneRole::kCounter:
+      return "counter";
+  }
+  return "ops";
+}
+
+TraceIndex::LaneKey TraceIndex::ClassifySlice(uint32_t i, const RuntimeDevices& runtime_device,
+                                              std::vector<int8_t>* copy_name) const {
+  const Slice& s = trace_.slices()[i];
+  const Track& track = trace_.tracks()[s.track];
+  LaneKey key{s.track, LaneGroup::kFramework, LaneRole::kOps, kNone};
+  if (OnDevice(i)) {
+    const bool engine =
+        track.kind == TrackKind::kDeviceEngine || s.kind == ActivityKind::kInstruction;
+    key.group = engine ? LaneGroup::kEngines : LaneGroup::kHardware;
+    key.role = engine ? LaneRole::kEngine : LaneRole::kStream;
+  } else if (s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) {
+    int8_t& is_copy = (*copy_name)[s.name];
+    if (is_copy < 0) is_copy = IsCopyOrSyncName(trace_.Str(s.name)) ? 1 : 0;
+    if (is_copy) {
+      key.group = LaneGroup::kInteraction;
+      key.role = LaneRole::kInteraction;
+    } else {
+      key.group = LaneGroup::kRuntime;
+      key.role = LaneRole::kRuntime;
+      auto it = runtime_device.find(i);
+      if (it != runtime_device.end()) key.device = it->second;
+    }
+  } else if (s.kind == ActivityKind::kSync || s.kind == ActivityKind::kMemcpy ||
+             s.kind == ActivityKind::kMemset) {
+    key.group = LaneGroup::kInteraction;
+    key.role = LaneRole::kInteraction;
+  } else if (s.kind == ActivityKind::kPythonFunction) {
+    key.role = LaneRole::kPython;
+  }
+  return key;
+}
+
+Lane TraceIndex::MakeLane(const LaneKey& key) const {
+  const Track& track = trace_.tracks()[key.track];
+  Lane lane;
+  lane.group = key.group;
+  lane.role = key.role;
+  lane.process = track.process;
+  lane.track = key.track;
+  lane.device_process = key.device;
+  const Process* sort_proc = nullptr;
+  if (key.device != kNone) {
+    sort_proc = &trace_.processes()[key.device];
+  } else if (track.process != kNone) {
+    sort_proc = &trace_.processes()[track.process];
+  }
+  lane.sort_key[0] = static_cast<int64_t>(key.group);
+  lane.sort_key[1] = sort_proc ? sort_proc->sort_index : 0;
+  lane.sort_key[2] = sort_proc ? sort_proc->pid : 0;
+  lane.sort_key[3] = track.sort_index * 1000003 + track.tid;
+  lane.sort_key[4] = RoleOrder(key.role);
+  return lane;
+}
+
 void TraceIndex::BuildLanes() {
   const auto& slices = trace_.slices();
   const auto& tracks = trace_.tracks();
-  const auto& procs = trace_.processes();
   const uint32_t n = static_cast<uint32_t>(slices.size());
   slice_lane_.assign(n, kNone);
   slice_depth_.assign(n, 0);
 
   // Which device each runtime call drives, from the device activity linked to it.
-  std::unordered_map<uint32_t, uint32_t> runtime_device;
+  RuntimeDevices runtime_device;
   for (uint32_t i = 0; i < n; ++i) {
     if (!IsDeviceActivity(slices[i].kind) && !OnDevice(i)) continue;
     const DeviceLink& link = trace_.Link(i);
@@ -156,59 +266,18 @@ void TraceIndex::BuildLanes() {
   }
   std::vector<int8_t> copy_name(trace_.strings().size(), -1);
 
-  // Lanes keyed by (track, group, device process).
-  std::map<std::tuple<uint32_t, int, uint32_t>, uint32_t> lane_of;
+  // Lanes keyed by (track, group, role, device process).
+  std::map<std::tuple<uint32_t, int, int, uint32_t>, uint32_t> lane_of;
   std::vector<Lane> lanes;
   std::vector<std::vector<uint32_t>> members;
   for (uint32_t i = 0; i < n; ++i) {
-    const Slice& s = slices[i];
-    if (s.track >= tracks.size()) continue;
-    const Track& track = tracks[s.track];
-    LaneGroup group = LaneGroup::kFramework;
-    uint32_t device = kNone;
-    if (OnDevice(i)) {
-      group = (track.kind == TrackKind::kDeviceEngine || s.kind == ActivityKind::kInstruction)
-                  ? LaneGroup::kEngines
-                  : LaneGroup::kHardware;
-    } else if (s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) {
-      int8_t& is_copy = copy_name[s.name];
-      if (is_copy < 0) is_copy = IsCopyOrSyncName(trace_.Str(s.name)) ? 1 : 0;
-      if (is_copy) {
-        group = LaneGroup::kInteraction;
-      } else {
-        group = LaneGroup::kRuntime;
-        auto it = runtime_device.find(i);
-        if (it != runtime_device.end()) device = it->second;
-      }
-    } else if (s.kind == ActivityKind::kSync || s.kind == ActivityKind::kMemcpy ||
-               s.kind == ActivityKind::kMemset) {
-      group = LaneGroup::kInteraction;
-    }
-    auto key = std::make_tuple(s.track, static_cast<int>(group), device);
-    auto [it, inserted] = lane_of.emplace(key, static_cast<uint32_t>(lanes.size()));
+    if (slices[i].track >= tracks.size()) continue;
+    const LaneKey key = ClassifySlice(i, runtime_device, &copy_name);
+    auto [it, inserted] = lane_of.emplace(std::make_tuple(key.track, static_cast<int>(key.group),
+                                                          static_cast<int>(key.role), key.device),
+                                          static_cast<uint32_t>(lanes.size()));
     if (inserted) {
-      Lane lane;
-      lane.group = group;
-      lane.process = track.process;
-      lane.track = s.track;
-      lane.device_process = device;
-      const std::string proc = ProcessTitle(trace_, track.process);
-      const std::string thread = TrackTitle(trace_, s.track);
-      if (group == LaneGroup::kRuntime && device != kNone) {
-        lane.title = fmt::format("{} · {}", ProcessTitle(trace_, device), thread);
-      } else {
-        lane.title = fmt::format("{} · {}", proc, thread);
-      }
-      const Process* sort_proc = nullptr;
-      if (device != kNone)
-        sort_proc = &procs[device];
-      else if (track.process != kNone)
-        sort_proc = &procs[track.process];
-      lane.sort_key[0] = static_cast<int64_t>(group);
-      lane.sort_key[1] = sort_proc ? sort_proc->sort_index : 0;
-      lane.sort_key[2] = sort_proc ? sort_proc->pid : 0;
-      lane.sort_key[3] = track.sort_index * 1000003 + track.tid;
-      lanes.push_back(std::move(lane));
+      lanes.push_back(MakeLane(key));
       members.emplace_back();
     }
     members[it->second].push_back(i);
@@ -217,34 +286,91 @@ void TraceIndex::BuildLanes() {
   std::vector<uint32_t> order(lanes.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 4, lanes[b].sort_key,
-                                        lanes[b].sort_key + 4);
+    return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 5, lanes[b].sort_key,
+                                        lanes[b].sort_key + 5);
   });
-  std::vector<int64_t> stack_end;
   for (uint32_t pos = 0; pos < order.size(); ++pos) {
-    Lane lane = std::move(lanes[order[pos]]);
-    const auto& ids = members[order[pos]];
-    lane.num_events = ids.size();
-    stack_end.clear();
-    for (uint32_t id : ids) {
-      const Slice& s = slices[id];
-      const int64_t st = s.ts_ns;
-      const int64_t en = st + std::max<int64_t>(s.dur_ns, 0);
-      while (!stack_end.empty() && stack_end.back() <= st) stack_end.pop_back();
-      const uint32_t depth = static_cast<uint32_t>(stack_end.size());
-      stack_end.push_back(en);
-      slice_lane_[id] = pos;
-      slice_depth_[id] = static_cast<uint16_t>(std::min(depth, kMaxRows));
-      if (depth >= kMaxRows) continue;
-      if (lane.rows.size() <= depth) lane.rows.resize(depth + 1);
-      LaneRow& row = lane.rows[depth];
-      if (row.busy.empty()) row.busy.push_back(0);
-      row.ids.push_back(id);
-      row.start.push_back(st);
-      row.end.push_back(en);
-      row.busy.push_back(row.busy.back() + (en - st));
+    lanes_.push_back(std::move(lanes[order[pos]]));
+    StackRows(members[order[pos]], pos, &lanes_.back());
+  }
+}
+
+void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane) {
+  const auto& slices = trace_.slices();
+  lane->num_events = ids.size();
+  std::vector<int64_t> stack_end;
+  for (uint32_t id : ids) {
+    const Slice& s = slices[id];
+    const int64_t st = s.ts_ns;
+    const int64_t en = st + std::max<int64_t>(s.dur_ns, 0);
+    while (!stack_end.empty() && stack_end.back() <= st) stack_end.pop_back();
+    const uint32_t depth = static_cast<uint32_t>(stack_end.size());
+    stack_end.push_back(en);
+    slice_lane_[id] = lane_id;
+    slice_depth_[id] = static_cast<uint16_t>(std::min(depth, kMaxRows));
+    if (depth >= kMaxRows) continue;
+    if (lane->rows.size() <= depth) lane->rows.resize(depth + 1);
+    LaneRow& row = lane->rows[depth];
+    if (row.busy.empty()) row.busy.push_back(0);
+    row.ids.push_back(id);
+    row.start.push_back(st);
+    row.end.push_back(en);
+    row.busy.push_back(row.busy.back() + (en - st));
+  }
+}
+
+std::string TraceIndex::LaneTitle(const Lane& lane, bool prefix_process) const {
+  if (lane.group == LaneGroup::kHardware || lane.group == LaneGroup::kEngines) {
+    return fmt::format("{} · {}", DeviceTitle(trace_, lane.process),
+                       TrackTitle(trace_, lane.track));
+  }
+  if (lane.group == LaneGroup::kCounters) {
+    if (lane.track >= trace_.tracks().size()) return "counter";
+    return fmt::format("{} · {}", ProcessTitle(trace_, lane.process),
+                       TrackTitle(trace_, lane.track));
+  }
+  std::string title = TrackTitle(trace_, lane.track);
+  const bool device_process = lane.process != kNone && trace_.processes()[lane.process].is_device;
+  if (device_process) {
+    title = fmt::format("{} · {}", DeviceTitle(trace_, lane.process), title);
+  } else if (prefix_process) {
+    title = fmt::format("{} · {}", ProcessTitle(trace_, lane.process), title);
+  }
+  switch (lane.role) {
+    case LaneRole::kPython:
+      return title + " · Python stack";
+    case LaneRole::kInteraction:
+      return title + " · copies & sync";
+    case LaneRole::kRuntime:
+      if (lane.device_process == kNone) return title + " · runtime";
+      return fmt::format("{} · runtime → {}", title, DeviceTitle(trace_, lane.device_process));
+    default:
+      return title;
+  }
+}
+
+void TraceIndex::TitleLanes() {
+  // Host lanes are named by thread; the process is added only where it tells lanes apart (two
+  // processes with a thread of the same name) or where it is a pseudo-process ("Spans").
+  std::map<std::string, int> count;
+  for (Lane& lane : lanes_) {
+    const bool string_pid =
+        lane.process != kNone && !trace_.processes()[lane.process].pid_text.empty();
+    lane.title = LaneTitle(lane, string_pid);
+    ++count[lane.title];
+  }
+  for (Lane& lane : lanes_) {
+    if (count[lane.title] > 1) lane.title = LaneTitle(lane, true);
+  }
+  count.clear();
+  for (const Lane& lane : lanes_) ++count[lane.title];
+  std::map<std::string, int> used;
+  for (Lane& lane : lanes_) {
+    if (count[lane.title] < 2) continue;
+    if (lane.process != kNone) {
+      lane.title += fmt::format(" (pid {})", trace_.processes()[lane.process].pid);
     }
-    lanes_.push_back(std::move(lane));
+    if (int k = used[lane.title]++; k > 0) lane.title += fmt::format(" #{}", k + 1);
   }
 }
 
@@ -259,13 +385,8 @@ void TraceIndex::BuildCounterLanes() {
     Lane lane;
     lane.group = LaneGroup::kCounters;
     lane.track = track;
-    if (track < trace_.tracks().size()) {
-      lane.process = trace_.tracks()[track].process;
-      lane.title =
-          fmt::format("{} · {}", ProcessTitle(trace_, lane.process), TrackTitle(trace_, track));
-    } else {
-      lane.title = "counter";
-    }
+    lane.role = LaneRole::kCounter;
+    if (track < trace_.tracks().size()) lane.process = trace_.tracks()[track].process;
     lane.num_events = ids.size();
     for (uint32_t id : ids) {
       lane.counter_ts.push_back(counters[id].ts_ns);
@@ -320,6 +441,12 @@ void TraceIndex::WriteLanes(JsonWriter* w) const {
   uint64_t dropped = 0;
   for (const auto& d : md.dropped) dropped += d.second;
   w->Field("dropped_events", dropped);
+  w->Key("kinds");  // names of the kind codes in viewport items
+  w->BeginArray();
+  for (int k = 0; k <= static_cast<int>(ActivityKind::kOther); ++k) {
+    w->String(ActivityKindName(static_cast<ActivityKind>(k)));
+  }
+  w->EndArray();
   w->EndObject();
   static constexpr std::string_view kNeuronTitles[kNumLaneGroups] = {
       "framework", "framework-device interaction", "runtime", "hardware", "device engines",
@@ -344,6 +471,7 @@ void TraceIndex::WriteLanes(JsonWriter* w) const {
       w->BeginObject();
       w->Field("id", i);
       w->Field("title", lane.title);
+      w->Field("role", LaneRoleKey(lane.role));
       w->Field("rows", static_cast<uint32_t>(lane.rows.size()));
       w->Field("counter", lane.group == LaneGroup::kCounters);
       w->Field("events", static_cast<uint64_t>(lane.num_events));
@@ -409,6 +537,7 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
       w->Int(static_cast<int64_t>(count));
       w->Int(s.external_id);
       w->Int(busy);
+      w->Int(static_cast<int64_t>(s.kind));
       w->EndArray();
     };
     for (size_t r = 0; r < lane.rows.size(); ++r) {
@@ -540,22 +669,25 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
   w->EndObject();
 }
 
-void TraceIndex::WriteSearch(const std::vector<bool>& names, int limit, JsonWriter* w) const {
+void TraceIndex::WriteSearch(const std::vector<bool>& names, int offset, int limit,
+                             JsonWriter* w) const {
   const auto& slices = trace_.slices();
   std::vector<uint32_t> hits;
   for (uint32_t i = 0; i < slices.size(); ++i) {
     if (slices[i].name < names.size() && names[slices[i].name]) hits.push_back(i);
   }
-  const size_t keep = std::min<size_t>(hits.size(), std::max(0, limit));
+  const size_t first = std::min<size_t>(hits.size(), std::max(0, offset));
+  const size_t keep = std::min<size_t>(hits.size(), first + std::max(0, limit));
   auto by_time = [&](uint32_t a, uint32_t b) {
     return slices[a].ts_ns != slices[b].ts_ns ? slices[a].ts_ns < slices[b].ts_ns : a < b;
   };
   std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), by_time);
   w->BeginObject();
   w->Field("total", static_cast<uint64_t>(hits.size()));
+  w->Field("offset", static_cast<uint64_t>(first));
   w->Key("events");
   w->BeginArray();
-  for (size_t i = 0; i < keep; ++i) WriteSliceRef(hits[i], w);
+  for (size_t i = first; i < keep; ++i) WriteSliceRef(hits[i], w);
   w->EndArray();
   w->EndObject();
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "opscope/trace.h"
@@ -36,6 +37,12 @@ enum class LaneGroup : uint8_t {
 inline constexpr int kNumLaneGroups = 6;
 std::string_view LaneGroupKey(LaneGroup group);  // "framework", "interaction", ...
 
+// What a lane holds, within its group: a host thread's ops, its Python stack (python_function
+// frames, drawn apart so deep stacks do not push the ops down), its copies and syncs, or its
+// runtime calls; a device stream; an engine or DMA queue; a counter series.
+enum class LaneRole : uint8_t { kOps, kPython, kInteraction, kRuntime, kStream, kEngine, kCounter };
+std::string_view LaneRoleKey(LaneRole role);  // "ops", "python", ...
+
 // One row of non-overlapping slices, sorted by start. Times in ns.
 struct LaneRow {
   std::vector<uint32_t> ids;   // slice indices
@@ -46,6 +53,9 @@ struct LaneRow {
 
 struct Lane {
   LaneGroup group = LaneGroup::kFramework;
+  LaneRole role = LaneRole::kOps;
+  // Says what the lane is, unique within the trace: "thread 12 (python3) · Python stack",
+  // "GPU 0 · stream 7", "thread 12 (python3) · runtime → GPU 0".
   std::string title;
   uint32_t process = kNone;
   uint32_t track = kNone;
@@ -54,7 +64,7 @@ struct Lane {
   std::vector<int64_t> counter_ts;  // counter lanes: samples sorted by time
   std::vector<double> counter_value;
   size_t num_events = 0;
-  int64_t sort_key[4] = {0, 0, 0, 0};
+  int64_t sort_key[5] = {0, 0, 0, 0, 0};
 };
 
 struct ViewportQuery {
@@ -80,16 +90,18 @@ class TraceIndex {
 
   // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}.
   void WriteLanes(JsonWriter* w) const;
-  // {"t0","t1","ns_per_px","strings":[...],"lanes":[{"lane","items":[[ts,dur,row,name,id,count,ext],...]}],
-  //  "counters":[{"lane","points":[[ts,min,max],...]}]}. A merged block has count > 1 and the id
-  // and name of its first slice.
+  // {"t0","t1","ns_per_px","strings":[...],"lanes":[{"lane","items":[[ts,dur,row,name,id,count,
+  //  ext,busy_ns,kind],...]}], "counters":[{"lane","points":[[ts,min,max,last],...]}]}. A merged
+  // block has count > 1 and the id, name, External id and kind of its first slice; `kind`
+  // indexes the "kinds" list of WriteLanes.
   void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
   // Box selection: per name count and time (clipped to the range) of slices in `lanes` that
   // overlap [t0, t1); at most `limit` names, most time first.
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
                       JsonWriter* w) const;
-  // Slices whose name matches `names` (a bitmap over string ids), in time order, at most `limit`.
-  void WriteSearch(const std::vector<bool>& names, int limit, JsonWriter* w) const;
+  // Slices whose name matches `names` (a bitmap over string ids), in time order: `limit` of
+  // them from the `offset`-th on. {"total","offset","events":[slice refs]}.
+  void WriteSearch(const std::vector<bool>& names, int offset, int limit, JsonWriter* w) const;
   // All details of one slice.
   void WriteSlice(uint32_t slice, JsonWriter* w) const;
   // Compact description of one slice, used in lists: {"id","name","ts","dur","lane","row","kind"}.
@@ -105,8 +117,23 @@ class TraceIndex {
   std::vector<uint32_t> Descendants(uint32_t slice, size_t limit) const;
 
  private:
+  struct LaneKey {
+    uint32_t track;
+    LaneGroup group;
+    LaneRole role;
+    uint32_t device;  // runtime lanes: the device process the calls drive
+  };
+  using RuntimeDevices = std::unordered_map<uint32_t, uint32_t>;  // runtime call -> device
+
   void BuildLanes();
+  LaneKey ClassifySlice(uint32_t slice, const RuntimeDevices& runtime_device,
+                        std::vector<int8_t>* copy_name) const;
+  Lane MakeLane(const LaneKey& key) const;
+  // Stacks a lane's slices (in time order) into rows by nesting depth.
+  void StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane);
   void BuildCounterLanes();
+  void TitleLanes();
+  std::string LaneTitle(const Lane& lane, bool prefix_process) const;
   static std::vector<uint32_t> Lookup(const std::vector<std::pair<int64_t, uint32_t>>& map,
                                       int64_t key);
 

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "explorer/summary.h"
 #include "opscope/explorer.h"
@@ -62,6 +63,47 @@ TEST(TraceIndexTest, SplitsHostThreadsIntoGroupedLanes) {
   const auto r = index.WithCorrelation(5);
   ASSERT_EQ(r.size(), 2u);
   for (uint32_t id : r) EXPECT_EQ(index.DepthOf(id), 0u);
+}
+
+// Kineto writes some python_function events under pid 0, which is also GPU 0's pid; stacks of
+// Python frames get a lane of their own beside the thread's ops.
+TEST(TraceIndexTest, PythonStacksAreHostLanesNamedByTheirThread) {
+  Trace t;
+  const uint32_t host = t.AddProcess(10, "python3");
+  const uint32_t thread = t.AddThreadTrack(host, 10, "thread 10 (python3)");
+  const uint32_t gpu = t.AddProcess(0, "python3", true);
+  const uint32_t stream = t.AddThreadTrack(gpu, 7, "stream 7 ", TrackKind::kDeviceStream);
+  const uint32_t gpu_thread = t.AddThreadTrack(gpu, 0, "thread 0 (python3)");
+  t.metadata().device_type = "CUDA";
+  auto add = [&](const char* name, ActivityKind kind, uint32_t track, int64_t ts, int64_t dur) {
+    Slice s;
+    s.name = t.Intern(name);
+    s.kind = kind;
+    s.track = track;
+    s.ts_ns = ts;
+    s.dur_ns = dur;
+    t.AddSlice(s);
+  };
+  for (int d = 0; d < 30; ++d) add("frame", ActivityKind::kPythonFunction, thread, d, 1000 - 2 * d);
+  add("aten::mm", ActivityKind::kCpuOp, thread, 100, 50);
+  add("gemm", ActivityKind::kKernel, stream, 200, 50);
+  add("threading.py: run", ActivityKind::kPythonFunction, gpu_thread, 0, 900);
+  t.Finalize();
+  const TraceIndex index(t);
+  std::map<std::string, const Lane*> by_title;
+  for (const Lane& lane : index.lanes()) by_title[lane.title] = &lane;
+  ASSERT_EQ(by_title.size(), index.lanes().size()) << "titles are unique";
+  ASSERT_TRUE(by_title.count("thread 10 (python3) · Python stack"));
+  EXPECT_EQ(by_title["thread 10 (python3) · Python stack"]->rows.size(), 30u);
+  ASSERT_TRUE(by_title.count("thread 10 (python3)"));
+  EXPECT_EQ(by_title["thread 10 (python3)"]->rows.size(), 1u) << "ops are not pushed down";
+  ASSERT_TRUE(by_title.count("GPU 0 · stream 7"));
+  EXPECT_EQ(by_title["GPU 0 · stream 7"]->group, LaneGroup::kHardware);
+  for (const Lane& lane : index.lanes()) {
+    if (lane.role == LaneRole::kPython) {
+      EXPECT_EQ(lane.group, LaneGroup::kFramework) << lane.title;
+    }
+  }
 }
 
 TEST(TraceIndexTest, ViewportMergesSubPixelSlices) {

@@ -1,0 +1,87 @@
+#include "explorer/match_marks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace opscope::explorer {
+namespace {
+
+struct Mark {
+  int64_t start, end;
+  int64_t count = 0;
+};
+
+// Marks of one row: matches in [t0, t1), those within `px_ns` of the previous mark's end merged.
+void RowMarks(const Trace& trace, const LaneRow& row, const std::vector<bool>& names, int64_t t0,
+              int64_t t1, int64_t px_ns, std::vector<Mark>* out) {
+  const auto& slices = trace.slices();
+  size_t i = std::upper_bound(row.end.begin(), row.end.end(), t0) - row.end.begin();
+  while (i > 0 && row.end[i - 1] == t0 && row.start[i - 1] == t0) --i;
+  for (; i < row.ids.size() && row.start[i] < t1; ++i) {
+    const StringId name = slices[row.ids[i]].name;
+    if (name >= names.size() || !names[name]) continue;
+    if (!out->empty() && row.start[i] < out->back().end + px_ns) {
+      out->back().end = std::max(out->back().end, row.end[i]);
+      ++out->back().count;
+    } else {
+      out->push_back({row.start[i], row.end[i], 1});
+    }
+  }
+}
+
+}  // namespace
+
+void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
+                     const ViewportQuery& q, JsonWriter* w) {
+  const double ns_per_px =
+      std::max(1e-3, static_cast<double>(q.t1 - q.t0) / std::max(1, q.width_px));
+  const int64_t px_ns = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)));
+  std::vector<uint32_t> which = q.lanes;
+  if (which.empty()) {
+    which.resize(index.lanes().size());
+    std::iota(which.begin(), which.end(), 0);
+  }
+  int64_t matches = 0;
+  std::vector<Mark> marks;
+  w->BeginObject();
+  w->Field("t0", q.t0);
+  w->Field("t1", q.t1);
+  w->Key("lanes");
+  w->BeginArray();
+  for (uint32_t lane_id : which) {
+    if (lane_id >= index.lanes().size()) continue;
+    const Lane& lane = index.lanes()[lane_id];
+    bool open = false;
+    for (size_t r = 0; r < lane.rows.size(); ++r) {
+      marks.clear();
+      RowMarks(index.trace(), lane.rows[r], names, q.t0, q.t1, px_ns, &marks);
+      if (marks.empty()) continue;
+      if (!open) {
+        w->BeginObject();
+        w->Field("lane", lane_id);
+        w->Key("items");
+        w->BeginArray();
+        open = true;
+      }
+      for (const Mark& m : marks) {
+        w->BeginArray();
+        w->Int(m.start);
+        w->Int(m.end - m.start);
+        w->Int(static_cast<int64_t>(r));
+        w->Int(m.count);
+        w->EndArray();
+        matches += m.count;
+      }
+    }
+    if (open) {
+      w->EndArray();
+      w->EndObject();
+    }
+  }
+  w->EndArray();
+  w->Field("matches", matches);
+  w->EndObject();
+}
+
+}  // namespace opscope::explorer
