@@ -12,9 +12,12 @@ bench/ and fuzz/, resolves it to a file, and fails on:
     includer (src/<component>/ is private to the component otherwise);
   - a public header (include/opscope/) including anything but public headers;
   - a public header missing from PUBLIC_HEADERS (every public header belongs to one layer);
-  - an include that resolves to no file, or spells a path through `src/` or `include/`.
+  - an include that resolves to no file, or spells a path through `src/` or `include/`;
+  - a component above the device backends including a backend's header (they reach backends
+    only through DeviceBackend in device.h, so adding a backend touches none of them).
 It also reads each component's library in src/<component>/CMakeLists.txt (opscope_library DEPS)
-and fails on a link to a component to its right (LINK_EXCEPTIONS lists the one sideways link).
+and fails on a link to a component to its right (LINK_EXCEPTIONS lists the one sideways link), or
+from a component above the backends to a backend.
 Each failure prints as `file:line: reason`.
 """
 
@@ -38,6 +41,10 @@ COMPONENTS = {
     "job": 6,
     "explorer": 7,
 }
+# The device backends: components to their right use them only through DeviceBackend (device.h),
+# choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
+# bench/) link and register the backends they want.
+BACKENDS = {"device/cpu", "device/neuron"}
 TOOLS_RANK = 8  # tools/: the opscope CLI, above every component
 TOP_RANK = 9    # tests/, bench/, fuzz/: may use every public header
 
@@ -79,11 +86,11 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
-    # The Neuron model's programs and instruction graph: the model test, the simulator
-    # benchmark, compile()'s lowering test (fused vs compiled programs).
+    # The Neuron model's programs and instruction graph: the model test and the simulator
+    # benchmark.
     ("src/device/neuron/aten_programs.h",
      ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc",
-      "src/compile/neuron_lowering_test.cc", "tools/demo_allreduce.cc"]),
+      "tools/demo_allreduce.cc"]),
     # The NeuronLink ring: the allreduce demo's ranks run it directly.
     ("src/device/neuron/ring_collective.h", ["tools/demo_allreduce.cc"]),
     ("src/device/neuron/instruction_graph.h",
@@ -165,6 +172,12 @@ def resolve(root, includer, spelled):
     return None
 
 
+def above_backends(comp):
+    """True for a component to the right of the device backends (compile, analysis, ...)."""
+    return comp is not None and comp not in BACKENDS and all(
+        COMPONENTS[comp] > COMPONENTS[b] for b in BACKENDS)
+
+
 def check_include(root, includer, spelled):
     """The reason this include is not allowed, or None."""
     if spelled.startswith(("src/", "include/", "../")):
@@ -193,6 +206,8 @@ def check_include(root, includer, spelled):
             return None if comp is None else "src/ includes the headers it needs, not opscope.h"
         if not sees(rank, comp, owner):
             return f"goes up the layers: {comp or includer.split('/')[0]} includes {owner}'s header"
+        if owner in BACKENDS and above_backends(comp):
+            return f"{comp} reaches the {owner} backend: use DeviceBackend (opscope/device.h)"
         return None
 
     if includer.startswith("include/"):
@@ -200,6 +215,8 @@ def check_include(root, includer, spelled):
     target_comp = component_of(target)
     if target_comp is not None and target_comp == comp:
         return None  # a component's own internals
+    if target_comp in BACKENDS and above_backends(comp):
+        return f"{comp} reaches the {target_comp} backend: use DeviceBackend (opscope/device.h)"
     if target.startswith("tests/") and includer.startswith("tests/") and (
             os.path.dirname(target) == os.path.dirname(includer)):
         return None  # a test folder's own helpers
@@ -272,6 +289,9 @@ def check_links(root):
                 if not sees(COMPONENTS[comp], comp, target):
                     problems.append(f"{path}:{line}: opscope_{comp.replace('/', '_')} links "
                                     f"opscope_{dep}: goes up the layers")
+                elif target in BACKENDS and above_backends(comp):
+                    problems.append(f"{path}:{line}: opscope_{comp.replace('/', '_')} links the "
+                                    f"backend opscope_{dep}: use DeviceBackend (opscope/device.h)")
     return problems
 
 
@@ -311,6 +331,11 @@ def self_test():
                                       "  DEPS ${DEPS_} fmt::fmt)\n"),
         "src/device/neuron/CMakeLists.txt": ("opscope_library(NAME opscope_device_neuron\n"
                                              "  DEPS opscope_device_cpu opscope_tensor)\n"),
+        "include/opscope/neuron.h": "",
+        "src/compile/runtime.cc": ('#include "opscope/neuron.h"\n'
+                                   '#include "device/neuron/neuron_internal.h"\n'),
+        "src/compile/CMakeLists.txt": ("opscope_library(NAME opscope_compile\n"
+                                       "  DEPS opscope_tensor opscope_device_neuron)\n"),
     }
     expected = {
         "include/opscope/mystery.h:1": "no layer",
@@ -324,6 +349,9 @@ def self_test():
         "src/tensor/tensor.cc:3": "names no file",
         "tests/x/x_test.cc:2": "trace's internal header",
         "src/tensor/CMakeLists.txt:2": "links opscope_compile",
+        "src/compile/runtime.cc:1": "reaches the device/neuron backend",
+        "src/compile/runtime.cc:2": "reaches the device/neuron backend",
+        "src/compile/CMakeLists.txt:1": "links the backend opscope_device_neuron",
     }
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,8 +69,40 @@ struct OpCall {
   uint64_t correlation_id = 0;     // CurrentOpCorrelation() of the host op (0 when not profiling)
 };
 
-// A multi-op device program (compile() lowers a fused graph into one). Its content is defined by
-// the backend that runs it and the compiler that builds it; the runtime only carries it.
+// A compiled graph as loop nests: what compile() hands a backend that runs whole device programs
+// (DeviceBackend::BuildProgram). Every computed value is a pointwise op or a reduction of the
+// registry (FusionClass::kPointwise / kReduction); there are no extern ops. Values are in
+// topological order and named by index.
+struct ProgramGraph {
+  struct Value {
+    enum class Kind : uint8_t { kInput, kConstant, kOp } kind = Kind::kOp;
+    OpId op = OpId::kAdd;        // kOp only
+    std::vector<int> operands;   // kOp: its tensor operands (earlier values); scalars omitted
+    std::vector<int64_t> sizes;  // of f32 elements
+    bool output = false;         // a graph output
+  };
+  // One loop nest over `domain`: per outer index, the reductions run over `reduce_dims`, then the
+  // element-level values are computed and the outputs written.
+  struct Kernel {
+    std::vector<int64_t> domain;
+    std::vector<int> reduce_dims;  // indices into domain, sorted; empty for pointwise-only
+    std::vector<int> values;       // values computed here, in order
+    std::vector<int> row_values;   // those computed once per outer index (reductions and what
+                                   // depends only on them); empty when reduce_dims is
+    std::vector<int> outputs;  // values written to memory (graph outputs, later kernels' inputs)
+  };
+  std::vector<Value> values;
+  std::vector<Kernel> kernels;  // in execution order
+};
+
+// Computes a program's results on the host: `inputs` and `outputs` are the tensors
+// ExecuteProgram received, in its order. Called on whatever thread the backend runs work on.
+using ProgramKernel =
+    std::function<void(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs)>;
+
+// A multi-op device program, built by a backend's BuildProgram and run by its ExecuteProgram
+// (compile() builds one per compiled graph and runs it once per call). Its content is the
+// backend's; the caller only carries it.
 class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
@@ -111,10 +144,20 @@ class DeviceBackend {
   // Waits until all work queued on `device` has finished.
   virtual void Synchronize(int /*device*/) {}
 
-  // Optional: multi-op programs (see DeviceProgram). The default refuses.
+  // Optional: multi-op programs (see DeviceProgram); the defaults refuse with TensorError.
+  // BuildProgram lowers `graph` once into a program named `name` whose results `kernel` computes;
+  // ExecuteProgram runs it (or enqueues it: tensors may be freed after it returns, see Free) on
+  // outputs[0]'s device, with `correlation_id` as the host op's id.
   virtual bool SupportsPrograms() const { return false; }
+  virtual std::unique_ptr<DeviceProgram> BuildProgram(const ProgramGraph& graph,
+                                                      std::string_view name, ProgramKernel kernel);
   virtual void ExecuteProgram(const DeviceProgram& program, std::span<const TensorRef> inputs,
                               std::span<const TensorRef> outputs, uint64_t correlation_id);
+
+  // Optional: true when the host may read and write this backend's memory directly and Execute
+  // has finished its work when it returns (cpu). compile() then runs its generated C++ kernels on
+  // the tensors itself, with extern ops between them, instead of building a device program.
+  virtual bool RunsHostCode() const { return false; }
 };
 
 // Registers `backend` for its type(). A second registration of a type replaces the first for new
@@ -123,6 +166,10 @@ class DeviceBackend {
 void RegisterBackend(std::unique_ptr<DeviceBackend> backend);
 // nullptr when no backend of that type is registered. kMeta is built in.
 DeviceBackend* FindBackend(DeviceType type);
+// The registered backend whose name() is `name` ("cpu", "neuron", "meta"), or nullptr.
+DeviceBackend* FindBackendByName(std::string_view name);
+// The names of the registered backends, in DeviceType order ("cpu, neuron, meta"), for messages.
+std::string RegisteredBackendNames();
 // Throws TensorError naming the init function to call when none is registered.
 DeviceBackend& GetBackend(DeviceType type);
 // Every device of every registered backend (cpu first, then neuron:0..N-1); meta excluded.

@@ -213,15 +213,16 @@ int InFlightExecutions();
 
 // ---- The tensor runtime's backend -------------------------------------------------------------
 // opscope::RegisterNeuronBackend() (device.h) registers the default device as the PrivateUse1
-// backend "neuron". Its ExecuteProgram takes a NeuronDeviceProgram:
+// backend "neuron". Its BuildProgram lowers a compiled graph (ProgramGraph) into a
+// NeuronDeviceProgram and its ExecuteProgram runs one:
 
-// A multi-op program for DeviceBackend::ExecuteProgram (compile() lowers a fused graph into one):
-// `program` describes the loop nests for the cost model (its `compute` is ignored) and `kernel`
-// computes the outputs. The backend copies both, so the object need not outlive the call.
+// A multi-op program for DeviceBackend::ExecuteProgram: `program` describes the loop nests for
+// the cost model (its `compute` is ignored) and `kernel` computes the outputs. The backend copies
+// both, so the object need not outlive the call.
 class NeuronDeviceProgram : public opscope::DeviceProgram {
  public:
   Program program;
-  std::function<void(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs)> kernel;
+  ProgramKernel kernel;
 };
 
 }  // namespace opscope::neuron

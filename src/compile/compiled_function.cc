@@ -87,9 +87,15 @@ struct CompiledFunction::State {
 
 CompiledFunction::CompiledFunction(CompileFn fn, CompileOptions options)
     : state_(std::make_shared<State>()) {
-  if (options.backend != "cpu" && options.backend != "neuron") {
+  const DeviceBackend* backend = FindBackendByName(options.backend);
+  if (backend == nullptr) {
     throw std::invalid_argument("compile(): unknown backend '" + options.backend +
-                                "' (expected \"cpu\" or \"neuron\")");
+                                "' (registered: " + RegisteredBackendNames() + ")");
+  }
+  if (!backend->SupportsPrograms() && !backend->RunsHostCode()) {
+    throw std::invalid_argument("compile(): the " + options.backend +
+                                " backend cannot run compiled code (it runs neither device "
+                                "programs nor host code)");
   }
   state_->fn = std::move(fn);
   state_->options = std::move(options);

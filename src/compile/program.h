@@ -11,6 +11,7 @@
 #include "compile/kernel_cache.h"
 #include "compile/memory_plan.h"
 #include "compile/passes.h"
+#include "opscope/device.h"
 
 namespace opscope::compiler {
 
@@ -31,6 +32,11 @@ void GenerateSource(Program* program);
 // PlanProgram + GenerateSource.
 Program BuildProgram(Graph graph, const std::string& backend,
                      const std::string& toolchain_identity);
+
+// The program as a backend that runs device programs receives it (DeviceBackend::BuildProgram):
+// its values and its fused kernels in execution order. Throws GraphError for a program with
+// extern ops (they run on the host dispatcher, outside any device program).
+ProgramGraph DescribeProgram(const Program& program);
 
 // Executes the program's steps in order. `address(value)` gives the memory of each
 // materialized value (inputs, outputs, slots); `run_extern(node)` runs an extern op.

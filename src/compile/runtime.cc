@@ -2,10 +2,8 @@
 
 #include <set>
 
-#include "compile/neuron_lowering.h"
 #include "opscope/activity.h"
 #include "opscope/device.h"
-#include "opscope/neuron.h"
 #include "opscope/record.h"
 
 namespace opscope::compiler {
@@ -78,24 +76,46 @@ void RunExtern(const CompiledEntry& e, CallValues& cv, int node) {
   cv.values[node] = std::move(outs[0]);
 }
 
-void RunKernels(const CompiledEntry& e, const CallValues& cv, bool record) {
-  const Program& p = *e.program;
-  std::vector<const float*> in;
-  std::vector<float*> out;
-  for (size_t s = 0; s < p.fusion.steps.size(); ++s) {
-    const Step& step = p.fusion.steps[s];
-    const FusedKernel& k = p.fusion.kernels[step.index];
-    in.clear();
-    out.clear();
-    for (int v : k.inputs) in.push_back(cv.Address(v));
-    for (int v : k.outputs) out.push_back(cv.Address(v));
-    if (record) {
-      RecordScope scope(e.kernel_names[step.index]);
-      e.module->kernels[step.index](in.data(), out.data());
-    } else {
-      e.module->kernels[step.index](in.data(), out.data());
+// The values a device program's call passes, in order: inputs (graph inputs, constants) and
+// outputs (graph outputs, slots of intermediates that cross kernels).
+void ProgramCallLayout(const Program& p, std::vector<int>* ins, std::vector<int>* outs) {
+  for (size_t v = 0; v < p.memory.values.size(); ++v) {
+    switch (p.memory.values[v].storage) {
+      case MemoryPlan::kInput:
+      case MemoryPlan::kConstant:
+        ins->push_back(static_cast<int>(v));
+        break;
+      case MemoryPlan::kOutput:
+      case MemoryPlan::kSlot:
+        outs->push_back(static_cast<int>(v));
+        break;
+      case MemoryPlan::kNone:
+      case MemoryPlan::kExtern:
+        break;
     }
   }
+}
+
+// What a device program computes with: the generated C++ kernels, run on the call's tensors
+// (laid out by ProgramCallLayout) wherever the backend runs them. Owns what it touches.
+ProgramKernel GeneratedKernels(std::shared_ptr<const Program> program,
+                               std::shared_ptr<const CompiledModule> module, std::vector<int> ins,
+                               std::vector<int> outs) {
+  return [program, module, ins, outs](std::span<const TensorRef> in_refs,
+                                      std::span<const TensorRef> out_refs) {
+    if (!module) return;  // no kernels: the graph only passes values through
+    std::vector<float*> address(program->graph.nodes().size(), nullptr);
+    for (size_t i = 0; i < ins.size() && i < in_refs.size(); ++i)
+      address[ins[i]] = in_refs[i].f32();
+    for (size_t i = 0; i < outs.size() && i < out_refs.size(); ++i) {
+      address[outs[i]] = out_refs[i].f32();
+    }
+    RunSteps(
+        *program, *module, [&](int v) { return address[v]; },
+        [](int node) {
+          throw GraphError("extern op %" + std::to_string(node) + " inside a device program");
+        });
+  };
 }
 
 std::vector<Tensor> Outputs(const CompiledEntry& e, const CallValues& cv) {
@@ -112,9 +132,14 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
   static const uint32_t kPasses = InternName("opscope::compile::passes");
   static const uint32_t kCodegen = InternName("opscope::compile::codegen");
   static const uint32_t kCxx = InternName("opscope::compile::cxx");
-  entry->backend = options.backend;
+  DeviceBackend* backend = FindBackendByName(options.backend);
+  entry->backend = backend;
   entry->device = inputs.empty() ? Device() : inputs[0].device();
   try {
+    if (backend == nullptr) {
+      throw GraphError("no backend named \"" + options.backend +
+                       "\" is registered (registered: " + RegisteredBackendNames() + ")");
+    }
     CapturedGraph cap;
     {
       RecordScope scope(kCapture);
@@ -127,7 +152,7 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
                          t.device().str() + ")");
       }
     }
-    DeviceType want = options.backend == "neuron" ? DeviceType::kPrivateUse1 : DeviceType::kCPU;
+    const DeviceType want = backend->type();
     if (!inputs.empty() && entry->device.type != want) {
       throw GraphError("backend \"" + options.backend + "\" runs " +
                        std::string(DeviceTypeName(want)) + " tensors but the inputs are on " +
@@ -157,13 +182,23 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
     for (const Step& s : program->fusion.steps) info->extern_ops += s.kind == Step::kExtern;
     info->materialized_bytes = program->memory.materialized_bytes;
     info->eager_bytes = program->memory.eager_bytes;
+    const bool device_program = backend->SupportsPrograms();
+    if (!device_program && !backend->RunsHostCode()) {
+      throw GraphError("the " + std::string(backend->name()) +
+                       " backend runs neither device programs nor host code");
+    }
+    if (device_program) {
+      for (const Step& s : program->fusion.steps) {
+        if (s.kind != Step::kExtern) continue;
+        throw GraphError("the " + std::string(backend->name()) +
+                         " backend lowers pointwise ops and reductions only; " +
+                         program->graph.node(s.index).name() +
+                         " cannot be part of a device program");
+      }
+    }
     {
       RecordScope scope(kCodegen);
       GenerateSource(program.get());
-      if (options.backend == "neuron") {
-        entry->device_program = std::make_shared<neuron::Program>(
-            LowerToNeuron(*program, "opscope_compiled_" + program->key));
-      }
     }
     for (size_t k = 0; k < program->fusion.kernels.size(); ++k) {
       entry->kernel_names.push_back(InternName(
@@ -179,6 +214,12 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
       info->cache = CacheSourceName(got.source);
       entry->module = got.module;
     }
+    if (device_program) {
+      ProgramCallLayout(*program, &entry->program_inputs, &entry->program_outputs);
+      entry->device_program = backend->BuildProgram(
+          DescribeProgram(*program), "opscope_compiled_" + program->key,
+          GeneratedKernels(program, entry->module, entry->program_inputs, entry->program_outputs));
+    }
     entry->program = std::move(program);
   } catch (const std::exception& e) {
     info->fallback_reason = e.what();
@@ -188,19 +229,14 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
 std::vector<Tensor> RunEntry(const CompiledEntry& e, std::span<const Tensor> inputs) {
   CallValues cv = Materialize(e, inputs);
   if (e.device_program) {
-    // One device execution; its compute runs the generated kernels on the device's memory (host
-    // memory stands in for HBM) when the model gets to it. The lambda owns what it touches.
-    neuron::Program p = *e.device_program;
-    auto values = std::make_shared<CallValues>(cv);
-    auto program = e.program;
-    auto module = e.module;
-    p.compute = [values, program, module] {
-      CompiledEntry view;
-      view.program = program;
-      view.module = module;
-      RunKernels(view, *values, /*record=*/false);
-    };
-    neuron::DefaultDevice().Execute(e.device.index, std::move(p), CurrentOpCorrelation());
+    // One device execution; the backend runs the generated kernels when it gets to it. Tensors
+    // released after this returns are freed behind the queued work (DeviceBackend::Free).
+    std::vector<TensorRef> ins, outs;
+    for (int v : e.program_inputs) ins.push_back(MakeTensorRef(cv.values[v]));
+    for (int v : e.program_outputs) outs.push_back(MakeTensorRef(cv.values[v]));
+    if (!outs.empty()) {
+      e.backend->ExecuteProgram(*e.device_program, ins, outs, CurrentOpCorrelation());
+    }
     return Outputs(e, cv);
   }
   const Program& p = *e.program;

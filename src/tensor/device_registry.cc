@@ -130,6 +130,11 @@ TensorRef MakeTensorRef(const Tensor& t) {
   return r;
 }
 
+std::unique_ptr<DeviceProgram> DeviceBackend::BuildProgram(const ProgramGraph&, std::string_view,
+                                                           ProgramKernel) {
+  throw TensorError(fmt::format("the {} backend does not build device programs", name()));
+}
+
 void DeviceBackend::ExecuteProgram(const DeviceProgram&, std::span<const TensorRef>,
                                    std::span<const TensorRef>, uint64_t) {
   throw TensorError(fmt::format("the {} backend does not run device programs", name()));
@@ -157,6 +162,27 @@ DeviceBackend& GetBackend(DeviceType type) {
                          : "opscope::RegisterNeuronBackend() (link opscope_device_neuron)";
   throw TensorError(fmt::format("no backend is registered for device type '{}': call {} first",
                                 DeviceTypeName(type), init));
+}
+
+DeviceBackend* FindBackendByName(std::string_view name) {
+  Registry& r = GetRegistry();
+  std::lock_guard lock(r.mu);
+  for (DeviceBackend* b : r.by_type) {
+    if (b != nullptr && b->name() == name) return b;
+  }
+  return nullptr;
+}
+
+std::string RegisteredBackendNames() {
+  Registry& r = GetRegistry();
+  std::lock_guard lock(r.mu);
+  std::string names;
+  for (DeviceBackend* b : r.by_type) {
+    if (b == nullptr) continue;
+    if (!names.empty()) names += ", ";
+    names += b->name();
+  }
+  return names;
 }
 
 std::vector<Device> RegisteredDevices() {

@@ -374,6 +374,33 @@ TEST_F(CompileTest, NeuronBackendCompilesSoftmaxLayerNormAndGating) {
   for (size_t i = 0; i < got.size(); ++i) ExpectClose(got[i].to(Device("cpu")), want[i], 2e-4);
 }
 
+// The backend is found in the registry by name; one that runs device programs gets the whole
+// graph as one program, so a graph with an extern op runs eagerly there, saying which op.
+TEST_F(CompileTest, BackendsComeFromTheRegistry) {
+  try {
+    compile(NaiveRmsNorm, Options("tpu"));
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'tpu' (registered: cpu, neuron"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(compile(NaiveRmsNorm, Options("meta")), std::invalid_argument);
+  auto fn = [](std::span<const Tensor> in) -> std::vector<Tensor> {
+    return {mm(in[0], in[1]) * 2.0};
+  };
+  Device nc("neuron:0");
+  Tensor a = randn({8, 8}, 40), b = randn({8, 8}, 41);
+  CompiledFunction f = compile(fn, Options("neuron"));
+  Tensor got = f({a.to(nc), b.to(nc)})[0];
+  EXPECT_NE(f.last().fallback_reason.find(
+                "the neuron backend lowers pointwise ops and reductions only; aten::mm cannot be "
+                "part of a device program"),
+            std::string::npos)
+      << f.last().fallback_reason;
+  ExpectClose(got.to(Device("cpu")), fn(std::vector<Tensor>{a, b})[0]);
+}
+
 // Every pointwise op and reduction of the registry is captured and fused: the activations,
 // maximum/minimum, log/abs/reciprocal and amin run as one kernel (cpu) or one device execution
 // (neuron), with eager's results.

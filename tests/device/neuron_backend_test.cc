@@ -1,8 +1,11 @@
 // The Neuron device as the tensor runtime's "neuron" backend: registration, results computed for
-// real, device memory capacity errors, and multi-op programs through ExecuteProgram (the path
-// compile() uses for a fused graph).
+// real, device memory capacity errors, and multi-op programs: built by hand or by BuildProgram
+// from a ProgramGraph (what compile() hands it), run by ExecuteProgram.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,6 +111,65 @@ TEST_F(NeuronBackendTest, ExecuteProgramRunsAFusedProgramAsOneExecution) {
     if (row.key == "Torch-Compiled Region: 0/0") attributed = row.device_time_total_ns > 380000;
   }
   EXPECT_TRUE(attributed);
+}
+
+// The path compile() takes: BuildProgram lowers a ProgramGraph once, each ExecuteProgram is one
+// device execution whose results the program's kernel computes on the device's memory.
+TEST_F(NeuronBackendTest, BuildProgramLowersAGraphThatExecuteProgramRuns) {
+  using Kind = ProgramGraph::Value::Kind;
+  ProgramGraph g;  // y = exp(x) - amax(exp(x), -1) over [64, 256]
+  g.values = {{Kind::kInput, OpId::kAdd, {}, {64, 256}, false},
+              {Kind::kOp, OpId::kExp, {0}, {64, 256}, false},
+              {Kind::kOp, OpId::kAmax, {1}, {64, 1}, false},
+              {Kind::kOp, OpId::kSub, {1, 2}, {64, 256}, true}};
+  g.kernels = {{{64, 256}, {1}, {1, 2, 3}, {2}, {3}}};
+  int calls = 0;
+  DeviceBackend& backend = GetBackend(DeviceType::kPrivateUse1);
+  std::unique_ptr<DeviceProgram> program = backend.BuildProgram(
+      g, "compiled_exp_shift",
+      [&calls](std::span<const TensorRef> ins, std::span<const TensorRef> outs) {
+        ++calls;
+        const float* x = ins[0].f32();
+        float* y = outs[0].f32();
+        for (int64_t r = 0; r < 64; ++r) {
+          float m = -INFINITY;
+          for (int64_t c = 0; c < 256; ++c) m = std::max(m, std::exp(x[r * 256 + c]));
+          for (int64_t c = 0; c < 256; ++c) y[r * 256 + c] = std::exp(x[r * 256 + c]) - m;
+        }
+      });
+  const auto* neuron_program = dynamic_cast<const neuron::NeuronDeviceProgram*>(program.get());
+  ASSERT_NE(neuron_program, nullptr);
+  EXPECT_EQ(neuron_program->program.name, "compiled_exp_shift");
+  EXPECT_EQ(neuron_program->program.HbmBytes(), 2 * 64 * 256 * 4);  // x in, y out
+
+  Tensor x = randn({64, 256}, 6);
+  Tensor xd = x.to("neuron:0");
+  Tensor y = empty({64, 256}, Device("neuron:0"));
+  const int64_t before = neuron::DefaultDevice().executions();
+  for (int i = 0; i < 2; ++i) {
+    const TensorRef ins[] = {MakeTensorRef(xd)};
+    const TensorRef outs[] = {MakeTensorRef(y)};
+    backend.ExecuteProgram(*program, ins, outs, 0);
+  }
+  neuron::synchronize();
+  EXPECT_EQ(neuron::DefaultDevice().executions() - before, 2);
+  EXPECT_EQ(calls, 2);
+  Tensor e = exp(x);
+  std::vector<float> want = (e - amax(e, {-1}, true)).ToVector(), got = y.ToVector();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
+TEST_F(NeuronBackendTest, BackendsWithoutProgramsRefuseThem) {
+  RegisterCpuBackend();
+  DeviceBackend& cpu = GetBackend(DeviceType::kCPU);
+  EXPECT_FALSE(cpu.SupportsPrograms());
+  EXPECT_TRUE(cpu.RunsHostCode());
+  EXPECT_FALSE(GetBackend(DeviceType::kPrivateUse1).RunsHostCode());
+  EXPECT_THROW(cpu.BuildProgram(ProgramGraph{}, "x", {}), TensorError);
+  EXPECT_EQ(FindBackendByName("neuron"), &GetBackend(DeviceType::kPrivateUse1));
+  EXPECT_EQ(FindBackendByName("tpu"), nullptr);
+  EXPECT_NE(RegisteredBackendNames().find("cpu, neuron"), std::string::npos)
+      << RegisteredBackendNames();
 }
 
 TEST_F(NeuronBackendTest, ExecuteProgramRejectsForeignPrograms) {

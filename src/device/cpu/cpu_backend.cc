@@ -67,6 +67,7 @@ class CpuBackend final : public DeviceBackend {
                 src.numel() * ElementSize(src.dtype));
   }
   void Execute(const OpCall& call) override { RunKernel(call); }
+  bool RunsHostCode() const override { return true; }
 
  private:
   CapacityAllocator allocator_;

@@ -3,7 +3,9 @@
 // Device memory is host memory (the simulated HBM) handed out by a capacity-checked allocator per
 // NeuronCore. Each kernel call becomes a Program on the cost model (aten_programs.h) whose
 // compute runs the CPU kernel on the call's tensors -- on the core's worker, in order, so the
-// call's tensors are copied (TensorRef is POD) and frees are deferred behind queued work.
+// call's tensors are copied (TensorRef is POD) and frees are deferred behind queued work. A
+// compiled graph (BuildProgram) becomes one Program (program_lowering.h) whose compute is the
+// compiler's kernel.
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -13,6 +15,7 @@
 
 #include "device/neuron/aten_programs.h"
 #include "device/neuron/instruction_graph.h"
+#include "device/neuron/program_lowering.h"
 #include "opscope/activity.h"
 #include "opscope/device.h"
 #include "opscope/neuron.h"
@@ -178,6 +181,13 @@ class NeuronBackend final : public DeviceBackend {
   void Synchronize(int /*device*/) override { SynchronizeDevice(); }
 
   bool SupportsPrograms() const override { return true; }
+  std::unique_ptr<DeviceProgram> BuildProgram(const ProgramGraph& graph, std::string_view name,
+                                              ProgramKernel kernel) override {
+    auto p = std::make_unique<NeuronDeviceProgram>();
+    p->program = LowerProgramGraph(graph, std::string(name));
+    p->kernel = std::move(kernel);
+    return p;
+  }
   void ExecuteProgram(const DeviceProgram& program, std::span<const TensorRef> inputs,
                       std::span<const TensorRef> outputs, uint64_t correlation_id) override {
     const auto* p = dynamic_cast<const NeuronDeviceProgram*>(&program);
