@@ -1,7 +1,10 @@
-// Multi-rank jobs in the CLI: loading rank files (over MPI processes when present) and printing
-// the job report (see job_commands.h).
+// Multi-rank jobs in the CLI: loading rank files (over MPI processes when started by mpirun) and
+// printing the job report (see job_commands.h).
 #include "tools/job_commands.h"
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <exception>
 
@@ -12,18 +15,11 @@ namespace {
 
 void PrintImportErrors(const char* command, const std::vector<RankSummary>& summaries) {
   for (const RankSummary& s : summaries) {
-    if (!s.error.empty()) {
-      std::fprintf(stderr, "opscope %s: %s: %s (this rank is left out; the report is partial)\n",
-                   command, s.file.c_str(), s.error.c_str());
+    if (!s.error.empty()) {  // the message names the file
+      std::fprintf(stderr, "opscope %s: %s (this rank is left out; the report is partial)\n",
+                   command, s.error.c_str());
     }
   }
-}
-
-std::vector<RankSummary> LoadSummaries(const std::vector<RankFile>& files) {
-  std::vector<RankSummary> out;
-  out.reserve(files.size());
-  for (const RankFile& f : files) out.push_back(LoadRankSummary(f));
-  return out;
 }
 
 // --rank N: that rank's key_averages table (or JSON), from its file imported again.
@@ -59,6 +55,25 @@ int PrintRankTable(const JobReportArgs& args, const JobReport& job) {
   return 0;
 }
 
+double PeakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, double analysis_s) {
+  for (size_t p = 0; p < stats.size(); ++p) {
+    const MpiJob::ProcessStats& s = stats[p];
+    std::fprintf(stderr,
+                 "opscope report: process %zu of %zu: %lld rank files, %.1f MB of trace in %.3f s "
+                 "(%.0f MB/s), peak RSS %.1f MB\n",
+                 p, stats.size(), static_cast<long long>(s.files), s.bytes / 1e6, s.seconds,
+                 s.seconds > 0 ? s.bytes / 1e6 / s.seconds : 0.0, s.peak_rss_mb);
+  }
+  std::fprintf(stderr, "opscope report: job analysis on process 0: %.3f s, peak RSS %.1f MB\n",
+               analysis_s, PeakRssMb());
+}
+
 }  // namespace
 
 bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
@@ -68,7 +83,8 @@ bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFi
 
 bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobOptions& options,
              JobReport* report) {
-  std::vector<RankSummary> summaries = LoadSummaries(files);
+  std::vector<RankSummary> summaries;
+  for (const RankFile& f : files) summaries.push_back(LoadRankSummary(f));
   PrintImportErrors(command, summaries);
   *report = AnalyzeJob(std::move(summaries), options);
   if (!report->error.empty()) {
@@ -78,16 +94,38 @@ bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobO
   return true;
 }
 
-int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files) {
+int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, MpiJob& mpi) {
+  std::vector<RankSummary> summaries;
+  std::vector<MpiJob::ProcessStats> stats;
+  std::string error;
+  if (!mpi.LoadSummaries(files, &summaries, &stats, &error)) {
+    std::fprintf(stderr, "opscope report: %s\n", error.c_str());
+    return mpi.ShareExitCode(2);
+  }
+  if (mpi.rank() != 0) return mpi.ShareExitCode(0);  // process 0 reports
+  const auto start = std::chrono::steady_clock::now();
+  PrintImportErrors("report", summaries);
   JobOptions options;
   options.align_clocks = args.align_clocks;
   options.rows = args.rows;
-  JobReport job;
-  if (!LoadJob("report", files, options, &job)) return 2;
-  if (args.rank >= 0) return PrintRankTable(args, job);
-  const std::string out = args.json ? JobReportJson(job) + "\n" : FormatJobReport(job, options);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  const JobReport job = AnalyzeJob(std::move(summaries), options);
+  if (!job.error.empty()) {
+    std::fprintf(stderr, "opscope report: %s\n", job.error.c_str());
+    return mpi.ShareExitCode(2);
+  }
+  int code = 0;
+  if (args.rank >= 0) {
+    code = PrintRankTable(args, job);
+  } else {
+    const std::string out = args.json ? JobReportJson(job) + "\n" : FormatJobReport(job, options);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (args.stats) {
+    PrintStats(stats,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return mpi.ShareExitCode(code);
 }
 
 }  // namespace opscope::tools

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "opscope/job.h"
+#include "opscope/job_mpi.h"
 
 namespace opscope::tools {
 
@@ -17,16 +18,17 @@ struct JobReportArgs {
   bool json = false;
   int rank = -1;  // --rank N: that rank's key_averages table
   bool align_clocks = true;
+  bool stats = false;  // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
 };
 
 // The trace files `paths` name (a file as given; folders searched). False with a message.
 bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
                        std::string* error);
 
-// Imports every rank file (one at a time, each trace dropped once summarized; spread over MPI
-// processes when run under mpirun) and analyses the job. Returns the exit code; prints the
-// report (text or JSON) on process 0.
-int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files);
+// Imports every rank file (one at a time, each trace dropped once summarized; spread over the MPI
+// processes when started by mpirun) and analyses the job. Process 0 prints the report (text or
+// JSON); every process returns process 0's exit code.
+int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, MpiJob& mpi);
 
 // Loads and analyses one job for diff/explore; `command` prefixes messages. False on a fatal
 // error (printed).

@@ -25,23 +25,32 @@ struct ReportArgs {
 
 int RunReport(const ReportArgs& args);
 
-// One trace file: today's single-trace report; several: the job report.
+// One trace file: today's single-trace report; several: the job report. Under mpirun the rank
+// files are spread over the processes and process 0 prints.
 int RunReportOrJob(const JobReportArgs& job_args) {
+  MpiJob mpi(nullptr, nullptr);
+  if (!mpi.error().empty()) {
+    std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
+    return 2;
+  }
   const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows, job_args.json};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
-    return RunReport(single);  // one file: today's report, errors included
+    // One file: today's report, errors included.
+    return mpi.ShareExitCode(mpi.rank() == 0 ? RunReport(single) : 0);
   }
   std::vector<RankFile> files;
   std::string error;
   if (!ResolveTraceFiles(job_args.paths, &files, &error)) {
-    std::fprintf(stderr, "opscope report: %s\n", error.c_str());
-    return 1;
+    if (mpi.rank() == 0) std::fprintf(stderr, "opscope report: %s\n", error.c_str());
+    return mpi.ShareExitCode(1);
   }
   if (files.size() == 1 && job_args.rank < 0) {
-    return RunReport({files.front().path, job_args.sort_by, job_args.rows, job_args.json});
+    ReportArgs one = single;
+    one.path = files.front().path;
+    return mpi.ShareExitCode(mpi.rank() == 0 ? RunReport(one) : 0);
   }
-  return RunJobReport(job_args, files);
+  return RunJobReport(job_args, files, mpi);
 }
 
 int RunReport(const ReportArgs& args) {
@@ -91,6 +100,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--rows", args->rows, "Rows per table (default 20; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
+  cmd->add_flag("--stats", args->stats,
+                "Job: print each process's rank files, MB imported, seconds, MB/s and peak RSS "
+                "to stderr");
   cmd->add_flag("--no-clock-align{false}", args->align_clocks,
                 "Job: compare ranks' timestamps as recorded (default: align each rank's clock "
                 "to the lowest rank's from collective end times)");

@@ -1,0 +1,80 @@
+// Spreading a job's rank files over MPI processes: `mpirun -n K opscope report DIR --json`.
+//
+// Every process lists the same rank files, takes its share (balanced by size), imports and
+// summarizes its files one at a time, and sends the summaries to process 0, which analyses the
+// whole job exactly as one process would (AnalyzeJob does not depend on the order summaries
+// arrive in, and the summaries' encoding is lossless), so the report is byte-identical. A
+// process's memory is one trace at a time plus its share's summaries.
+//
+//   opscope::MpiJob mpi(&argc, &argv);             // MPI_Init when started by an MPI launcher
+//   std::vector<opscope::RankSummary> all;         // filled on process 0 only
+//   std::string error;
+//   std::vector<opscope::MpiJob::ProcessStats> stats;
+//   if (!mpi.LoadSummaries(files, &all, &stats, &error)) { ... }
+//   if (mpi.rank() == 0) { ... AnalyzeJob(std::move(all)) ... }
+//
+// This is the optional opscope::job_mpi component: built with MPI when CMake finds it (OpenMPI
+// from Debian's libopenmpi-dev); without it MpiBuilt() is false and a process started by an MPI
+// launcher gets an error saying so.
+//
+// Thread safety: one MpiJob per process, used from the thread that made it.
+#ifndef OPSCOPE_JOB_MPI_H_
+#define OPSCOPE_JOB_MPI_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "opscope/job.h"
+
+namespace opscope {
+
+// True when this build links MPI.
+bool MpiBuilt();
+// True when an MPI launcher (mpirun / mpiexec / srun with PMI or PMIx) started this process with
+// more than one process in the job.
+bool StartedByMpiLauncher();
+
+// The share of `files` process `rank` of `size` imports: files by size, largest first, each to the
+// process with the fewest bytes so far (ties: the lowest process). The same on every process.
+std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int size);
+
+class MpiJob {
+ public:
+  // Initializes MPI when StartedByMpiLauncher() and MpiBuilt(); otherwise a one-process job.
+  // Check error() afterwards: a launcher without MPI in the build is an error.
+  MpiJob(int* argc, char*** argv);
+  ~MpiJob();  // MPI_Finalize
+  MpiJob(const MpiJob&) = delete;
+  MpiJob& operator=(const MpiJob&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& error() const { return error_; }
+
+  // What one process did in LoadSummaries.
+  struct ProcessStats {
+    int64_t files = 0;
+    double bytes = 0;        // of the rank files as stored
+    double seconds = 0;      // importing and summarizing them (wall)
+    double peak_rss_mb = 0;  // the process's peak resident memory afterwards
+  };
+
+  // Loads this process's share of `files` and gathers every process's summaries, and `stats`
+  // (one per process), on process 0 (both stay empty elsewhere). Collective: every process must
+  // call it. False with a message when the gather fails.
+  bool LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                     std::vector<ProcessStats>* stats, std::string* error);
+  // Process 0's exit code to every process (collective); returns it.
+  int ShareExitCode(int code);
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  bool initialized_ = false;
+  std::string error_;
+};
+
+}  // namespace opscope
+
+#endif  // OPSCOPE_JOB_MPI_H_

@@ -1,0 +1,29 @@
+// MpiJob in a build without MPI: a one-process job, and a clear error under an MPI launcher.
+#include "job/mpi_share.h"
+#include "opscope/job_mpi.h"
+
+namespace opscope {
+
+bool MpiBuilt() { return false; }
+
+MpiJob::MpiJob(int*, char***) {
+  if (StartedByMpiLauncher()) {
+    error_ =
+        "this opscope was built without MPI, so it cannot share a job between processes; "
+        "install OpenMPI (Debian: openmpi-bin libopenmpi-dev) and rebuild, or run it without "
+        "mpirun";
+  }
+}
+
+MpiJob::~MpiJob() = default;
+
+bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                           std::vector<ProcessStats>* stats, std::string*) {
+  stats->assign(1, {});
+  *all = job::LoadAndMeasure(files, &stats->front());
+  return true;
+}
+
+int MpiJob::ShareExitCode(int code) { return code; }
+
+}  // namespace opscope

@@ -1,0 +1,17 @@
+// Shared by the MPI and the no-MPI builds of MpiJob.
+#ifndef OPSCOPE_SRC_JOB_MPI_SHARE_H_
+#define OPSCOPE_SRC_JOB_MPI_SHARE_H_
+
+#include <vector>
+
+#include "opscope/job_mpi.h"
+
+namespace opscope::job {
+
+// Loads `files` one at a time (each trace dropped once summarized) and measures it.
+std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files,
+                                        MpiJob::ProcessStats* stats);
+
+}  // namespace opscope::job
+
+#endif  // OPSCOPE_SRC_JOB_MPI_SHARE_H_

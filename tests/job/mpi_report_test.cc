@@ -1,0 +1,128 @@
+// `mpirun --oversubscribe -n 3 opscope report DIR --json` against one process: the same bytes.
+// The rank sets are a simulated job with a straggler (the allreduce demo) and ranks generated from
+// the real NCCL fixture with shifted clocks and late arrivals. A build without MPI must say so
+// when an MPI launcher starts it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "opscope/job_mpi.h"
+#include "tests/job/rank_set.h"
+#include "tools/demo_allreduce.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ShellRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+ShellRun Shell(const std::string& cmd) {
+  ShellRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Opscope() {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  return "'" + (fs::path(dir ? dir : "build") / "opscope").string() + "'";
+}
+
+// mpirun as the tests need it: more processes than cores, and as root inside containers.
+std::string MpiRun(int processes) {
+  return std::string(OPSCOPE_MPIEXEC) + " --oversubscribe" +
+         (::geteuid() == 0 ? " --allow-run-as-root" : "") + " -n " + std::to_string(processes) +
+         " ";
+}
+
+class MpiReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("opscope_mpi_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // One process's and three processes' JSON reports of `job`; both must succeed.
+  void ExpectSameReport(const fs::path& job) {
+    const std::string args = " report '" + job.string() + "' --json 2>/dev/null";
+    const ShellRun one = Shell(Opscope() + args);
+    ASSERT_EQ(one.exit_code, 0) << one.out;
+    ASSERT_NE(one.out.find("\"collectives\""), std::string::npos);
+    const ShellRun three = Shell(MpiRun(3) + Opscope() + args);
+    ASSERT_EQ(three.exit_code, 0) << three.out;
+    EXPECT_EQ(one.out, three.out);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MpiReport, ThreeProcessesGiveTheSameBytesAsOne) {
+  if (!MpiBuilt()) GTEST_SKIP() << "built without MPI (the next test covers that build)";
+  tools::AllReduceDemoOptions demo;
+  demo.ranks = 7;
+  demo.steps = 3;
+  demo.straggler = 5;
+  demo.delay_us = 120;
+  demo.m = demo.n = 32;
+  demo.k = 64;
+  demo.out_dir = (dir_ / "demo").string();
+  tools::RunAllReduceDemo(demo);
+  ExpectSameReport(dir_ / "demo");
+
+  testing::NcclRankSet set;
+  ASSERT_TRUE(set.ok());
+  fs::create_directories(dir_ / "nccl");
+  for (int r = 0; r < 4; ++r) {
+    testing::RankSpec spec;
+    spec.rank = r;
+    spec.offset_ns = r * 1'500'000;
+    spec.drift = r * 5e-6;
+    if (r == 2) spec.late_ns = {{4, 90'000}, {9, 60'000}};
+    set.Write(dir_ / "nccl", spec, 4);
+  }
+  ExpectSameReport(dir_ / "nccl");
+}
+
+TEST_F(MpiReport, ShareIsBalancedBySize) {
+  std::vector<RankFile> files;
+  for (int i = 0; i < 10; ++i) files.push_back({"f" + std::to_string(i), 100u + i * 10u, i});
+  std::vector<int> seen(10, 0);
+  std::vector<uint64_t> load;
+  for (int p = 0; p < 3; ++p) {
+    uint64_t bytes = 0;
+    for (const RankFile& f : ShareOf(files, p, 3)) {
+      seen[f.name_rank] += 1;
+      bytes += f.bytes;
+    }
+    load.push_back(bytes);
+  }
+  EXPECT_EQ(seen, std::vector<int>(10, 1));  // every file exactly once
+  const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
+  EXPECT_LE(*hi - *lo, 190u);  // within the largest file of each other
+}
+
+TEST_F(MpiReport, ABuildWithoutMpiSaysSo) {
+  if (MpiBuilt()) GTEST_SKIP() << "built with MPI";
+  // What an MPI launcher puts in the environment of each process it starts.
+  const ShellRun run = Shell("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 " + Opscope() + " report '" +
+                        dir_.string() + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.out.find("built without MPI"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace opscope
