@@ -66,9 +66,9 @@ void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, double analysis_
     const MpiJob::ProcessStats& s = stats[p];
     std::fprintf(stderr,
                  "opscope report: process %zu of %zu: %lld rank files, %.1f MB of trace in %.3f s "
-                 "(%.0f MB/s), peak RSS %.1f MB\n",
+                 "(%.0f MB/s, %.3f s CPU), peak RSS %.1f MB\n",
                  p, stats.size(), static_cast<long long>(s.files), s.bytes / 1e6, s.seconds,
-                 s.seconds > 0 ? s.bytes / 1e6 / s.seconds : 0.0, s.peak_rss_mb);
+                 s.seconds > 0 ? s.bytes / 1e6 / s.seconds : 0.0, s.cpu_seconds, s.peak_rss_mb);
   }
   std::fprintf(stderr, "opscope report: job analysis on process 0: %.3f s, peak RSS %.1f MB\n",
                analysis_s, PeakRssMb());

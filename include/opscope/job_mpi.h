@@ -57,6 +57,7 @@ class MpiJob {
     int64_t files = 0;
     double bytes = 0;        // of the rank files as stored
     double seconds = 0;      // importing and summarizing them (wall)
+    double cpu_seconds = 0;  // the same in CPU time (user + system)
     double peak_rss_mb = 0;  // the process's peak resident memory afterwards
   };
 

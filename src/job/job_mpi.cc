@@ -37,13 +37,15 @@ bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankS
     *all = std::move(mine);
     return true;
   }
-  const double fields[4] = {static_cast<double>(my_stats.files), my_stats.bytes, my_stats.seconds,
-                            my_stats.peak_rss_mb};
-  std::vector<double> gathered_stats(rank_ == 0 ? 4 * static_cast<size_t>(size_) : 0);
-  MPI_Gather(fields, 4, MPI_DOUBLE, gathered_stats.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  for (size_t p = 0; p < gathered_stats.size(); p += 4) {
-    stats->push_back({static_cast<int64_t>(gathered_stats[p]), gathered_stats[p + 1],
-                      gathered_stats[p + 2], gathered_stats[p + 3]});
+  constexpr int kFields = 5;
+  const double fields[kFields] = {static_cast<double>(my_stats.files), my_stats.bytes,
+                                  my_stats.seconds, my_stats.cpu_seconds, my_stats.peak_rss_mb};
+  std::vector<double> gathered_stats(rank_ == 0 ? kFields * static_cast<size_t>(size_) : 0);
+  MPI_Gather(fields, kFields, MPI_DOUBLE, gathered_stats.data(), kFields, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
+  for (size_t p = 0; p < gathered_stats.size(); p += kFields) {
+    const double* f = &gathered_stats[p];
+    stats->push_back({static_cast<int64_t>(f[0]), f[1], f[2], f[3], f[4]});
   }
   const std::string bytes = SerializeRankSummaries(mine);
   mine.clear();

@@ -40,10 +40,21 @@ std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int 
 }
 
 namespace job {
+namespace {
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
 
 std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files,
                                         MpiJob::ProcessStats* stats) {
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = CpuSeconds();
   std::vector<RankSummary> out;
   for (const RankFile& f : files) {
     out.push_back(LoadRankSummary(f));
@@ -51,6 +62,7 @@ std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files,
   }
   stats->files = static_cast<int64_t>(files.size());
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats->cpu_seconds = CpuSeconds() - cpu_start;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   stats->peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux

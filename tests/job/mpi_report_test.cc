@@ -118,8 +118,8 @@ TEST_F(MpiReport, ShareIsBalancedBySize) {
 TEST_F(MpiReport, ABuildWithoutMpiSaysSo) {
   if (MpiBuilt()) GTEST_SKIP() << "built with MPI";
   // What an MPI launcher puts in the environment of each process it starts.
-  const ShellRun run = Shell("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 " + Opscope() + " report '" +
-                        dir_.string() + "' 2>&1");
+  const ShellRun run = Shell("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 " + Opscope() +
+                             " report '" + dir_.string() + "' 2>&1");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.out.find("built without MPI"), std::string::npos) << run.out;
 }

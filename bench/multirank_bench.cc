@@ -1,0 +1,316 @@
+// A whole job in one process against the same job over `mpirun -n 2`: wall time, MB/s and peak
+// RSS per process, with the targets beside the figures.
+//
+//   multirank_bench                     32 generated ranks x 64 MB (kept in /tmp between runs)
+//   multirank_bench --ranks 8 --mb 16   a quick run
+//   multirank_bench --dir DIR           an existing job's rank files instead
+//
+// Each run is `opscope report DIR --json --stats` as a user runs it (the one-process run, then
+// mpirun -n 2); the figures per process come from --stats (import + summary time, CPU time, peak
+// RSS), the wall times from here. Both runs must print the same JSON. Targets (docs/multi-rank.md):
+// >= 400 MB/s per process end to end, peak memory per process <= 0.5x the JSON it imports,
+// 2 processes >= 1.7x faster than 1.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "opscope/analysis.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// ---- Generated ranks: Kineto JSON as torch.profiler writes it for a DDP step ----------------
+
+struct Writer {
+  std::string out;
+  int64_t ext = 1;
+  void Event(const char* cat, std::string_view name, int pid, int tid, int64_t ts_ns,
+             int64_t dur_ns, const std::string& args) {
+    fmt::format_to(
+        std::back_inserter(out),
+        "  {{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, "
+        "\"ts\": {}.{:03d}, \"dur\": {}.{:03d}, \"args\": {{{}}}}},\n",
+        cat, name, pid, tid, ts_ns / 1000, ts_ns % 1000, dur_ns / 1000, dur_ns % 1000, args);
+  }
+  void Flow(const char* ph, int64_t id, int pid, int tid, int64_t ts_ns) {
+    fmt::format_to(std::back_inserter(out),
+                   "  {{\"ph\": \"{}\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}.{:03d}, "
+                   "\"cat\": \"ac2g\", \"name\": \"ac2g\"{}}},\n",
+                   ph, id, pid, tid, ts_ns / 1000, ts_ns % 1000,
+                   ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+  }
+};
+
+constexpr const char* kOps[] = {"aten::linear",  "aten::layer_norm", "aten::gelu",
+                                "aten::add",     "aten::mul",        "aten::softmax",
+                                "aten::dropout", "aten::matmul"};
+constexpr const char* kKernels[] = {
+    "ampere_sgemm_128x64_tn", "void at::native::vectorized_elementwise_kernel<4>",
+    "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>",
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"};
+
+// One rank's trace of about `target_bytes`: steps of op -> launch -> kernel, each step ending with
+// an all_reduce on the NCCL stream. Rank 5 computes 10% longer (a straggler); every rank's clock
+// is offset by up to +-2 ms.
+std::string RankTrace(int rank, int ranks, size_t target_bytes) {
+  std::mt19937_64 rng(static_cast<uint64_t>(rank) * 7919 + 1);
+  Writer w;
+  w.out.reserve(target_bytes + (1 << 20));
+  w.out += fmt::format(
+      "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA "
+      "H100\"}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": "
+      "{}}},\n  \"traceEvents\": [\n",
+      rank, ranks);
+  const int pid = 1000 + rank, tid = pid;
+  int64_t t = 1'000'000'000 + static_cast<int64_t>(rng() % 4'000'000) - 2'000'000;
+  const double slow = rank == 5 ? 1.10 : 1.0;
+  for (int64_t step = 0; w.out.size() < target_bytes; ++step) {
+    const int64_t step_start = t;
+    const size_t step_mark = w.out.size();
+    for (int i = 0; i < 200; ++i) {
+      const int64_t ext = w.ext++, corr = 1'000'000 + ext;
+      const int64_t op_dur = 20'000 + static_cast<int64_t>(rng() % 10'000);
+      const int64_t k_dur = static_cast<int64_t>((30'000 + rng() % 20'000) * slow);
+      w.Event(
+          "cpu_op", kOps[i % 8], pid, tid, t, op_dur,
+          fmt::format("\"External id\": {}, \"Record function id\": 0, \"Ev Idx\": {}", ext, i));
+      w.Event("cuda_runtime", "cudaLaunchKernel", pid, tid, t + 5000, 6000,
+              fmt::format("\"External id\": {}, \"cbid\": 211, \"correlation\": {}", ext, corr));
+      w.Flow("s", corr, pid, tid, t + 5000);
+      w.Event("kernel", kKernels[i % 4], 0, 7, t + 12'000, k_dur,
+              fmt::format("\"External id\": {}, \"queued\": 0, \"device\": 0, \"context\": 1, "
+                          "\"stream\": 7, \"correlation\": {}, \"registers per thread\": 128, "
+                          "\"grid\": [132, 1, 1], \"block\": [256, 1, 1]",
+                          ext, corr));
+      w.Flow("f", corr, 0, 7, t + 12'000);
+      t += k_dur + 2000;
+    }
+    // The all_reduce: every rank's kernel ends at the same (global) moment.
+    const int64_t ext = w.ext++, corr = 1'000'000 + ext;
+    const int64_t arrive = t + 15'000;
+    const int64_t end = step_start + static_cast<int64_t>(200 * 52'000 * 1.10) + 600'000;
+    w.Event("cpu_op", "record_param_comms", pid, tid, t, 10'000,
+            fmt::format("\"External id\": {}, \"Collective name\": \"allreduce\", \"dtype\": "
+                        "\"Float\", \"In msg nelems\": 4194304, \"Out msg nelems\": 4194304, "
+                        "\"Group size\": {}, \"Process Group Name\": \"0\"",
+                        ext, ranks));
+    w.Event("cuda_runtime", "cudaLaunchKernel", pid, tid, t + 2000, 6000,
+            fmt::format("\"External id\": {}, \"cbid\": 211, \"correlation\": {}", ext, corr));
+    w.Event("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)", 0, 20,
+            arrive, std::max<int64_t>(end - arrive, 1000),
+            fmt::format("\"External id\": {}, \"device\": 0, \"stream\": 20, \"correlation\": {}, "
+                        "\"Collective name\": \"allreduce\", \"In msg nelems\": 4194304, \"Out msg "
+                        "nelems\": 4194304, \"Group size\": {}, \"dtype\": \"Float\", \"Process "
+                        "Group Name\": \"0\", \"Process Group Description\": \"default_pg\"",
+                        ext, corr, ranks));
+    t = std::max(t, end) + 50'000;
+    std::string step_event;
+    Writer s;
+    s.Event("user_annotation", fmt::format("ProfilerStep#{}", step), pid, tid, step_start,
+            t - step_start, fmt::format("\"External id\": {}", w.ext++));
+    w.out.insert(step_mark, s.out);
+  }
+  w.out.resize(w.out.size() - 2);  // the last ",\n"
+  w.out +=
+      "\n  ],\n  \"traceName\": \"generated\",\n  \"baseTimeNanoseconds\": "
+      "1700000000000000000\n}\n";
+  return w.out;
+}
+
+bool Generate(const fs::path& dir, int ranks, size_t bytes) {
+  fs::create_directories(dir);
+  for (int r = 0; r < ranks; ++r) {
+    const fs::path path = dir / fmt::format("rank{}.json", r);
+    if (fs::exists(path) && fs::file_size(path) >= bytes) continue;  // kept from a previous run
+    std::ofstream(path, std::ios::binary) << RankTrace(r, ranks, bytes);
+    if (!fs::exists(path) || fs::file_size(path) < bytes) return false;
+  }
+  return true;
+}
+
+// ---- Running opscope -----------------------------------------------------------------------
+
+struct ProcessFigures {
+  double mb = 0, seconds = 0, cpu_seconds = 0, rss_mb = 0;
+};
+struct RunFigures {
+  bool ok = false;
+  double wall_s = 0;
+  std::string json;
+  std::vector<ProcessFigures> processes;
+  double analysis_s = 0;
+};
+
+RunFigures RunReport(const std::string& command) {
+  RunFigures r;
+  const fs::path err = fs::temp_directory_path() / fmt::format("multirank_bench_{}.err", getpid());
+  const auto start = Clock::now();
+  FILE* p = popen((command + " 2>'" + err.string() + "'").c_str(), "r");
+  if (!p) return r;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.json.append(buf, n);
+  const int status = pclose(p);
+  r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::ifstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    ProcessFigures f;
+    double mbps = 0;
+    long long files = 0, index = 0, count = 0;
+    if (std::sscanf(line.c_str(),
+                    "opscope report: process %lld of %lld: %lld rank files, %lf MB of trace in "
+                    "%lf s (%lf MB/s, %lf s CPU), peak RSS %lf MB",
+                    &index, &count, &files, &f.mb, &f.seconds, &mbps, &f.cpu_seconds,
+                    &f.rss_mb) == 8) {
+      r.processes.push_back(f);
+    }
+    double analysis_rss = 0;
+    std::sscanf(line.c_str(), "opscope report: job analysis on process 0: %lf s, peak RSS %lf MB",
+                &r.analysis_s, &analysis_rss);
+  }
+  if (!r.ok) {
+    std::ifstream again(err);
+    std::fprintf(stderr, "%s failed:\n%s\n", command.c_str(),
+                 std::string(std::istreambuf_iterator<char>(again), {}).c_str());
+  }
+  fs::remove(err);
+  return r;
+}
+
+// The job's time: the slowest process's share, then process 0's analysis.
+double JobSeconds(const RunFigures& r) {
+  double slowest = 0;
+  for (const ProcessFigures& p : r.processes) slowest = std::max(slowest, p.seconds);
+  return slowest + r.analysis_s;
+}
+
+const char* Met(bool ok) { return ok ? "met" : "NOT met"; }
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// The baseline, side by side: ImportTrace alone on the same files, in this process (MB/s of CPU
+// time). The job pipeline cannot beat it; the gap is what the per-rank summaries cost.
+double ImportAloneMbPerCpuSecond(const std::string& dir, int max_files) {
+  double mb = 0, cpu = 0;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file() || n++ >= max_files) continue;
+    opscope::Trace trace;
+    const double start = CpuSeconds();
+    if (!opscope::ImportTrace(e.path().string(), &trace).ok()) continue;
+    cpu += CpuSeconds() - start;
+    mb += static_cast<double>(e.file_size()) / 1e6;
+  }
+  return cpu > 0 ? mb / cpu : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ranks = 32;
+  int mb = 64;
+  std::string dir;
+  bool keep = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks" && i + 1 < argc)
+      ranks = std::atoi(argv[++i]);
+    else if (a == "--mb" && i + 1 < argc)
+      mb = std::atoi(argv[++i]);
+    else if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--no-keep")
+      keep = false;
+    else {
+      std::fprintf(stderr,
+                   "usage: multirank_bench [--ranks N] [--mb MB] [--dir DIR] [--no-keep]\n");
+      return 2;
+    }
+  }
+  const bool generated = dir.empty();
+  if (generated) {
+    dir = (fs::temp_directory_path() / fmt::format("opscope_multirank_bench_{}x{}", ranks, mb))
+              .string();
+    const auto t0 = Clock::now();
+    if (!Generate(dir, ranks, static_cast<size_t>(mb) << 20)) {
+      std::fprintf(stderr, "multirank_bench: cannot write the generated ranks to %s\n",
+                   dir.c_str());
+      return 1;
+    }
+    std::printf("generated %d ranks x %d MB in %s (%.1f s; kept for the next run)\n", ranks, mb,
+                dir.c_str(), std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  double total_mb = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) total_mb += static_cast<double>(e.file_size()) / 1e6;
+  }
+  const std::string report = fmt::format("'{}' report '{}' --json --stats", OPSCOPE_BINARY, dir);
+  const std::string mpirun = fmt::format("{} --oversubscribe{} -n 2 ", OPSCOPE_MPIEXEC,
+                                         geteuid() == 0 ? " --allow-run-as-root" : "");
+  std::printf("job: %s, %.1f MB of JSON\n", dir.c_str(), total_mb);
+  // A first run warms the page cache, so that both measured runs read the files from memory.
+  RunReport(report);
+  const RunFigures one = RunReport(report);
+  const RunFigures two = RunReport(mpirun + report);
+  if (!one.ok || !two.ok || one.processes.size() != 1 || two.processes.size() != 2) {
+    std::fprintf(stderr, "multirank_bench: a run failed (is opscope built with MPI?)\n");
+    return 1;
+  }
+  std::printf("\n%-14s %9s %9s %11s %13s %13s %11s %14s\n", "run", "wall s", "job s", "process",
+              "MB imported", "MB/s (wall)", "MB/s (CPU)", "peak RSS MB");
+  double min_mbps = 1e30, max_rss_ratio = 0;
+  auto rows = [&](const char* name, const RunFigures& r) {
+    for (size_t p = 0; p < r.processes.size(); ++p) {
+      const ProcessFigures& f = r.processes[p];
+      const double mbps = f.mb / std::max(f.seconds, 1e-9);
+      min_mbps = std::min(min_mbps, mbps);
+      max_rss_ratio = std::max(max_rss_ratio, f.rss_mb / std::max(f.mb, 1e-9));
+      std::printf("%-14s %9.2f %9.2f %11zu %13.1f %13.0f %11.0f %14.1f  (%.3fx its JSON)\n",
+                  p == 0 ? name : "", r.wall_s, JobSeconds(r), p, f.mb, mbps,
+                  f.mb / std::max(f.cpu_seconds, 1e-9), f.rss_mb, f.rss_mb / f.mb);
+    }
+  };
+  rows("one process", one);
+  rows("mpirun -n 2", two);
+  const double import_alone = ImportAloneMbPerCpuSecond(dir, 4);
+  std::printf(
+      "\nbaseline: ImportTrace alone on the same files in this process: %.0f MB/s of CPU "
+      "time; the one-process job runs at %.0f MB/s of CPU time (%.0f%% of it)\n",
+      import_alone, one.processes[0].mb / std::max(one.processes[0].cpu_seconds, 1e-9),
+      100.0 * one.processes[0].mb / std::max(one.processes[0].cpu_seconds, 1e-9) /
+          std::max(import_alone, 1e-9));
+  const double speedup = JobSeconds(one) / JobSeconds(two);
+  const double wall_speedup = one.wall_s / two.wall_s;
+  std::printf("\ntargets:\n");
+  std::printf("  >= 400 MB/s per process end to end: slowest process %.0f MB/s (wall)  %s\n",
+              min_mbps, Met(min_mbps >= 400));
+  std::printf("  peak memory per process <= 0.5x the JSON it imports: worst %.3fx  %s\n",
+              max_rss_ratio, Met(max_rss_ratio <= 0.5));
+  std::printf(
+      "  2 processes >= 1.7x faster than 1: %.2fx on the job (import + analysis)  %s; "
+      "%.2fx on the wall clock with mpirun's own start-up\n",
+      speedup, Met(speedup >= 1.7), wall_speedup);
+  std::printf("  report identical in both runs: %s\n", one.json == two.json ? "yes" : "NO");
+  if (generated && !keep) fs::remove_all(dir);
+  return one.json == two.json ? 0 : 1;
+}
