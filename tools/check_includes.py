@@ -64,6 +64,7 @@ PUBLIC_HEADERS = {
     "compile.h": "compile",
     "analysis.h": "analysis",
     "job.h": "job",
+    "job_mpi.h": "job",
     "explorer.h": "explorer",
     "opscope.h": None,  # the umbrella header: everything, for users (not for src/)
 }
@@ -108,7 +109,7 @@ INTERNAL_USES = [
     ("tools/*.h", ["tools/*"]),
     ("tools/demo_*.h",
      ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
-      "tests/job/demo_allreduce_test.cc"]),
+      "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
     ("tests/analysis/test_support.h", ["tests/*"]),
 ]
