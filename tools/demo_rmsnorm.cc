@@ -2,11 +2,9 @@
 #include "tools/demo_rmsnorm.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <set>
 #include <stdexcept>

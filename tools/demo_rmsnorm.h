@@ -28,7 +28,7 @@ struct DemoOptions {
   double eps = 1e-6;
   bool sync = true;            // synchronize the device after each profiled iteration
   bool flush_on_stop = false;  // with sync off: let the profiler flush the device at stop
-  std::string out_dir;         // traces go to <out_dir>/<host>_pid_<pid>/<timestamp>/<variant>/
+  std::string out_dir;         // traces go to ProfileRunDirectory(out_dir)/<variant>/ (profiler.h)
   int row_limit = 12;          // rows per key_averages table
 };
 

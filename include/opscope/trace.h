@@ -106,6 +106,9 @@ bool IsDeviceActivity(ActivityKind kind);
 // driver calls use the PrivateUse1 spelling ("privateuse1_runtime"). Importers keep the original
 // spelling in Slice::category.
 std::string_view KinetoCategory(ActivityKind kind);
+// The kind's own name, the enumerator's without its k ("cpu_op", "runtime", "memcpy",
+// "instruction", ...): how the Explorer's API names kinds.
+std::string_view ActivityKindName(ActivityKind kind);
 
 // A complete event ("X" phase). 64 bytes; times are nanoseconds relative to Trace::base_time_ns,
 // already in the host clock domain.

@@ -96,40 +96,6 @@ std::string_view LaneGroupKey(LaneGroup group) {
   return "other";
 }
 
-std::string_view ActivityKindName(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kCpuOp:
-      return "cpu_op";
-    case ActivityKind::kUserAnnotation:
-      return "user_annotation";
-    case ActivityKind::kPythonFunction:
-      return "python_function";
-    case ActivityKind::kRuntime:
-      return "runtime";
-    case ActivityKind::kDriver:
-      return "driver";
-    case ActivityKind::kKernel:
-      return "kernel";
-    case ActivityKind::kMemcpy:
-      return "memcpy";
-    case ActivityKind::kMemset:
-      return "memset";
-    case ActivityKind::kDeviceAnnotation:
-      return "device_annotation";
-    case ActivityKind::kInstruction:
-      return "instruction";
-    case ActivityKind::kCollective:
-      return "collective";
-    case ActivityKind::kSync:
-      return "sync";
-    case ActivityKind::kOverhead:
-      return "overhead";
-    case ActivityKind::kOther:
-      return "other";
-  }
-  return "other";
-}
-
 TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
   const auto& slices = trace_.slices();
   neuron_style_ = trace_.metadata().device_type == "NEURON" ||

@@ -148,8 +148,6 @@ class TraceIndex {
   bool neuron_style_ = false;
 };
 
-std::string_view ActivityKindName(ActivityKind kind);
-
 }  // namespace opscope::explorer
 
 #endif  // OPSCOPE_EXPLORER_TRACE_INDEX_H_

@@ -74,56 +74,6 @@ size_t StringTable::MemoryBytes() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kinds
-
-bool IsDeviceActivity(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kKernel:
-    case ActivityKind::kMemcpy:
-    case ActivityKind::kMemset:
-    case ActivityKind::kDeviceAnnotation:
-    case ActivityKind::kInstruction:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string_view KinetoCategory(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kCpuOp:
-      return "cpu_op";
-    case ActivityKind::kUserAnnotation:
-      return "user_annotation";
-    case ActivityKind::kPythonFunction:
-      return "python_function";
-    case ActivityKind::kRuntime:
-      return "privateuse1_runtime";
-    case ActivityKind::kDriver:
-      return "privateuse1_driver";
-    case ActivityKind::kKernel:
-      return "kernel";
-    case ActivityKind::kMemcpy:
-      return "gpu_memcpy";
-    case ActivityKind::kMemset:
-      return "gpu_memset";
-    case ActivityKind::kDeviceAnnotation:
-      return "gpu_user_annotation";
-    case ActivityKind::kInstruction:
-      return "device_instruction";
-    case ActivityKind::kCollective:
-      return "collective_comm";
-    case ActivityKind::kSync:
-      return "cuda_sync";
-    case ActivityKind::kOverhead:
-      return "overhead";
-    case ActivityKind::kOther:
-      return "other";
-  }
-  return "other";
-}
-
-// ---------------------------------------------------------------------------------------------
 // ArgStore: args objects as JSON text, appended into 64 KiB blocks. Args are most of a trace's
 // text and are read rarely (one event's details at a time), so once a store holds more than
 // kCompressAbove bytes, each filled block is compressed with zstd and inflated on demand through a

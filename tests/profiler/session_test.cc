@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "opscope/profiler.h"
@@ -366,8 +367,14 @@ TEST(SessionTest, ProfileOutputDirGetsNeuronLayout) {
        std::filesystem::recursive_directory_iterator(options.device.profile_output_dir)) {
     if (entry.path().filename() == "trace.json") {
       ++files;
-      EXPECT_NE(entry.path().string().find("_pid_" + std::to_string(getpid()) + "/"),
-                std::string::npos);
+      // <dir>/<host>_pid_<pid>/<YYYYmmdd_HHMMSS>_<ms>/trace.json
+      const std::string run = entry.path().parent_path().filename().string();
+      const std::string proc = entry.path().parent_path().parent_path().filename().string();
+      EXPECT_TRUE(std::regex_match(run, std::regex(R"(\d{8}_\d{6}_\d{1,3})"))) << run;
+      const std::string pid = "_pid_" + std::to_string(getpid());
+      EXPECT_TRUE(proc.ends_with(pid) && proc.size() > pid.size()) << proc;  // host first
+      EXPECT_EQ(entry.path().parent_path().parent_path().parent_path(),
+                options.device.profile_output_dir);
       EXPECT_EQ(ReadChromeTrace(entry.path().string()).error, "");
     }
   }
