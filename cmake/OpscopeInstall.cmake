@@ -6,7 +6,8 @@
 #
 # Targets: opscope::opscope (everything) and one per component, in layer order: opscope::trace,
 # opscope::profiler, opscope::tensor, opscope::device_cpu, opscope::device_neuron,
-# opscope::compile, opscope::analysis, opscope::job, opscope::job_mpi, opscope::explorer. The same names work inside this build.
+# opscope::compile, opscope::analysis, opscope::job, opscope::job_mpi, opscope::explorer. The same
+# names work inside this build.
 # Install components: Development (headers, libraries, CMake package) and Runtime (the CLI,
 # installed by tools/CMakeLists.txt).
 include(CMakePackageConfigHelpers)

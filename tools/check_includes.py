@@ -17,7 +17,8 @@ bench/ and fuzz/, resolves it to a file, and fails on:
     only through DeviceBackend in device.h, so adding a backend touches none of them).
 It also reads each component's library in src/<component>/CMakeLists.txt (opscope_library DEPS)
 and fails on a link to a component to its right (LINK_EXCEPTIONS lists the one sideways link), or
-from a component above the backends to a backend.
+from a component above the backends to a backend. It also fails when docs/architecture.md does not
+name a component, public header or internal use listed here.
 Each failure prints as `file:line: reason`.
 """
 
@@ -260,7 +261,22 @@ def check_tree(root):
                 reason = check_include(root, path, spelled)
                 if reason:
                     problems.append(f'{path}:{number}: #include "{spelled}": {reason}')
-    return problems + check_links(root), files, includes
+    return problems + check_links(root) + check_doc(root), files, includes
+
+
+def check_doc(root):
+    """Problems with docs/architecture.md: every component, public header and internal use the
+    checker knows must be named there (in backquotes), so the doc and the rules move together."""
+    path = "docs/architecture.md"
+    full = os.path.join(root, path)
+    if not os.path.isfile(full):
+        return [f"{path}:1: missing: it documents the layers this checker enforces"]
+    with open(full, encoding="utf-8") as f:
+        text = f.read()
+    names = [f"src/{c}" for c in COMPONENTS] + [h for h in PUBLIC_HEADERS]
+    names += [h[len("src/"):] if h.startswith("src/") else h for h, _ in INTERNAL_USES]
+    return [f"{path}:1: does not name `{n}` (tools/check_includes.py knows it)"
+            for n in names if f"`{n}`" not in text]
 
 
 LIBRARY_RE = re.compile(r"opscope_library\s*\((.*?)\)", re.S)
@@ -354,6 +370,11 @@ def self_test():
         "src/compile/runtime.cc:2": "reaches the device/neuron backend",
         "src/compile/CMakeLists.txt:1": "links the backend opscope_device_neuron",
     }
+    # A doc naming everything the checker knows but record.h.
+    known = [f"src/{c}" for c in COMPONENTS] + list(PUBLIC_HEADERS)
+    known += [h[len("src/"):] if h.startswith("src/") else h for h, _ in INTERNAL_USES]
+    files["docs/architecture.md"] = " ".join(f"`{n}`" for n in known if n != "record.h")
+    expected["docs/architecture.md:1"] = "does not name `record.h`"
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
