@@ -1,11 +1,14 @@
 // opscope diff A B [--json]: compare two traces op by op (added, removed, changed in calls, host
-// or device time), sorted by impact.
+// or device time), sorted by impact; two jobs (folders of rank traces) rank by rank and collective
+// by collective.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "opscope/analysis.h"
 #include "tools/commands.h"
+#include "tools/job_commands.h"
 
 namespace opscope::tools {
 
@@ -33,7 +36,26 @@ bool Load(const std::string& path, Trace* trace) {
   return true;
 }
 
+// Two jobs: each folder (or file) is a set of rank traces.
+int RunJobDiff(const DiffArgs& args) {
+  std::vector<RankFile> files_a, files_b;
+  std::string error;
+  if (!ResolveTraceFiles({args.a}, &files_a, &error) ||
+      !ResolveTraceFiles({args.b}, &files_b, &error)) {
+    std::fprintf(stderr, "opscope diff: %s\n", error.c_str());
+    return 1;
+  }
+  JobReport a, b;
+  if (!LoadJob("diff", files_a, {}, &a) || !LoadJob("diff", files_b, {}, &b)) return 2;
+  const std::string out = args.json ? JobDiffJson(a, b) + "\n" : FormatJobDiff(a, b, args.rows);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 int RunDiff(const DiffArgs& args) {
+  if (std::filesystem::is_directory(args.a) || std::filesystem::is_directory(args.b)) {
+    return RunJobDiff(args);
+  }
   Trace a, b;
   if (!Load(args.a, &a) || !Load(args.b, &b)) return 1;
   const TraceDiff diff = DiffTraces(a, b);
@@ -47,9 +69,13 @@ int RunDiff(const DiffArgs& args) {
 void AddDiffCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DiffArgs>();
   auto* cmd = app.add_subcommand(
-      "diff", "Compare two traces: ops added, removed, or changed in calls or time, by impact");
-  cmd->add_option("a", args->a, "Baseline trace (.json or .json.gz)")->required();
-  cmd->add_option("b", args->b, "Trace to compare against the baseline")->required();
+      "diff",
+      "Compare two traces: ops added, removed, or changed in calls or time, by impact; or two "
+      "jobs (folders of rank traces) rank by rank and collective by collective");
+  cmd->add_option("a", args->a, "Baseline trace (.json or .json.gz), or a job's folder")
+      ->required();
+  cmd->add_option("b", args->b, "Trace (or job folder) to compare against the baseline")
+      ->required();
   cmd->add_option("--rows", args->rows, "Rows to print (default 30; -1 = all)");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
   cmd->callback([args, exit_code] { *exit_code = RunDiff(*args); });

@@ -74,6 +74,7 @@ struct CollectiveRecord {
   // Computation kernel time (union) on this rank since its previous collective ended: what the
   // rank did before it arrived.
   int64_t compute_before_ns = 0;
+  uint32_t slice = kNone;  // the kernel's index in the rank's trace (for viewers)
 };
 
 // A training step on one rank: a ProfilerStep#N annotation.
@@ -139,7 +140,10 @@ struct RankRow {
   double overlap_pct = 0;      // HTA's comp_comm_overlap_pctg (2 decimals); 0 without communication
   double clock_offset_ns = 0;  // this rank's clock minus the reference rank's, at its first
   double clock_drift_ppm = 0;  // collective end; and how fast it drifts
-  int clock_points = 0;        // collectives the fit used
+  int64_t clock_origin_ns = 0;  // that first collective end, on the reference clock
+  // A time on this rank's clock on the reference rank's (the identity when not aligned).
+  int64_t ToReference(int64_t rank_ns) const;
+  int clock_points = 0;  // collectives the fit used
 };
 
 struct CollectiveInstance {

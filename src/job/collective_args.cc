@@ -161,6 +161,7 @@ std::vector<CollectiveRecord> ExtractCollectives(const Trace& trace) {
     r.stream = s.track < tracks.size() ? tracks[s.track].tid : 0;
     r.start_ns = base + s.ts_ns;
     r.end_ns = base + s.ts_ns + s.dur_ns;
+    r.slice = i;
     int64_t seq = 0;
     bool has_seq = false;
     // Newer traces put the collective's args on the kernel; older ones only on the op that

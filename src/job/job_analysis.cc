@@ -115,6 +115,7 @@ RankRow MakeRankRow(const RankSummary& r, const job::ClockFit& fit) {
                                           : std::numeric_limits<double>::quiet_NaN();
   row.clock_offset_ns = fit.offset_ns;
   row.clock_drift_ppm = fit.drift * 1e6;
+  row.clock_origin_ns = fit.origin_ns;
   row.clock_points = fit.points;
   return row;
 }
@@ -185,6 +186,14 @@ void AddFindings(JobReport* report) {
 }
 
 }  // namespace
+
+int64_t RankRow::ToReference(int64_t rank_ns) const {
+  job::ClockFit fit;
+  fit.origin_ns = clock_origin_ns;
+  fit.offset_ns = clock_offset_ns;
+  fit.drift = clock_drift_ppm / 1e6;
+  return fit.ToReference(rank_ns);
+}
 
 JobReport AnalyzeJob(std::vector<RankSummary> all, const JobOptions& options) {
   JobReport report;

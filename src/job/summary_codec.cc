@@ -3,7 +3,7 @@
 // Layout: "OPSRS1", then per summary: a string table (count, then length-prefixed strings) that
 // every string field refers to by index, then the fields in declaration order. Integers are
 // zigzag LEB128 varints; collective and step times are deltas (start from the previous start,
-// end from the start), so a collective costs ~15 bytes instead of ~150.
+// end from the start), so a collective costs ~20 bytes instead of ~150.
 #include <fmt/format.h>
 
 #include <unordered_map>
@@ -134,6 +134,7 @@ void Encode(const RankSummary& s, Writer& w) {
     w.Int(c.start_ns - previous);
     w.Int(c.end_ns - c.start_ns);
     w.Int(c.compute_before_ns);
+    w.Int(c.slice == kNone ? -1 : static_cast<int64_t>(c.slice));
     previous = c.start_ns;
   }
   w.Int(static_cast<int64_t>(s.steps.size()));
@@ -186,12 +187,14 @@ class Decoder {
 };
 
 bool Decoder::Collective(int64_t* previous, CollectiveRecord* c) {
-  int64_t start_delta, dur;
+  int64_t start_delta, dur, slice;
   if (!Str(&c->group) || !Int(&c->seq) || !Str(&c->name) || !Str(&c->kernel) || !Str(&c->dtype) ||
       !Int(&c->in_nelems) || !Int(&c->out_nelems) || !Int(&c->group_size) || !Int(&c->stream) ||
-      !Int(&start_delta) || !Int(&dur) || !Int(&c->compute_before_ns)) {
+      !Int(&start_delta) || !Int(&dur) || !Int(&c->compute_before_ns) || !Int(&slice) ||
+      slice < -1 || slice >= int64_t{kNone}) {
     return false;
   }
+  c->slice = slice < 0 ? kNone : static_cast<uint32_t>(slice);
   c->start_ns = *previous + start_delta;
   c->end_ns = c->start_ns + dur;
   *previous = c->start_ns;

@@ -33,6 +33,7 @@ RankSummary Sample(int rank) {
     c.start_ns = 1'700'000'000'000'000'000 + i * 1'000'000;
     c.end_ns = c.start_ns + 4000;
     c.compute_before_ns = 900 + i;
+    c.slice = 4000 + i;
     s.collectives.push_back(c);
   }
   s.steps.push_back({7, 1'700'000'000'000'000'000, 1'700'000'000'100'000'000});
@@ -65,6 +66,7 @@ void ExpectSame(const RankSummary& a, const RankSummary& b) {
     EXPECT_EQ(x.start_ns, y.start_ns);
     EXPECT_EQ(x.end_ns, y.end_ns);
     EXPECT_EQ(x.compute_before_ns, y.compute_before_ns);
+    EXPECT_EQ(x.slice, y.slice);
   }
   ASSERT_EQ(a.steps.size(), b.steps.size());
   EXPECT_EQ(a.steps[0].end_ns, b.steps[0].end_ns);

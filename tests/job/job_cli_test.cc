@@ -128,5 +128,56 @@ TEST_F(JobCli, RankPrintsThatRanksKeyAverages) {
   EXPECT_EQ(Opscope("report " + Q(dir_) + " --rank 7").exit_code, 1);
 }
 
+// Two jobs compared: B's rank 1 arrives 80 us late at one collective and B has a third rank. The
+// diff pairs ranks and collectives and shows the injected lateness as that instance's skew.
+TEST_F(JobCli, DiffComparesTwoJobsRankByRankAndCollectiveByCollective) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  constexpr int64_t kLateNs = 80'000;
+  for (int r = 0; r < 2; ++r) set_.Write(a, {.rank = r}, 2);
+  for (int r = 0; r < 3; ++r) {
+    testing::RankSpec spec{.rank = r};
+    if (r == 1) spec.late_ns = {{2, kLateNs}};
+    set_.Write(b, spec, 3);
+  }
+  const CliRun json = Opscope("diff " + Q(a) + " " + Q(b) + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out.substr(0, 300);
+  simdjson::dom::array ranks = doc["ranks"].get_array().value();
+  ASSERT_EQ(ranks.size(), 3u);
+  EXPECT_EQ(ranks.at(2)["rank"].get_int64().value(), 2);
+  EXPECT_TRUE(ranks.at(2)["a"].is_null());
+  EXPECT_GT(ranks.at(2)["b"]["busy_us"].get_double().value(), 0);
+  // Identical copies of the fixture: the same rank has the same timeline in both jobs.
+  EXPECT_EQ(ranks.at(0)["a"]["computation_us"].get_double().value(),
+            ranks.at(0)["b"]["computation_us"].get_double().value());
+  // Every collective of A is matched in B; the late one comes first (largest change).
+  EXPECT_EQ(doc["collectives"].get_array().size(), set_.collectives().size());
+  simdjson::dom::element first = doc["collectives"].at(0);
+  EXPECT_NEAR(first["skew_us_a"].get_double().value(), 0, 0.01);
+  EXPECT_NEAR(first["skew_us_b"].get_double().value(), kLateNs / 1e3, 0.01);
+  EXPECT_EQ(first["last_rank_a"].get_int64().value(), -1);
+  EXPECT_EQ(first["last_rank_b"].get_int64().value(), 1);
+  simdjson::dom::element top_b = doc["stragglers"]["b"].at(0);
+  EXPECT_EQ(top_b["rank"].get_int64().value(), 1);
+  EXPECT_EQ(top_b["times_last"].get_int64().value(), 1);
+  // Ranks 0 and 2 each waited the 80 us.
+  EXPECT_NEAR(top_b["wait_caused_us"].get_double().value(), 2 * kLateNs / 1e3, 0.01);
+
+  const CliRun text = Opscope("diff " + Q(a) + " " + Q(b));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("Jobs: 2 ranks"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Top straggler: none -> rank 1 (160.000us caused over 1 collectives)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("only in job B"), std::string::npos) << text.out;
+  // A file against a folder is a job diff too; a missing folder is an error.
+  EXPECT_EQ(Opscope("diff " + Q(a / "rank0.json") + " " + Q(b) + " --json").exit_code, 0);
+  EXPECT_EQ(Opscope("diff " + Q(dir_ / "none") + " " + Q(b)).exit_code, 1);
+}
+
 }  // namespace
 }  // namespace opscope
