@@ -222,6 +222,16 @@ async function openTrace(index) {
   showWhole();
 }
 
+// Once the timeline is drawn, has the server compute the Summary and the op table (both cached
+// there), so opening those tabs later answers at once.
+function prefetch() {
+  const trace = state.trace;
+  setTimeout(() => {
+    api.summary(trace).catch(() => {});
+    api.ops(trace).catch(() => {});
+  }, 300);
+}
+
 function showWhole() {
   const t = state.lanes.trace;
   const pad = (t.end_ns - t.start_ns) * 0.01;
@@ -335,7 +345,10 @@ function toggleHelp(show) {
 }
 
 function wireControls() {
-  $('trace-select').addEventListener('change', () => openTrace(Number($('trace-select').value)).then(() => showTab(state.tab)));
+  $('trace-select').addEventListener('change', () => openTrace(Number($('trace-select').value)).then(() => {
+    showTab(state.tab);
+    prefetch();
+  }));
   for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
   $('search').addEventListener('keydown', (e) => {
     if (e.key !== 'Enter') return;
@@ -386,6 +399,7 @@ async function main() {
   const {view, errors} = parseHash(location.hash, state.info.traces.length);
   await openTrace(view.trace !== undefined ? view.trace : 0);
   await timeline.firstPaint;
+  prefetch();
   if (!view.tab) view.tab = state.info.compare ? 'compare' : 'details';
   await applyView(view, errors);
   window.opscopeApp = {

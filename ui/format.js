@@ -75,10 +75,10 @@ export function kindColor(kind) {
 
 // A templated C++ name shortened for a table cell: template arguments and parameter lists
 // become "<…>" and "(…)", a leading "void " goes ("void foo<float, 4>(int*)" -> "foo<…>(…)").
-// Names without brackets come back unchanged.
+// Names without template arguments come back unchanged.
 export function shortName(name, max = 80) {
   let s = String(name);
-  if (!/[<(]/.test(s)) return s;
+  if (!s.includes('<')) return s;
   s = s.replace(/^void\s+/, '');
   let out = '';
   let depth = 0;

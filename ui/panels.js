@@ -1,6 +1,6 @@
 // The panels below the timeline: event details and dependency chain, box selection, search
 // results. Each render* function fills one container; `ctx` gives {onJump, offset, laneTitle}.
-import {fmtNs, el, colorFor} from './format.js';
+import {fmtNs, el, colorFor, shortName} from './format.js';
 
 const PAGE = 8;  // events listed per engine lane before paging
 
@@ -9,7 +9,7 @@ export function eventButton(ref, ctx, {lane = false} = {}) {
   return el('button', {class: 'event-link', 'data-id': ref.id, 'data-name': ref.name, title: ref.name,
                        onclick: () => ctx.onJump(ref)},
             el('span', {class: 'swatch', style: `background:${colorFor(ref.name)}`}),
-            ref.name, el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
+            shortName(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
 }
 
 // Rows of a slice's details table; `offset` is the time the axis counts from.

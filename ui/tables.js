@@ -3,8 +3,9 @@
 import {fmtNs, el, shortName} from './format.js';
 
 // A table sortable by every column. columns: [{key, title, num, fmt, cell}]; sort: {key, desc}
-// (the initial order); onSort(sort) is told of every change; filter(row) keeps rows.
-export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter} = {}) {
+// (the initial order); onSort(sort) is told of every change; filter(row) keeps rows; limit: rows
+// shown until "show all" is clicked.
+export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, limit} = {}) {
   const table = el('table', {class: 'grid sortable', id});
   let current = sort && columns.some((c) => c.key === sort.key) ? {...sort} : null;
   const head = el('tr');
@@ -20,6 +21,7 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter} =
     return th;
   });
   table.append(el('thead', {}, head), body);
+  let showAll = !limit;
   function fill() {
     const sorted = filter ? rows.filter(filter) : rows.slice();
     if (current) {
@@ -36,7 +38,7 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter} =
       if (current && th.dataset.key === current.key) th.setAttribute('aria-sort', current.desc ? 'descending' : 'ascending');
     }
     body.textContent = '';
-    for (const r of sorted) {
+    for (const r of showAll ? sorted : sorted.slice(0, limit)) {
       const tr = el('tr', {'data-name': r.name});
       for (const c of columns) {
         const td = el('td', {class: c.num ? 'num' : ''});
@@ -54,6 +56,13 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter} =
       body.append(tr);
     }
     table.dataset.rows = String(sorted.length);
+    if (!showAll && sorted.length > limit) {
+      const more = el('button', {class: 'page-btn', onclick: () => {
+        showAll = true;
+        fill();
+      }}, `show all ${sorted.length} rows`);
+      body.append(el('tr', {class: 'more-rows'}, el('td', {colspan: columns.length}, more)));
+    }
   }
   fill();
   table.refill = fill;

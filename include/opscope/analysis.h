@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/key_averages.h"
 #include "opscope/status.h"
 #include "opscope/trace.h"
 
@@ -174,6 +175,37 @@ struct LaunchStatistics {
 LaunchStatistics ComputeLaunchStatistics(const Trace& trace);
 
 // ---------------------------------------------------------------------------------------------
+// Device activity as the timeline counts it, and the idle gaps between it
+
+// One activity the device timeline counts (kernel, memcpy or memset linked to a runtime call or
+// op) and the op the ops and kernel summaries credit it to (kNone when none).
+struct AttributedActivity {
+  uint32_t slice = kNone;
+  uint32_t launcher = kNone;
+};
+
+// The timeline's activities in slice order, with the same selection as ComputeDeviceTimeline and
+// the same launcher as ComputeOpSummary, so figures built on them agree with the report's.
+std::vector<AttributedActivity> TimelineActivities(const Trace& trace);
+
+// A stretch with no device activity between two busy stretches of the timeline (all devices
+// together, touching activities merged, as ComputeDeviceTimeline does).
+struct IdleGap {
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  uint32_t before = kNone;  // the activity that ends the busy stretch before the gap
+  uint32_t after = kNone;   // the activity that starts the one after it
+};
+
+struct IdleGaps {
+  int64_t count = 0;
+  int64_t total_ns = 0;          // always the timeline's idle_ns
+  std::vector<IdleGap> largest;  // the longest `keep`, longest first (then earliest)
+};
+
+IdleGaps ComputeIdleGaps(const Trace& trace, size_t keep = 5);
+
+// ---------------------------------------------------------------------------------------------
 // Trace diff
 
 struct OpDiff {
@@ -208,10 +240,24 @@ struct ReportOptions {
   int rows = 20;        // row limit for each table
 };
 
+// Every figure of the report, computed once: what FormatReport prints and ReportJson writes.
+// Viewers (the Explorer) show these so they never disagree with `opscope report`.
+struct Report {
+  KeyAverages key_averages;
+  DeviceTimeline timeline;
+  OpSummary ops;
+  KernelSummary kernels;
+  LaunchStatistics launches;
+};
+
+Report ComputeReport(const Trace& trace);
+
 // key_averages table, device timeline, top kernels and launch statistics as text.
 std::string FormatReport(const Trace& trace, const ReportOptions& options = {});
-// The same content as one JSON document.
+// The same content as one JSON document (what `opscope report --json` prints).
 std::string ReportJson(const Trace& trace, const ReportOptions& options = {});
+// The same, from figures already computed for `trace`.
+std::string ReportJson(const Trace& trace, const Report& report, const ReportOptions& options = {});
 
 }  // namespace opscope
 

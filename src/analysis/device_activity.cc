@@ -56,6 +56,11 @@ bool IsTimelineActivity(ActivityKind kind) {
          kind == ActivityKind::kMemset;
 }
 
+bool IsLinked(const Trace& trace, uint32_t activity) {
+  const DeviceLink& link = trace.Link(activity);
+  return link.runtime != kNone || link.op != kNone;
+}
+
 bool IsCommunication(std::string_view name) {
   return name.find("nccl") != std::string_view::npos ||
          name.find("rccl") != std::string_view::npos ||

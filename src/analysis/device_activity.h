@@ -29,6 +29,9 @@ int64_t UnionLength(std::vector<Interval> intervals);
 // Activity the device figures count: kernels, memcpy and memset (as TraceLens does; device
 // annotations and engine instructions would double count the executions they describe).
 bool IsTimelineActivity(ActivityKind kind);
+// Linked to a runtime call or an op: the device timeline counts only such activity (as TraceLens
+// does by default; unlinked activity was typically launched before profiling started).
+bool IsLinked(const Trace& trace, uint32_t activity);
 // Collective-communication kernels, by name: NCCL's ("ncclDevKernel_AllReduce..."), RCCL's, and
 // Neuron's collective library's (nccom; the simulated device's "nccom_all_reduce_ring"). The one
 // classifier every analysis uses.

@@ -21,8 +21,7 @@ DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool 
     if (process != kNone && (s.track >= tracks.size() || tracks[s.track].process != process)) {
       continue;
     }
-    const DeviceLink& link = trace.Link(i);
-    if (link.runtime == kNone && link.op == kNone) {
+    if (!analysis::IsLinked(trace, i)) {
       ++tl.unlinked_activities;
       if (!include_unlinked) continue;
     }

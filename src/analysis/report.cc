@@ -129,7 +129,17 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   return out;
 }
 
+Report ComputeReport(const Trace& trace) {
+  return Report{KeyAverages::FromTrace(trace), ComputeDeviceTimeline(trace),
+                ComputeOpSummary(trace), ComputeKernelSummary(trace),
+                ComputeLaunchStatistics(trace)};
+}
+
 std::string ReportJson(const Trace& trace, const ReportOptions& options) {
+  return ReportJson(trace, ComputeReport(trace), options);
+}
+
+std::string ReportJson(const Trace& trace, const Report& report, const ReportOptions& options) {
   JsonWriter w;
   w.BeginObject();
   w.Key("trace_name");
@@ -139,15 +149,15 @@ std::string ReportJson(const Trace& trace, const ReportOptions& options) {
   w.Key("skipped_events");
   w.Int(static_cast<int64_t>(trace.metadata().skipped_events));
   w.Key("key_averages");
-  w.Raw(KeyAverages::FromTrace(trace).ToJson(DefaultSort(trace, options), options.rows));
+  w.Raw(report.key_averages.ToJson(DefaultSort(trace, options), options.rows));
   w.Key("device_timeline");
-  w.Raw(ComputeDeviceTimeline(trace).ToJson());
+  w.Raw(report.timeline.ToJson());
   w.Key("ops");
-  w.Raw(ComputeOpSummary(trace).ToJson());
+  w.Raw(report.ops.ToJson());
   w.Key("kernels");
-  w.Raw(ComputeKernelSummary(trace).ToJson());
+  w.Raw(report.kernels.ToJson());
   w.Key("launches");
-  w.Raw(ComputeLaunchStatistics(trace).ToJson());
+  w.Raw(report.launches.ToJson());
   w.EndObject();
   return w.Take();
 }

@@ -116,45 +116,6 @@ void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w) 
   w->EndObject();
 }
 
-namespace {
-
-void WriteTimeline(const DeviceTimeline& t, JsonWriter* w) {
-  w->BeginObject();
-  w->Field("total_ns", t.total_ns);
-  w->Field("busy_ns", t.busy_ns);
-  w->Field("idle_ns", t.idle_ns);
-  w->Field("activities", t.activities);
-  w->EndObject();
-}
-
-}  // namespace
-
-void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w) {
-  const TraceDiff diff = DiffTraces(a, b);
-  w->BeginObject();
-  w->Key("rows");
-  w->BeginArray();
-  for (const OpDiff& r : diff.rows) {
-    w->BeginObject();
-    w->Field("name", r.name);
-    w->Field("change", ToString(r.change));
-    w->Field("calls_a", r.calls_a);
-    w->Field("calls_b", r.calls_b);
-    w->Field("cpu_ns_a", r.cpu_ns_a);
-    w->Field("cpu_ns_b", r.cpu_ns_b);
-    w->Field("device_ns_a", r.device_ns_a);
-    w->Field("device_ns_b", r.device_ns_b);
-    w->Field("executions_a", r.executions_a);
-    w->Field("executions_b", r.executions_b);
-    w->Field("impact_ns", r.impact_ns());
-    w->EndObject();
-  }
-  w->EndArray();
-  w->Key("timeline_a");
-  WriteTimeline(diff.timeline_a, w);
-  w->Key("timeline_b");
-  WriteTimeline(diff.timeline_b, w);
-  w->EndObject();
-}
+void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w) { w->Raw(DiffTraces(a, b).ToJson()); }
 
 }  // namespace opscope::explorer

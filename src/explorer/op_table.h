@@ -1,5 +1,5 @@
-// The op table (key_averages rows of a whole trace or of a time range) and the comparison table
-// of two traces, as JSON for the Explorer.
+// The op table (key_averages rows of a whole trace or of a time range, computed as `opscope
+// report` computes them) and the comparison of two traces (`opscope diff`'s own JSON).
 #ifndef OPSCOPE_EXPLORER_OP_TABLE_H_
 #define OPSCOPE_EXPLORER_OP_TABLE_H_
 
@@ -18,7 +18,7 @@ Trace SliceTimeRange(const Trace& trace, int64_t t0_ns, int64_t t1_ns);
 //  "self_device_ns","device_total_ns"}...]}
 void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w);
 
-// {"rows":[{"name","change","calls_a","calls_b","cpu_ns_a",...}],"timeline_a":{...},"timeline_b":{...}}
+// Exactly what `opscope diff --json A B` prints (TraceDiff::ToJson).
 void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w);
 
 }  // namespace opscope::explorer

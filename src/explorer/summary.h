@@ -1,21 +1,20 @@
-// The Explorer's summary view: device busy/idle, top ops by device time, the gaps between device
-// executions, and plain-language findings computed from the trace (e.g. how many device
-// executions one call of an op takes and how much idle time fusing them would remove).
+// GET /api/trace/N/summary: the `opscope report --json` figures of a trace (computed by the
+// report's own code, so the Explorer and the CLI always agree), the device idle gaps, host calls
+// that take several device executions, a repeated op sequence, and plain-language findings that
+// cite only those figures.
 #ifndef OPSCOPE_EXPLORER_SUMMARY_H_
 #define OPSCOPE_EXPLORER_SUMMARY_H_
-
-#include <string>
 
 #include "explorer/trace_index.h"
 #include "trace/json_writer.h"
 
 namespace opscope::explorer {
 
-// {"timeline":{...},"top_ops":[...],"gaps":{...},"multi_execution_ops":[...],"findings":[...]}
+// {"figures": <exactly `opscope report --json`>, "gaps":{"count","total_ns","max_ns","mean_ns",
+//  "largest":[{"ts","dur","before":{ref},"after":{ref}}]}, "fusion_candidates":[{"name","calls",
+//  "executions","busy_ns","idle_ns"}], "repetition":{"names","repeats","executions","busy_ns",
+//  "idle_ns"}|null, "findings":["..."]}. Times in ns. Costs one report of the trace.
 void WriteSummary(const TraceIndex& index, JsonWriter* w);
-
-// "12.345 us", "1.500 ms", "830 ns".
-std::string FormatNs(double ns);
 
 }  // namespace opscope::explorer
 

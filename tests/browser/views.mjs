@@ -4,6 +4,12 @@ import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {T, api, openPage, shot, drawn, canvasBox} from './harness.mjs';
 
+// A duration as the Explorer writes one of at least 1 ms and under 1 s.
+function fmtMs(ns) {
+  assert.ok(ns >= 1e6 && ns < 1e9, `${ns} ns is in ms`);
+  return (ns / 1e6).toFixed(3) + ' ms';
+}
+
 // An aten::mul whose dependency chain reaches a device execution.
 async function mulWithDevice() {
   const hits = await api(`/api/trace/${T.neuron}/search?q=${encodeURIComponent('^aten::mul$')}&limit=50`);
@@ -132,6 +138,11 @@ test('a CUDA fixture: lanes, summary, and the device tab shows kernels per strea
   assert.ok(groups.includes('framework') && groups.includes('hardware'), `groups: ${groups}`);
   await drawn(page);
   await page.waitForSelector('.findings li');
+  // The Summary shows the report's figures: the busy row is `opscope report --json`'s busy_ns.
+  const figures = (await api(`/api/trace/${T.cuda}/summary`)).figures;
+  const busy = await page.$$eval('#summary-timeline tr', (rows) => rows.find((r) => r.children[0].textContent === 'busy').children[1].textContent);
+  assert.equal(busy, fmtMs(figures.device_timeline.busy_ns));
+  assert.match(await page.$eval('.findings', (e) => e.textContent), new RegExp(`${figures.device_timeline.activities} activities`));
   await shot(page, 'cuda-fixture');
   await page.click('#tabs button[data-tab="device"]');
   assert.match(await page.$eval('#device-legend', (e) => e.textContent), /kernels per stream/);

@@ -1,0 +1,250 @@
+// The Explorer's numbers are the CLI's, on every shared fixture trace and on the demo profile:
+// /api/trace/N/summary's "figures" equal `opscope report --json` key for key and value for value,
+// the op table's rows are the report's key_averages rows, and /api/diff is `opscope diff --json`.
+// The findings cite those figures: the idle gaps add up to the timeline's idle time, no finding
+// says "0 calls", and the busy finding quotes the timeline's activity count.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "opscope/analysis.h"
+#include "opscope/explorer.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+using simdjson::dom::element;
+
+fs::path Binary() {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  return fs::path(dir ? dir : "build") / "opscope";
+}
+
+// stdout of `opscope ARGS` (stderr dropped); empty when it fails.
+std::string Cli(const std::string& args) {
+  FILE* p = popen(("'" + Binary().string() + "' " + args + " 2>/dev/null").c_str(), "r");
+  if (p == nullptr) return {};
+  std::string out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : std::string();
+}
+
+// Exact structural equality: same keys in the same order, same values; `why` says where not.
+bool SameJson(element a, element b, const std::string& path, std::string* why) {
+  if (a.type() != b.type()) {
+    *why = path + ": different types";
+    return false;
+  }
+  switch (a.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      simdjson::dom::object x = a, y = b;
+      if (x.size() != y.size()) {
+        *why = fmt::format("{}: {} keys vs {}", path, x.size(), y.size());
+        return false;
+      }
+      auto i = x.begin(), j = y.begin();
+      for (; i != x.end(); ++i, ++j) {
+        if (i.key() != j.key()) {
+          *why = fmt::format("{}: key {} vs {}", path, i.key(), j.key());
+          return false;
+        }
+        if (!SameJson(i.value(), j.value(), path + "." + std::string(i.key()), why)) return false;
+      }
+      return true;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      simdjson::dom::array x = a, y = b;
+      if (x.size() != y.size()) {
+        *why = fmt::format("{}: {} items vs {}", path, x.size(), y.size());
+        return false;
+      }
+      for (size_t k = 0; k < x.size(); ++k) {
+        if (!SameJson(x.at(k), y.at(k), fmt::format("{}[{}]", path, k), why)) return false;
+      }
+      return true;
+    }
+    case simdjson::dom::element_type::DOUBLE:
+      if (double(a) == double(b)) return true;
+      break;
+    case simdjson::dom::element_type::INT64:
+      if (int64_t(a) == int64_t(b)) return true;
+      break;
+    case simdjson::dom::element_type::UINT64:
+      if (uint64_t(a) == uint64_t(b)) return true;
+      break;
+    case simdjson::dom::element_type::STRING:
+      if (std::string_view(a) == std::string_view(b)) return true;
+      break;
+    case simdjson::dom::element_type::BOOL:
+      if (bool(a) == bool(b)) return true;
+      break;
+    case simdjson::dom::element_type::NULL_VALUE:
+      return true;
+  }
+  *why = path + ": different values";
+  return false;
+}
+
+class ExplorerFiguresTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* fixtures = std::getenv("OPSCOPE_FIXTURES_DIR");
+    ASSERT_TRUE(fixtures != nullptr && fs::is_directory(fixtures))
+        << "OPSCOPE_FIXTURES_DIR is not set or missing (run through ctest)";
+    demo_ = fs::temp_directory_path() / fmt::format("opscope_figures_{}", getpid());
+    ASSERT_FALSE(Cli(fmt::format("demo rmsnorm --iters 3 --out '{}'", demo_.string())).empty());
+    explorer_ = new Explorer(ExplorerOptions{});
+    std::string error;
+    for (const std::string& dir : {demo_.string(), std::string(fixtures) + "/traces"}) {
+      std::vector<std::string> found;
+      ASSERT_TRUE(FindTraceFiles(dir, &found, &error)) << error;
+      for (const std::string& f : found) {
+        Trace trace;
+        ASSERT_TRUE(ImportTrace(f, &trace).ok()) << f;
+        explorer_->AddTrace(f, std::move(trace), f);
+        files_.push_back(f);
+      }
+    }
+    ASSERT_GE(files_.size(), 12u) << "the 3 demo traces and the fixtures";
+    ASSERT_TRUE(explorer_->Start(&error)) << error;
+  }
+  static void TearDownTestSuite() {
+    delete explorer_;
+    explorer_ = nullptr;
+    fs::remove_all(demo_);
+  }
+
+  static std::string Api(const std::string& path) {
+    httplib::Client client("127.0.0.1", explorer_->port());
+    client.set_read_timeout(60, 0);
+    auto res = client.Get(path.c_str());
+    EXPECT_TRUE(res && res->status == 200) << path;
+    return res ? res->body : std::string();
+  }
+
+  static Explorer* explorer_;
+  static std::vector<std::string> files_;
+  static fs::path demo_;
+};
+
+Explorer* ExplorerFiguresTest::explorer_ = nullptr;
+std::vector<std::string> ExplorerFiguresTest::files_;
+fs::path ExplorerFiguresTest::demo_;
+
+TEST_F(ExplorerFiguresTest, SummaryFiguresAreTheReportJson) {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const std::string cli = Cli("report --json '" + files_[i] + "'");
+    const std::string api = Api(fmt::format("/api/trace/{}/summary", i));
+    simdjson::dom::parser pc, pa;
+    element c, a;
+    ASSERT_EQ(pc.parse(cli).get(c), simdjson::SUCCESS) << files_[i];
+    ASSERT_EQ(pa.parse(api).get(a), simdjson::SUCCESS) << files_[i];
+    std::string why;
+    EXPECT_TRUE(SameJson(a["figures"], c, "figures", &why)) << files_[i] << ": " << why;
+  }
+}
+
+// The op table's rows (ns) are the report's key_averages rows (us, 3 decimals), all of them.
+TEST_F(ExplorerFiguresTest, OpTableRowsAreTheReportsKeyAverages) {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const std::string cli = Cli("report --json --rows -1 '" + files_[i] + "'");
+    const std::string api = Api(fmt::format("/api/trace/{}/ops", i));
+    simdjson::dom::parser pc, pa;
+    element c, a;
+    ASSERT_EQ(pc.parse(cli).get(c), simdjson::SUCCESS) << files_[i];
+    ASSERT_EQ(pa.parse(api).get(a), simdjson::SUCCESS) << files_[i];
+    using Key = std::tuple<std::string, bool, bool>;
+    std::map<Key, element> rows;
+    for (element r : simdjson::dom::array(a["rows"])) {
+      rows[{std::string(std::string_view(r["name"])), bool(r["is_device"]),
+            bool(r["user_annotation"])}] = r;
+    }
+    simdjson::dom::array report_rows = c["key_averages"]["rows"];
+    EXPECT_EQ(report_rows.size(), rows.size()) << files_[i];
+    for (element r : report_rows) {
+      const Key key{std::string(std::string_view(r["name"])), bool(r["is_device"]),
+                    bool(r["is_user_annotation"])};
+      ASSERT_TRUE(rows.count(key)) << files_[i] << ": " << std::get<0>(key);
+      element o = rows[key];
+      EXPECT_EQ(int64_t(r["count"]), int64_t(o["count"])) << std::get<0>(key);
+      for (const auto& [us, ns] : {std::pair{"self_cpu_time_total_us", "self_cpu_ns"},
+                                   {"cpu_time_total_us", "cpu_total_ns"},
+                                   {"self_device_time_total_us", "self_device_ns"},
+                                   {"device_time_total_us", "device_total_ns"}}) {
+        EXPECT_EQ(fmt::format("{:.3f}", double(r[us])),
+                  fmt::format("{:.3f}", static_cast<double>(int64_t(o[ns])) / 1000.0))
+            << files_[i] << ": " << std::get<0>(key) << " " << us;
+      }
+    }
+  }
+}
+
+TEST_F(ExplorerFiguresTest, DiffIsTheCliDiff) {
+  // The demo's naive -> compiled, and two fixtures of one kind (ROCm -> MI300 CUDA-style).
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < files_.size(); ++i)
+    index[fs::path(files_[i]).parent_path().filename()] = i;
+  ASSERT_TRUE(index.count("naive") && index.count("compiled"));
+  const std::vector<std::pair<size_t, size_t>> pairs = {{index["naive"], index["compiled"]},
+                                                        {files_.size() - 2, files_.size() - 1}};
+  for (const auto& [x, y] : pairs) {
+    const std::string cli = Cli("diff --json '" + files_[x] + "' '" + files_[y] + "'");
+    const std::string api = Api(fmt::format("/api/diff?a={}&b={}", x, y));
+    simdjson::dom::parser pc, pa;
+    element c, a;
+    ASSERT_EQ(pc.parse(cli).get(c), simdjson::SUCCESS) << files_[x];
+    ASSERT_EQ(pa.parse(api).get(a), simdjson::SUCCESS);
+    std::string why;
+    EXPECT_TRUE(SameJson(a, c, "diff", &why)) << files_[x] << " -> " << files_[y] << ": " << why;
+  }
+}
+
+TEST_F(ExplorerFiguresTest, FindingsCiteTheFigures) {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const std::string api = Api(fmt::format("/api/trace/{}/summary", i));
+    simdjson::dom::parser p;
+    element s;
+    ASSERT_EQ(p.parse(api).get(s), simdjson::SUCCESS);
+    element tl = s["figures"]["device_timeline"];
+    EXPECT_EQ(int64_t(s["gaps"]["total_ns"]), int64_t(tl["idle_ns"])) << files_[i];
+    simdjson::dom::array findings = s["findings"];
+    ASSERT_GT(findings.size(), 0u);
+    for (element f : findings) {
+      const std::string_view text = f;
+      EXPECT_EQ(text.find(" 0 calls"), std::string_view::npos) << files_[i] << ": " << text;
+      EXPECT_EQ(text.find("(0 calls"), std::string_view::npos) << files_[i] << ": " << text;
+    }
+    if (int64_t(tl["activities"]) > 0) {
+      EXPECT_NE(std::string_view(findings.at(0))
+                    .find(fmt::format(", {} activities).", int64_t(tl["activities"]))),
+                std::string_view::npos)
+          << files_[i] << ": " << std::string_view(findings.at(0));
+    }
+    // A repetition counts real consecutive copies: never more than the trace has top-level ops.
+    if (!s["repetition"].is_null()) {
+      EXPECT_GE(int64_t(s["repetition"]["repeats"]), 3);
+      EXPECT_LE(int64_t(s["repetition"]["repeats"]) *
+                    int64_t(simdjson::dom::array(s["repetition"]["names"]).size()),
+                int64_t(tl["activities"]))
+          << files_[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace opscope
