@@ -76,7 +76,7 @@ PUBLIC_HEADERS = {
 INTERNAL_USES = [
     # The trace layer's JSON and arithmetic helpers: every layer above writes JSON with them.
     ("src/trace/json_writer.h", ["src/*", "tests/*", "bench/*"]),
-    ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc"]),
+    ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     ("src/trace/saturating.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
@@ -97,6 +97,12 @@ INTERNAL_USES = [
     ("src/device/neuron/ring_collective.h", ["tools/demo_allreduce.cc"]),
     ("src/device/neuron/instruction_graph.h",
      ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc"]),
+    # The per-instruction cost model, tested directly; `opscope model`'s op and graph programs:
+    # the CLI, its tests and the calibration against public figures.
+    ("src/device/neuron/engine_model.h", ["tests/device/neuron_model_test.cc"]),
+    ("src/device/neuron/model_graph.h",
+     ["tools/model_command.cc", "tests/device/neuron_model_test.cc",
+      "tests/device/model_command_test.cc", "tests/device/neuron_calibration_test.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,
@@ -110,7 +116,8 @@ INTERNAL_USES = [
     ("tools/*.h", ["tools/*"]),
     ("tools/demo_*.h",
      ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
-      "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc"]),
+      "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc",
+      "tests/device/neuron_calibration_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
     ("tests/analysis/test_support.h", ["tests/*"]),
 ]

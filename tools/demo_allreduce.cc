@@ -201,18 +201,18 @@ AllReduceDemoResult RunAllReduceDemo(const AllReduceDemoOptions& options) {
                               std::chrono::system_clock::now().time_since_epoch())
                               .count() *
                           1000;
-  Shared shared{
-      options,
-      ring,
-      neuron::EstimateProgram(
-          neuron::EagerProgram("aten::mm", {{options.m, options.k}, {options.k, options.n}},
-                               {options.m, options.n}),
-          params),
-      base_ns,
-      ProfileRunDirectory(options.out_dir),
-      std::vector<std::vector<float>>(static_cast<size_t>(options.ranks)),
-      std::vector<std::vector<float>>(static_cast<size_t>(options.ranks)),
-      std::vector<std::string>(static_cast<size_t>(options.ranks))};
+  // Each rank's aten::mm runs through the framework's eager path (tensor binding and dispatch).
+  neuron::Program matmul = neuron::EagerProgram(
+      "aten::mm", {{options.m, options.k}, {options.k, options.n}}, {options.m, options.n});
+  matmul.eager = true;
+  Shared shared{options,
+                ring,
+                neuron::EstimateProgram(matmul, params),
+                base_ns,
+                ProfileRunDirectory(options.out_dir),
+                std::vector<std::vector<float>>(static_cast<size_t>(options.ranks)),
+                std::vector<std::vector<float>>(static_cast<size_t>(options.ranks)),
+                std::vector<std::string>(static_cast<size_t>(options.ranks))};
   std::vector<std::thread> threads;
   for (int r = 0; r < options.ranks; ++r) threads.emplace_back(RunRank, r, &shared);
   for (std::thread& t : threads) t.join();

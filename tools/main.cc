@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   opscope::tools::AddReportCommand(app, &exit_code);
   opscope::tools::AddDiffCommand(app, &exit_code);
   opscope::tools::AddExploreCommand(app, &exit_code);
+  opscope::tools::AddModelCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,13 +39,15 @@ TEST(DemoRmsNorm, NeuronShowsTheReferenceStoryStructure) {
   EXPECT_DOUBLE_EQ(fused.device_executions_per_call, 1);
   ASSERT_FALSE(naive.device_share.empty());
   EXPECT_EQ(naive.device_share[0].first, "aten::mul");
-  EXPECT_NEAR(naive.device_share[0].second, 0.5, 0.05);
+  EXPECT_GT(naive.device_share[0].second, 0.40);
+  EXPECT_LT(naive.device_share[0].second, 0.60);
   std::set<std::string> rest;
   for (size_t i = 1; i < naive.device_share.size(); ++i) rest.insert(naive.device_share[i].first);
   EXPECT_EQ(rest, (std::set<std::string>{"aten::add", "aten::rsqrt", "aten::mean"}));
   ASSERT_EQ(fused.device_share.size(), 1u);
   EXPECT_EQ(fused.device_share[0].first, "aten::_fused_rms_norm");
-  EXPECT_NEAR(naive.device_us_per_call / fused.device_us_per_call, 6.0, 0.6);
+  EXPECT_GT(naive.device_us_per_call / fused.device_us_per_call, 4.0);
+  EXPECT_LT(naive.device_us_per_call / fused.device_us_per_call, 8.0);
   EXPECT_LT(naive.max_abs_error, 1e-4);
   EXPECT_LT(fused.max_abs_error, 1e-4);
   EXPECT_EQ(naive.in_flight_at_stop, 0u);
@@ -108,6 +110,21 @@ TEST(DemoRmsNorm, NoSyncLosesDeviceTimeAndWarns) {
   DemoReport fixed = RunRmsNormDemo(o, RmsNormVariants());
   EXPECT_DOUBLE_EQ(Find(fixed, "naive").device_executions_per_call, 6);
   EXPECT_EQ(Find(fixed, "naive").in_flight_at_stop, 0u);
+}
+
+// Without a synchronize the host runs ahead only as far as the runtime's execution queue allows:
+// at stop at most max_inflight_executions are in flight, however many iterations ran.
+TEST(DemoRmsNorm, NoSyncRunsAheadOnlyAsFarAsTheQueueAllows) {
+  DemoOptions o = SmallRun();
+  o.iters = 100;
+  o.sync = false;
+  DemoReport report = RunRmsNormDemo(o, RmsNormVariants());
+  const auto limit = uint64_t(neuron::DefaultDevice().params().max_inflight_executions);
+  for (const auto& v : report.variants) {
+    SCOPED_TRACE(v.name);
+    EXPECT_GT(v.in_flight_at_stop, 0u);
+    EXPECT_LE(v.in_flight_at_stop, limit);
+  }
 }
 
 TEST(DemoRmsNorm, CpuRunsWithoutDeviceColumns) {

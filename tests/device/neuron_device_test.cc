@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,12 @@
 namespace opscope::neuron {
 namespace {
 
-Params FastParams(double fixed_us) {
+// Executions that take `launch_us` each (the launch phase), nothing else fixed.
+Params FastParams(double launch_us) {
   Params p = Preset("trn1");
-  p.exec_fixed_us = fixed_us;
+  p.exec_launch_us = launch_us;
+  p.exec_complete_us = 0;
+  p.program_switch_us = 0;
   p.first_exec_load_us = 0;
   return p;
 }
@@ -266,6 +270,97 @@ TEST(NeuronDevice, StoppingBeforeTheDeviceFinishesLosesItsActivity) {
     EXPECT_EQ(Dropped(t, "in_flight_at_stop"), flush ? 0u : 1u);
     dev.Synchronize();
   }
+}
+
+// The runtime's execution queue is bounded: the host blocks when a core holds
+// max_inflight_executions (it used to queue without limit: 15.8 GB for 2M warm-up iterations).
+TEST(NeuronDevice, ExecuteBlocksWhileTheQueueIsFull) {
+  Params p = FastParams(20000);  // 20 ms per execution
+  p.max_inflight_executions = 2;
+  NeuronDevice dev(p);
+  const int64_t t0 = NowNs();
+  dev.Execute(0, Neg(1, 1), 0);
+  dev.Execute(0, Neg(1, 1), 0);
+  EXPECT_LT(NowNs() - t0, 15'000'000);  // two fit: both calls return at once
+  dev.Execute(0, Neg(1, 1), 0);         // the third waits for the first to finish
+  EXPECT_GE(NowNs() - t0, 19'000'000);
+  EXPECT_LE(dev.InFlight(), 2);
+  dev.Execute(1, Neg(1, 1), 0);  // other cores have their own queue
+  EXPECT_LT(NowNs() - t0, 39'000'000);
+  dev.Synchronize();
+}
+
+TEST(NeuronDevice, ABurstOfExecutionsStaysWithinTheBound) {
+  Params p = FastParams(0);
+  p.exec_complete_us = 5;
+  NeuronDevice dev(p);
+  ProfilerOptions o = DeviceOptions({ProfileMode::kDevice, ProfileMode::kRuntime});
+  o.device.max_events_per_nc = 100;
+  o.device.flush_device_on_stop = false;
+  Profiler prof(o);
+  prof.Start();  // no synchronize until the end: the --no-sync pitfall at scale
+  int most = 0;
+  for (int i = 0; i < 5000; ++i) {
+    RunOp(dev, 0, Neg(1, 1));
+    most = std::max(most, dev.InFlight());
+  }
+  EXPECT_LE(most, 8);
+  dev.Synchronize();
+  prof.Stop();
+  // The device's event ring kept the newest events and counted the rest.
+  const Trace& t = prof.trace();
+  EXPECT_LE(CountKind(t, ActivityKind::kKernel) + CountKind(t, ActivityKind::kInstruction), 100);
+  EXPECT_GT(Dropped(t, "max_events_per_nc"), 1000u);
+}
+
+// Work queued from the device's own worker threads (a kernel's closure freeing tensors) never
+// waits for its own queue, so a full queue cannot deadlock the device.
+TEST(NeuronDevice, WorkersNeverBlockOnTheirOwnQueue) {
+  Params p = FastParams(0);
+  p.max_inflight_executions = 1;
+  NeuronDevice dev(p);
+  std::atomic<int> freed{0};
+  Program prog = Neg(1, 1);
+  prog.compute = [&dev, &freed] {
+    for (int i = 0; i < 5000; ++i) dev.Defer(0, [&freed] { freed.fetch_add(1); });
+  };
+  dev.Execute(0, std::move(prog), 0);
+  dev.Execute(0, Neg(1, 1), 0);
+  dev.Synchronize();
+  EXPECT_EQ(freed.load(), 5000);
+}
+
+TEST(NeuronDevice, PhasesAreSpansOfTheExecution) {
+  Params p = FastParams(50);
+  p.exec_complete_us = 2;
+  NeuronDevice dev(p);
+  Profiler prof(DeviceOptions({ProfileMode::kDevice, ProfileMode::kRuntime}));
+  prof.Start();
+  Program prog = Neg(128, 512);
+  prog.eager = true;  // the eager path: binding and dispatch are phases of their own
+  RunOp(dev, 0, std::move(prog));
+  dev.Synchronize();
+  prof.Stop();
+  const Trace& t = prof.trace();
+  int64_t exec_begin = 0, exec_dur = 0;
+  for (const auto& s : t.slices()) {
+    if (s.kind == ActivityKind::kKernel) {
+      exec_begin = s.ts_ns;
+      exec_dur = s.dur_ns;
+    }
+  }
+  std::set<std::string> names;
+  int64_t total = 0;
+  for (const auto& s : t.slices()) {
+    if (t.Str(t.tracks()[s.track].name) != "execution phases") continue;
+    names.emplace(t.Str(s.name));
+    total += s.dur_ns;
+    EXPECT_GE(s.ts_ns, exec_begin - 1);
+    EXPECT_LE(s.ts_ns + s.dur_ns, exec_begin + exec_dur + 1);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"launch", "tensor_bind", "eager_dispatch", "engines",
+                                          "completion"}));
+  EXPECT_NEAR(double(total), double(exec_dur), 0.001 * double(exec_dur) + 2);
 }
 
 }  // namespace

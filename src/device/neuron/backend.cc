@@ -98,9 +98,11 @@ Program ProgramFor(const OpCall& call) {
     case KernelKind::kMatmul: {
       const TensorRef& a = call.inputs[0];
       const TensorRef& b = call.inputs[1];
-      const int64_t k = a.sizes[a.ndim - 1], m = b.sizes[b.ndim - 1];
-      const int64_t rows = Numel(a) / std::max<int64_t>(1, k);
-      return EagerProgram("aten::mm", {{rows, k}, {k, m}}, {rows, m});
+      const int64_t batch = call.op == OpId::kBmm ? std::max<int64_t>(1, a.sizes[0]) : 1;
+      const int64_t k = a.sizes[a.ndim - 1], n = b.sizes[b.ndim - 1];
+      const int64_t m = Numel(a) / std::max<int64_t>(1, k) / batch;
+      return MatmulProgram(name, batch, std::max<int64_t>(1, m), std::max<int64_t>(1, k),
+                           std::max<int64_t>(1, n));
     }
     case KernelKind::kSoftmax: {
       const TensorRef& in = call.inputs[0];
@@ -173,6 +175,7 @@ class NeuronBackend final : public DeviceBackend {
 
   void Execute(const OpCall& call) override {
     Program program = ProgramFor(call);
+    program.eager = true;  // the framework's eager path: binding and dispatch per execution
     auto owned = std::make_shared<OwnedCall>(call);
     DeviceBackend* cpu = &GetBackend(DeviceType::kCPU);
     program.compute = [owned, cpu] { cpu->Execute(owned->View()); };
@@ -196,6 +199,7 @@ class NeuronBackend final : public DeviceBackend {
     }
     if (outputs.empty()) throw TensorError("neuron: ExecuteProgram needs at least one output");
     Program copy = p->program;
+    copy.eager = true;
     auto ins = std::make_shared<std::vector<TensorRef>>(inputs.begin(), inputs.end());
     auto outs = std::make_shared<std::vector<TensorRef>>(outputs.begin(), outputs.end());
     auto kernel = p->kernel;

@@ -1,12 +1,16 @@
-// The simulated device: one in-order execution queue and worker thread per NeuronCore.
+// The simulated device: one in-order execution queue and worker thread per logical NeuronCore.
 //
 // Execute() stamps the work with the host op's correlation, reports the host-side runtime call
-// (nrta_execute_schedule) and enqueues. The core's worker computes the real result, lowers and
-// schedules the program on the cost model, and then waits until the host clock reaches the
-// execution's modeled end (mapped from the device clock): only then is the execution finished,
-// its device events (nc_exec_running, engine instructions) written to the core's ring buffer, and
-// Synchronize() released. The host therefore sees the device take its modeled time.
+// (nrta_execute_schedule) and enqueues -- blocking while the core already holds
+// max_inflight_executions, as the Neuron runtime's execution queue does. The core's worker
+// computes the real result, lowers and schedules the program on the cost model, adds the
+// execution's phases (program switch, launch, binding, eager dispatch, completion), and then waits
+// until the host clock reaches the execution's modeled end (mapped from the device clock): only
+// then is the execution finished, its device events (nc_exec_running, its phases, engine
+// instructions) written to the core's ring buffer, and Synchronize() released. The host therefore
+// sees the device take its modeled time.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +32,14 @@
 namespace opscope::neuron {
 namespace {
 
+// Set on the device's worker threads: work they enqueue (frees of tensors a kernel's closure
+// owned) must never wait for their own queue to drain.
+thread_local bool t_on_worker = false;
+
+// Defer() tasks a core may hold before the host blocks: frees and staged host writes are cheap,
+// but a loop that only allocates could otherwise queue them without limit.
+constexpr int kMaxDeferred = 4096;
+
 struct Job {
   Program program;
   uint64_t external_id = 0;
@@ -46,10 +58,14 @@ struct NeuronDevice::Impl {
     std::mutex mu;
     std::condition_variable work_cv;
     std::deque<Job> queue;
+    std::condition_variable space_cv;        // signalled when an execution or task finishes
+    int queued_executions = 0;               // enqueued, not finished (guarded by mu)
+    int queued_deferred = 0;                 // Defer() tasks not yet run (guarded by mu)
     int pending = 0;                         // executions enqueued and not finished
     int deferred = 0;                        // Defer() tasks not yet run (guarded by done_mu)
     int64_t free_at_ticks = 0;               // device time at which the core is idle
     std::unordered_set<std::string> loaded;  // programs already executed once
+    std::string last_program;                // worker-only: the program executed last
     EventRing ring;
     InstructionGraph graph;  // worker-only
     std::thread worker;
@@ -76,7 +92,15 @@ struct NeuronDevice::Impl {
       return true;
     });
   }
-  void Finish(Core* core, Job& job, int64_t start_ticks, int64_t end_ticks, int64_t fixed_ns);
+  void Finish(Core* core, Job& job, int64_t start_ticks, int64_t end_ticks,
+              const std::array<int64_t, kNumExecPhases>& phases);
+  void RecordDeviceEvents(Core* core, Job& job, int64_t start,
+                          const std::array<int64_t, kNumExecPhases>& phases);
+  // Waits (off the worker threads) until `core` has room under `limit` in *count.
+  void WaitForRoom(Core* core, std::unique_lock<std::mutex>& lock, const int* count, int limit) {
+    if (t_on_worker) return;
+    core->space_cv.wait(lock, [&] { return *count < limit || stopping; });
+  }
 
   Params params;
   DeviceClock clock;
@@ -109,15 +133,33 @@ void ReportSyncPoint(int core, int64_t host_ns, int64_t device_ticks) {
   ReportDeviceActivity(a);
 }
 
-// The lane (stream) of an instruction within its NeuronCore: 0 is the execution queue, then the
-// four compute engines, then the DMA queues.
-int32_t Lane(const Instruction& ins) {
-  return ins.engine == Engine::kDma ? 5 + ins.queue : 1 + int32_t(ins.engine);
+// Lanes (streams) of a logical NeuronCore: 0 the execution queue, 1 the execution's phases, then
+// per physical core its four compute engines and its DMA queues.
+int32_t Lane(const Instruction& ins, const Params& p) {
+  const int32_t per_core = 4 + int32_t(p.dma_queues);
+  const int32_t base = 2 + int32_t(ins.pcore) * per_core;
+  return ins.engine == Engine::kDma ? base + 4 + ins.queue : base + int32_t(ins.engine);
+}
+
+std::vector<std::string> LaneNames(const Params& p) {
+  std::vector<std::string> names = {"nc_exec (execution queue)", "execution phases"};
+  const int pcores = int(p.logical_core_size);
+  for (int c = 0; c < pcores; ++c) {
+    const std::string suffix = c == 0 ? "" : " (physical core " + std::to_string(c) + ")";
+    for (const char* e : {"TensorE", "VectorE", "ScalarE", "GpSimdE"}) {
+      names.push_back(e + suffix);
+    }
+    for (int q = 0; q < int(p.dma_queues); ++q) {
+      names.push_back("DMA queue " + std::to_string(q) + suffix);
+    }
+  }
+  return names;
 }
 
 }  // namespace
 
 void NeuronDevice::Impl::Run(Core* core) {
+  t_on_worker = true;
   for (;;) {
     Job job;
     {
@@ -129,6 +171,12 @@ void NeuronDevice::Impl::Run(Core* core) {
     }
     if (job.deferred) {
       job.deferred();
+      job.deferred = nullptr;  // what it captured goes now, on this thread
+      {
+        std::lock_guard<std::mutex> lock(core->mu);
+        --core->queued_deferred;
+      }
+      core->space_cv.notify_all();
       {
         std::lock_guard<std::mutex> done_lock(done_mu);
         --core->deferred;
@@ -145,17 +193,21 @@ void NeuronDevice::Impl::Run(Core* core) {
       makespan = core->graph.Schedule(params);
     } catch (const std::exception& e) {
       RecordError(core, job, e.what());
-      core->graph.Lower(Program(job.program.name), params);  // empty: fixed cost only
+      core->graph.Lower(Program(job.program.name), params);  // empty: the fixed phases only
     }
-    int64_t fixed = std::llround(params.exec_fixed_us * 1e3);
-    bool first = false;
+    EstimateOptions options;
     {
       std::lock_guard<std::mutex> lock(core->mu);
-      first = core->loaded.insert(job.program.name).second;
+      options.first_execution = core->loaded.insert(job.program.name).second;
     }
-    if (first) fixed += std::llround(params.first_exec_load_us * 1e3);
+    options.program_switch = !options.first_execution && core->last_program != job.program.name;
+    core->last_program = job.program.name;
+    const std::array<int64_t, kNumExecPhases> phases =
+        ExecPhaseNs(job.program, params, options, makespan);
+    int64_t total = 0;
+    for (int64_t v : phases) total += v;
     const int64_t start = std::max(core->free_at_ticks, clock.ToDevice(job.submit_host_ns));
-    const int64_t end = start + fixed + makespan;
+    const int64_t end = start + total;
     core->free_at_ticks = end;
     executions.fetch_add(1, std::memory_order_relaxed);
     instructions.fetch_add(int64_t(core->graph.instructions().size()), std::memory_order_relaxed);
@@ -164,68 +216,97 @@ void NeuronDevice::Impl::Run(Core* core) {
     for (int64_t now = NowNs(); now < done_host && !stopping; now = NowNs()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(done_host - now));
     }
-    Finish(core, job, start, end, fixed);
+    Finish(core, job, start, end, phases);
+  }
+}
+
+void NeuronDevice::Impl::RecordDeviceEvents(Core* core, Job& job, int64_t start,
+                                            const std::array<int64_t, kNumExecPhases>& phases) {
+  // Each phase of the execution is its own span on the "execution phases" lane.
+  int64_t at = start, engines_at = start;
+  for (int i = 0; i < kNumExecPhases; ++i) {
+    if (i == int(ExecPhase::kEngines)) engines_at = at;
+    if (phases[size_t(i)] <= 0) continue;
+    DeviceActivity a;
+    a.kind = ActivityKind::kInstruction;
+    a.clock = ActivityClock::kDevice;
+    a.name = InternName(ExecPhaseName(ExecPhase(i)));
+    a.device = core->index;
+    a.stream = 1;
+    a.start = at;
+    a.end = at + phases[size_t(i)];
+    a.external_id = job.external_id;
+    a.correlation = job.correlation;
+    core->ring.Push(std::move(a));
+    at += phases[size_t(i)];
+  }
+  for (const Instruction& ins : core->graph.instructions()) {
+    DeviceActivity a;
+    a.kind = ActivityKind::kInstruction;
+    a.clock = ActivityClock::kDevice;
+    a.name = ins.name;
+    a.device = core->index;
+    a.stream = Lane(ins, params);
+    a.start = engines_at + ins.start_ns;
+    a.end = engines_at + ins.end_ns;
+    a.external_id = job.external_id;
+    a.correlation = job.correlation;
+    if (ins.bytes > 0) a.args = "{\"bytes\": " + std::to_string(ins.bytes) + "}";
+    core->ring.Push(std::move(a));
   }
 }
 
 void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end,
-                                int64_t fixed_ns) {
+                                const std::array<int64_t, kNumExecPhases>& phases) {
   // Events of an execution that finishes after its session stopped are lost, as on the device.
   const bool record = job.record && DeviceActivityEnabled();
-  std::lock_guard<std::mutex> lock(core->mu);
-  if (record) {
-    if (core->ring.capacity() != size_t(job.capture.max_events_per_nc)) {
-      core->ring.Reset(size_t(std::max<int64_t>(0, job.capture.max_events_per_nc)));
-    }
-    static const char* kExec = InternName("nc_exec_running");
-    DeviceActivity exec;
-    exec.kind = ActivityKind::kKernel;
-    exec.clock = ActivityClock::kDevice;
-    exec.name = kExec;
-    exec.device = core->index;
-    exec.stream = 0;
-    exec.start = start;
-    exec.end = end;
-    exec.external_id = job.external_id;
-    exec.correlation = job.correlation;
-    exec.args = "{\"program\": \"" + job.program.name +
-                "\", \"instructions\": " + std::to_string(core->graph.instructions().size()) +
-                ", \"dma_bytes\": " + std::to_string(core->graph.dma_bytes()) + "}";
-    core->ring.Push(std::move(exec));
-    if (job.capture.device) {
-      const int64_t base = start + std::llround(double(fixed_ns) * params.exec_launch_fraction);
-      for (const Instruction& ins : core->graph.instructions()) {
-        DeviceActivity a;
-        a.kind = ActivityKind::kInstruction;
-        a.clock = ActivityClock::kDevice;
-        a.name = ins.name;
-        a.device = core->index;
-        a.stream = Lane(ins);
-        a.start = base + ins.start_ns;
-        a.end = base + ins.end_ns;
-        a.external_id = job.external_id;
-        a.correlation = job.correlation;
-        if (ins.bytes > 0) a.args = "{\"bytes\": " + std::to_string(ins.bytes) + "}";
-        core->ring.Push(std::move(a));
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    if (record) {
+      if (core->ring.capacity() != size_t(job.capture.max_events_per_nc)) {
+        core->ring.Reset(size_t(std::max<int64_t>(0, job.capture.max_events_per_nc)));
       }
+      static const char* kExec = InternName("nc_exec_running");
+      DeviceActivity exec;
+      exec.kind = ActivityKind::kKernel;
+      exec.clock = ActivityClock::kDevice;
+      exec.name = kExec;
+      exec.device = core->index;
+      exec.stream = 0;
+      exec.start = start;
+      exec.end = end;
+      exec.external_id = job.external_id;
+      exec.correlation = job.correlation;
+      exec.args = "{\"program\": \"" + job.program.name +
+                  "\", \"instructions\": " + std::to_string(core->graph.instructions().size()) +
+                  ", \"dma_bytes\": " + std::to_string(core->graph.dma_bytes()) +
+                  ", \"eager\": " + (job.program.eager ? "true" : "false") + "}";
+      core->ring.Push(std::move(exec));
+      if (job.capture.device) RecordDeviceEvents(core, job, start, phases);
     }
   }
+  // Not in flight any more (InFlight) before its queue slot is reused.
   {
     std::lock_guard<std::mutex> done_lock(done_mu);
     --core->pending;
   }
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    --core->queued_executions;
+  }
+  core->space_cv.notify_all();
   done_cv.notify_all();
 }
 
-NeuronDevice::NeuronDevice(Params params) : impl_(std::make_unique<Impl>(std::move(params))) {
-  const int n = std::max(1, int(impl_->params.num_cores));
+NeuronDevice::NeuronDevice(Params params) {
+  ValidateParams(params);  // throws ParamsError before any thread starts
+  impl_ = std::make_unique<Impl>(std::move(params));
+  const Params& p = impl_->params;
+  const int n = int(p.num_cores / p.logical_core_size);
   DeviceDescription desc;
   desc.name = "neuron";
   desc.process_name = "NeuronCore";
-  desc.lane_names = {"nc_exec (execution queue)", "TensorE", "VectorE", "ScalarE", "GpSimdE"};
-  for (int q = 0; q < int(impl_->params.dma_queues); ++q) {
-    desc.lane_names.push_back("DMA queue " + std::to_string(q));
-  }
+  desc.lane_names = LaneNames(p);
   RegisterDevice(desc);
   for (int i = 0; i < n; ++i) {
     auto core = std::make_unique<Impl::Core>();
@@ -250,6 +331,7 @@ NeuronDevice::~NeuronDevice() {
   for (auto& core : impl_->cores) {
     { std::lock_guard<std::mutex> lock(core->mu); }
     core->work_cv.notify_all();
+    core->space_cv.notify_all();
     core->worker.join();
   }
 }
@@ -259,10 +341,10 @@ int NeuronDevice::num_cores() const { return int(impl_->cores.size()); }
 
 void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id) {
   if (core_index < 0 || core_index >= num_cores()) {
-    throw std::out_of_range("neuron:" + std::to_string(core_index) + " does not exist: the " +
-                            impl_->params.preset + " model has " + std::to_string(num_cores()) +
-                            " NeuronCores (neuron:0 .. neuron:" + std::to_string(num_cores() - 1) +
-                            ")");
+    throw std::out_of_range(
+        "neuron:" + std::to_string(core_index) + " does not exist: the " + impl_->params.preset +
+        " model has " + std::to_string(num_cores()) +
+        " logical NeuronCores (neuron:0 .. neuron:" + std::to_string(num_cores() - 1) + ")");
   }
   Impl::Core* core = impl_->cores[core_index].get();
   const int64_t t0 = NowNs();
@@ -280,11 +362,16 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   const bool record = job.record;
   const bool job_runtime = job.capture.runtime;
   {
-    std::lock_guard<std::mutex> done_lock(impl_->done_mu);
-    ++core->pending;
-  }
-  {
-    std::lock_guard<std::mutex> lock(core->mu);
+    std::unique_lock<std::mutex> lock(core->mu);
+    // The runtime's execution queue is bounded: a full one blocks the caller (the framework
+    // retries a scheduling call that reports the queue full).
+    impl_->WaitForRoom(core, lock, &core->queued_executions,
+                       int(impl_->params.max_inflight_executions));
+    ++core->queued_executions;
+    {
+      std::lock_guard<std::mutex> done_lock(impl_->done_mu);
+      ++core->pending;
+    }
     // The device can start only once the runtime call has handed the work over.
     job.submit_host_ns = NowNs();
     core->queue.push_back(std::move(job));
@@ -326,11 +413,13 @@ void NeuronDevice::Defer(int core_index, std::function<void()> fn) {
   Job job;
   job.deferred = std::move(fn);
   {
-    std::lock_guard<std::mutex> done_lock(impl_->done_mu);
-    ++core->deferred;
-  }
-  {
-    std::lock_guard<std::mutex> lock(core->mu);
+    std::unique_lock<std::mutex> lock(core->mu);
+    impl_->WaitForRoom(core, lock, &core->queued_deferred, kMaxDeferred);
+    ++core->queued_deferred;
+    {
+      std::lock_guard<std::mutex> done_lock(impl_->done_mu);
+      ++core->deferred;
+    }
     core->queue.push_back(std::move(job));
   }
   core->work_cv.notify_one();

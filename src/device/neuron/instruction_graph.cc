@@ -1,9 +1,7 @@
-// Program -> engine instructions (tiling over partitions and the free dimension).
+// Program -> engine instructions: tiling, SBUF residency with capacity, spills, PSUM banks.
 #include "device/neuron/instruction_graph.h"
 
 #include <algorithm>
-#include <cmath>
-#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -14,29 +12,15 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Tile keys pack (buffer, scope, row tile, col tile) into 64 bits: 12 + 12 + 20 + 20. `scope` is 0
-// for tiles shared across the program and 1 + op index for loads private to one op.
-constexpr int64_t kMaxBuffers = 1 << 12;
-constexpr int64_t kMaxTiles = 1 << 20;
-uint64_t TileKey(int64_t buffer, int64_t scope, int64_t rt, int64_t ct) {
-  return (uint64_t(buffer) << 52) | (uint64_t(scope & 0xfff) << 40) | (uint64_t(rt) << 20) |
+// Tile keys pack (buffer, physical core, row tile, col tile) into 64 bits: 12 + 4 + 24 + 24.
+// Buffers at or past the program's own are a matmul's transposed operand (one per op).
+uint64_t TileKey(int64_t buffer, int64_t pcore, int64_t rt, int64_t ct) {
+  return (uint64_t(buffer) << 52) | (uint64_t(pcore & 0xf) << 48) | (uint64_t(rt) << 24) |
          uint64_t(ct);
 }
 
-double EngineGhz(Engine e, const Params& p) {
-  switch (e) {
-    case Engine::kTensor:
-      return p.tensor_ghz;
-    case Engine::kVector:
-      return p.vector_ghz;
-    case Engine::kScalar:
-      return p.scalar_ghz;
-    case Engine::kGpSimd:
-      return p.gpsimd_ghz;
-    case Engine::kDma:
-      return 1;
-  }
-  return 1;
+[[noreturn]] void Invalid(const Program& p, const std::string& what) {
+  throw std::invalid_argument("neuron program '" + p.name + "': " + what);
 }
 
 }  // namespace
@@ -48,204 +32,221 @@ const char* InternName(std::string_view name) {
   return names->emplace(name).first->c_str();  // node-based: c_str() stays valid
 }
 
-int64_t InstructionGraph::ComputeNs(Engine engine, double flops, const Params& p) const {
-  double ghz = EngineGhz(engine, p);
-  double overhead = 0, tflops = 1;
-  switch (engine) {
-    case Engine::kTensor:
-      overhead = p.tensor_overhead_cycles;
-      tflops = p.tensor_fp32_tflops;
-      break;
-    case Engine::kVector:
-      overhead = p.vector_overhead_cycles;
-      tflops = p.vector_fp32_tflops;
-      break;
-    case Engine::kScalar:
-      overhead = p.scalar_overhead_cycles;
-      tflops = p.scalar_fp32_tflops;
-      break;
-    case Engine::kGpSimd:
-      overhead = p.gpsimd_overhead_cycles;
-      tflops = p.gpsimd_fp32_tflops;
-      break;
-    case Engine::kDma:
-      break;
+uint32_t InstructionGraph::Emit(Instruction ins) {
+  if (int64_t(instrs_.size()) >= kMaxInstructions) {
+    Invalid(*program_, "lowers to more than " + std::to_string(kMaxInstructions) +
+                           " instructions, too large to model");
   }
-  // TFLOPS * 1e3 = FLOP per ns.
-  return std::llround(overhead / ghz + flops / (tflops * 1e3));
-}
-
-uint32_t InstructionGraph::Emit(Instruction ins, const std::vector<uint32_t>& deps) {
+  std::vector<uint32_t>& deps = pending_deps_;
+  deps.insert(deps.end(), evict_deps_.begin(), evict_deps_.end());
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   ins.dep_begin = static_cast<uint32_t>(deps_.size());
   ins.dep_count = static_cast<uint32_t>(deps.size());
   deps_.insert(deps_.end(), deps.begin(), deps.end());
+  ins.op = cur_op_;
   instrs_.push_back(ins);
+  deps.clear();
+  evict_deps_.clear();
   return static_cast<uint32_t>(instrs_.size() - 1);
 }
 
-InstructionGraph::TileRange InstructionGraph::EmitTransfer(const char* name, int64_t bytes,
-                                                           int64_t partitions, bool is_load,
-                                                           int32_t op,
-                                                           const std::vector<uint32_t>& deps,
-                                                           const Params& p) {
-  // A tile's transfer is spread over the DMA queues, whole partitions per queue.
-  int64_t pieces = std::max<int64_t>(1, std::min<int64_t>(int64_t(p.dma_queues), partitions));
-  double gbps = std::min(p.dma_queue_gbps, p.hbm_gbps / p.dma_queues);
-  TileRange range{static_cast<uint32_t>(instrs_.size()), static_cast<uint32_t>(pieces)};
-  for (int64_t i = 0; i < pieces; ++i) {
+void InstructionGraph::EmitTransfer(const char* name, uint32_t t, bool is_load,
+                                    std::vector<uint32_t> deps, std::vector<uint32_t>* out) {
+  // Emit() takes its deps from pending_deps_: keep the instruction under construction's aside.
+  std::vector<uint32_t> saved_pending, saved_evict;
+  saved_pending.swap(pending_deps_);
+  saved_evict.swap(evict_deps_);
+  const Tile tile = tiles_[t];
+  const int32_t eb = program_->buffers[tile.buffer].elem_bytes;
+  const DmaSplit split = SplitTransfer(tile.rows, *params_);
+  for (int64_t j = 0; j < split.pieces; ++j) {
+    const int64_t rows = std::min(split.rows_per_piece, tile.rows - j * split.rows_per_piece);
+    if (rows <= 0) break;
     Instruction ins;
     ins.name = name;
     ins.engine = Engine::kDma;
-    ins.bytes = bytes / pieces + (i < bytes % pieces ? 1 : 0);
-    ins.duration_ns = std::llround(p.dma_setup_ns + double(ins.bytes) / gbps);
-    ins.op = op;
+    ins.pcore = tile.pcore;
+    ins.queue = static_cast<uint16_t>(j % int64_t(params_->dma_queues));
+    ins.bytes = rows * tile.cols * eb;
+    ins.chunks = rows;
+    ins.duration_ns = DmaDataNs(ins.bytes, ins.chunks, *params_);
     ins.is_load = is_load;
-    Emit(ins, deps);
+    pending_deps_ = deps;
+    out->push_back(Emit(ins));
+    dma_bytes_ += ins.bytes;
   }
-  dma_bytes_ += bytes;
-  return range;
+  pending_deps_.swap(saved_pending);
+  evict_deps_.swap(saved_evict);
 }
 
-void InstructionGraph::NeedTile(const Program& program, int b, int64_t rt, int64_t ct, int32_t op,
-                                bool cache, const Params& p, std::vector<uint32_t>* deps) {
-  const Buffer& buf = program.buffers[b];
-  const int64_t P = int64_t(p.partitions);
-  const int64_t F = std::max<int64_t>(1, int64_t(p.free_tile_bytes) / buf.elem_bytes);
-  rt = buf.rows == 1 ? 0 : std::min(rt, CeilDiv(buf.rows, P) - 1);
-  ct = buf.cols == 1 ? 0 : std::min(ct, CeilDiv(buf.cols, F) - 1);
-  auto add = [deps](TileRange r) {
-    for (uint32_t i = 0; i < r.count; ++i) deps->push_back(r.first + i);
-  };
-  if (auto it = tiles_.find(TileKey(b, 0, rt, ct)); it != tiles_.end()) return add(it->second);
-  uint64_t load_key = TileKey(b, cache ? 0 : op + 1, rt, ct);
-  if (auto it = tiles_.find(load_key); it != tiles_.end()) return add(it->second);
-  if (buf.memory != Memory::kHbm) {
-    throw std::invalid_argument("neuron program '" + program.name + "': op " + std::to_string(op) +
-                                " reads SBUF buffer '" + buf.name + "' before any op writes it");
+uint32_t InstructionGraph::TileIndex(int buffer, int pcore, int64_t rt, int64_t ct) {
+  const uint64_t key = TileKey(buffer, pcore, rt, ct);
+  auto [it, inserted] = tile_index_.try_emplace(key, uint32_t(tiles_.size()));
+  if (!inserted) return it->second;
+  Tile t;
+  t.buffer = buffer;
+  t.pcore = uint8_t(pcore);
+  const bool pseudo = buffer >= int(program_->buffers.size());
+  if (!pseudo) {
+    const Buffer& b = program_->buffers[buffer];
+    t.rows = std::min(P_, b.rows - rt * P_);
+    const int64_t f = tile_cols_[size_t(buffer)];
+    t.cols = std::min(f, b.cols - ct * f);
+    t.bytes_pp = t.cols * b.elem_bytes;
+    t.in_hbm = b.memory == Memory::kHbm && !written_[buffer];  // a program input
   }
-  int64_t rows = std::min(P, buf.rows - rt * P);
-  int64_t cols = std::min(F, buf.cols - ct * F);
-  static const char* kLoad = InternName("dma_load");
-  TileRange r = EmitTransfer(kLoad, rows * cols * buf.elem_bytes, rows, true, op, {}, p);
-  tiles_[load_key] = r;
-  add(r);
+  tiles_.push_back(std::move(t));
+  return it->second;
 }
 
-void InstructionGraph::Lower(const Program& program, const Params& p) {
-  instrs_.clear();
-  deps_.clear();
-  tiles_.clear();
-  dma_bytes_ = 0;
-  if (int64_t(program.buffers.size()) >= kMaxBuffers) {
-    throw std::invalid_argument("neuron program '" + program.name + "' has too many buffers");
+void InstructionGraph::Unlink(uint32_t i) {
+  Tile& t = tiles_[i];
+  Core& c = cores_[t.pcore];
+  if (t.prev != UINT32_MAX) tiles_[t.prev].next = t.next;
+  if (t.next != UINT32_MAX) tiles_[t.next].prev = t.prev;
+  if (c.lru_head == i) c.lru_head = t.next;
+  if (c.lru_tail == i) c.lru_tail = t.prev;
+  t.prev = t.next = UINT32_MAX;
+}
+
+void InstructionGraph::Touch(uint32_t i) {
+  Tile& t = tiles_[i];
+  Core& c = cores_[t.pcore];
+  if (c.lru_head == i) return;
+  Unlink(i);
+  t.next = c.lru_head;
+  if (c.lru_head != UINT32_MAX) tiles_[c.lru_head].prev = i;
+  c.lru_head = i;
+  if (c.lru_tail == UINT32_MAX) c.lru_tail = i;
+}
+
+void InstructionGraph::Evict(uint32_t i) {
+  Tile& t = tiles_[i];
+  evict_deps_.insert(evict_deps_.end(), t.readers.begin(), t.readers.end());
+  evict_deps_.insert(evict_deps_.end(), t.producers.begin(), t.producers.end());
+  const bool pseudo = t.buffer >= int(program_->buffers.size());
+  if (!pseudo && !t.in_hbm && last_reader_[t.buffer] >= 0) {
+    // An intermediate still needed: spill it to HBM (reloaded when read again).
+    const bool needed = aligned_ ? (program_->buffers[t.buffer].rows == 1 ||
+                                    (t.unit >= cur_unit_ && last_reader_[t.buffer] >= cur_op_))
+                                 : last_reader_[t.buffer] >= cur_op_;
+    if (needed) {
+      static const char* kSpill = InternName("dma_spill");
+      std::vector<uint32_t> stores;
+      EmitTransfer(kSpill, i, false, t.producers, &stores);
+      Tile& s = tiles_[i];  // tiles_ did not grow, but re-take the reference for clarity
+      s.hbm_ready = stores;
+      s.in_hbm = true;
+      spill_bytes_ += s.rows * s.cols * program_->buffers[s.buffer].elem_bytes;
+      evict_deps_.insert(evict_deps_.end(), stores.begin(), stores.end());
+    }
   }
-  const int64_t P = int64_t(p.partitions);
-  // Loads stay in SBUF for later ops of the program when every HBM input fits at once.
-  int64_t input_bytes = 0;
-  for (const auto& b : program.buffers) {
-    if (b.memory == Memory::kHbm) input_bytes += b.rows * b.cols * b.elem_bytes;
+  Tile& e = tiles_[i];
+  e.readers.clear();
+  e.producers.clear();
+  e.resident = false;
+  Unlink(i);
+  cores_[e.pcore].sbuf_used_pp -= e.bytes_pp;
+}
+
+void InstructionGraph::Allocate(uint32_t i, int unit) {
+  Tile& t = tiles_[i];
+  t.unit = unit;
+  Core& c = cores_[t.pcore];
+  const int64_t capacity = int64_t(params_->sbuf_bytes / params_->partitions);
+  uint32_t victim = c.lru_tail;
+  while (c.sbuf_used_pp + tiles_[i].bytes_pp > capacity && victim != UINT32_MAX) {
+    const uint32_t prev = tiles_[victim].prev;
+    const Tile& v = tiles_[victim];
+    if (victim != i && !v.pinned && v.pending == 0 && !v.sticky) Evict(victim);
+    victim = prev;
   }
-  const bool cache = double(input_bytes) <= p.sbuf_bytes;
+  c.sbuf_used_pp += tiles_[i].bytes_pp;
+  tiles_[i].resident = true;
+  Touch(i);
+}
+
+void InstructionGraph::Read(int buffer, int pcore, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                            int unit) {
+  const Buffer& b = program_->buffers[buffer];
+  const int64_t f = tile_cols_[size_t(buffer)];
+  const int64_t rt_last = CeilDiv(b.rows, P_) - 1, ct_last = CeilDiv(b.cols, f) - 1;
+  const int64_t rt0 = b.rows == 1 ? 0 : std::min(r0 / P_, rt_last);
+  const int64_t rt1 = b.rows == 1 ? 0 : std::min((r1 - 1) / P_, rt_last);
+  const int64_t ct0 = b.cols == 1 ? 0 : std::min(c0 / f, ct_last);
+  const int64_t ct1 = b.cols == 1 ? 0 : std::min((c1 - 1) / f, ct_last);
+  for (int64_t rt = rt0; rt <= rt1; ++rt) {
+    for (int64_t ct = ct0; ct <= ct1; ++ct) {
+      const uint32_t i = TileIndex(buffer, pcore, rt, ct);
+      if (!tiles_[i].resident) {
+        if (!tiles_[i].in_hbm) {
+          Invalid(*program_, "op " + std::to_string(cur_op_) + " reads buffer '" + b.name +
+                                 "' before any op writes it");
+        }
+        // Load it; the space it takes may first have to be freed (its readers must be done).
+        std::vector<uint32_t> saved;
+        saved.swap(evict_deps_);
+        Allocate(i, unit);
+        std::vector<uint32_t> deps = tiles_[i].hbm_ready;
+        deps.insert(deps.end(), evict_deps_.begin(), evict_deps_.end());
+        evict_deps_.swap(saved);
+        static const char* kLoad = InternName("dma_load");
+        std::vector<uint32_t> loads;
+        EmitTransfer(kLoad, i, true, std::move(deps), &loads);
+        tiles_[i].producers = std::move(loads);
+      }
+      Tile& t = tiles_[i];
+      Touch(i);
+      pending_deps_.insert(pending_deps_.end(), t.producers.begin(), t.producers.end());
+      if (!t.pinned) {
+        t.pinned = true;
+        pinned_.push_back(i);
+      }
+    }
+  }
+}
+
+uint32_t InstructionGraph::Write(int buffer, int pcore, int64_t rt, int64_t ct, int unit) {
+  const uint32_t i = TileIndex(buffer, pcore, rt, ct);
+  if (!tiles_[i].resident) Allocate(i, unit);
+  Touch(i);
+  if (!tiles_[i].pinned) {
+    tiles_[i].pinned = true;
+    pinned_.push_back(i);
+  }
+  return i;
+}
+
+void InstructionGraph::Finish(uint32_t id) {
+  for (uint32_t i : pinned_) {
+    tiles_[i].readers.push_back(id);
+    tiles_[i].pinned = false;
+  }
+  pinned_.clear();
+}
+
+void InstructionGraph::Produced(uint32_t i, uint32_t producer) {
+  Tile& t = tiles_[i];
+  std::erase(t.readers, producer);  // Finish() listed the producer among the tile's readers
+  t.producers.push_back(producer);
+  if (t.pending > 0 && --t.pending > 0) return;
+  if (t.buffer >= int(program_->buffers.size())) return;  // a transposed operand
+  if (program_->buffers[t.buffer].memory != Memory::kHbm) return;
   static const char* kStore = InternName("dma_store");
-  std::vector<uint32_t>& deps = scratch_;
+  std::vector<uint32_t> stores;
+  EmitTransfer(kStore, i, false, t.producers, &stores);
+  Tile& s = tiles_[i];
+  s.hbm_ready = stores;
+  s.in_hbm = true;
+  s.readers.insert(s.readers.end(), stores.begin(), stores.end());
+}
 
-  for (int32_t oi = 0; oi < int32_t(program.ops.size()); ++oi) {
-    const Op& op = program.ops[oi];
-    const char* name = InternName(op.name);
-    const Buffer& out = program.buffers[op.output];
-    const int64_t F = std::max<int64_t>(1, int64_t(p.free_tile_bytes) / out.elem_bytes);
-    auto store = [&](int64_t rows, int64_t cols, uint32_t producer) {
-      if (out.memory == Memory::kHbm) {
-        EmitTransfer(kStore, rows * cols * out.elem_bytes, rows, false, oi, {producer}, p);
-      }
-    };
-
-    if (op.op_class == OpClass::kMatmul) {
-      const Buffer& a = program.buffers[op.inputs[0]];
-      const Buffer& bm = program.buffers[op.inputs[1]];
-      const int64_t M = a.rows, K = a.cols, N = bm.cols;
-      const int64_t kN = 512;  // PSUM bank: 2 KiB of FP32 per partition
-      const int64_t mt_n = CeilDiv(M, P), kt_n = CeilDiv(K, P), nt_n = CeilDiv(N, kN);
-      if (mt_n >= kMaxTiles || nt_n >= kMaxTiles || kt_n >= kMaxTiles) {
-        throw std::invalid_argument("neuron program '" + program.name + "': matmul too large");
-      }
-      // FP32 runs the systolic array at (BF16 peak / FP32 peak) cycles per row.
-      const double fp32_factor =
-          std::max(1.0, 2 * P * P * p.tensor_ghz / 1e3 / p.tensor_fp32_tflops);
-      static const char* kLoad = InternName("dma_load");
-      std::unordered_map<uint64_t, TileRange> local;
-      auto load = [&](int bi, int64_t r, int64_t c, int64_t rows, int64_t cols) {
-        uint64_t key = TileKey(bi, oi + 1, r, c);
-        auto it = local.find(key);
-        if (it != local.end()) return it->second;
-        const Buffer& buf = program.buffers[bi];
-        TileRange tr = EmitTransfer(kLoad, rows * cols * buf.elem_bytes, rows, true, oi, {}, p);
-        local[key] = tr;
-        return tr;
-      };
-      for (int64_t mt = 0; mt < mt_n; ++mt) {
-        const int64_t rows = std::min(P, M - mt * P);
-        for (int64_t nt = 0; nt < nt_n; ++nt) {
-          const int64_t cols = std::min(kN, N - nt * kN);
-          deps.clear();
-          for (int64_t kt = 0; kt < kt_n; ++kt) {
-            const int64_t kk = std::min(P, K - kt * P);
-            for (TileRange tr :
-                 {load(op.inputs[0], mt, kt, rows, kk), load(op.inputs[1], kt, nt, kk, cols)}) {
-              for (uint32_t i = 0; i < tr.count; ++i) deps.push_back(tr.first + i);
-            }
-          }
-          Instruction ins;
-          ins.name = name;
-          ins.engine = Engine::kTensor;
-          ins.op = oi;
-          double cycles = p.tensor_overhead_cycles +
-                          double(kt_n) * std::max<double>(double(cols), 64) * fp32_factor;
-          ins.duration_ns = std::llround(cycles / p.tensor_ghz);
-          uint32_t id = Emit(ins, deps);
-          tiles_[TileKey(op.output, 0, mt, nt)] = {id, 1};
-          store(rows, cols, id);
-        }
-      }
-      continue;
-    }
-
-    const bool reduce = op.op_class == OpClass::kRowReduce;
-    const Buffer& space = reduce ? program.buffers[op.inputs.at(0)] : out;
-    const int64_t rt_n = CeilDiv(space.rows, P), ct_n = CeilDiv(space.cols, F);
-    if (rt_n >= kMaxTiles || ct_n >= kMaxTiles) {
-      throw std::invalid_argument("neuron program '" + program.name + "': op '" + op.name +
-                                  "' is too large to tile");
-    }
-    for (int64_t rt = 0; rt < rt_n; ++rt) {
-      const int64_t rows = std::min(P, space.rows - rt * P);
-      uint32_t prev = UINT32_MAX;  // the previous chunk of a reduction (the accumulator)
-      for (int64_t ct = 0; ct < ct_n; ++ct) {
-        const int64_t cols = std::min(F, space.cols - ct * F);
-        deps.clear();
-        for (int in : op.inputs) NeedTile(program, in, rt, ct, oi, cache, p, &deps);
-        if (prev != UINT32_MAX) deps.push_back(prev);
-        Instruction ins;
-        ins.name = name;
-        ins.engine = op.engine;
-        ins.op = oi;
-        // The engine processes all partitions in parallel: a tile costs P rows' worth.
-        ins.duration_ns = ComputeNs(op.engine, double(P * cols) * op.flops_per_element, p);
-        // deps may name `scratch_` itself; Emit copies it before instrs_ grows.
-        uint32_t id = Emit(ins, deps);
-        if (reduce) {
-          prev = id;
-        } else {
-          tiles_[TileKey(op.output, 0, rt, ct)] = {id, 1};
-          store(rows, cols, id);
-        }
-      }
-      if (reduce) {
-        tiles_[TileKey(op.output, 0, rt, 0)] = {prev, 1};
-        store(rows, 1, prev);
-      }
-    }
-  }
+uint32_t InstructionGraph::PsumBank(int pcore) {
+  Core& c = cores_[pcore];
+  const size_t bank = c.psum_next++ % c.psum_free.size();
+  if (c.psum_free[bank] != UINT32_MAX) pending_deps_.push_back(c.psum_free[bank]);
+  return uint32_t(bank);
 }
 
 }  // namespace opscope::neuron

@@ -42,7 +42,7 @@ class Lowerer {
       int outb = RowBuffer(row_group.back());
       for (int n : row_group) buffer_[n] = outb;
       Emit("activation", OpClass::kElementwise, Engine::kScalar,
-           std::vector<int>(ins.begin(), ins.end()), outb, static_cast<double>(row_group.size()));
+           std::vector<int>(ins.begin(), ins.end()), outb);
       row_group.clear();
     };
     for (int n : k.values) {
@@ -57,7 +57,7 @@ class Lowerer {
         std::vector<int> closure;
         std::vector<int> ins = Loads({v.operands.at(0)}, &closure);
         Emit(closure.empty() ? "tensor_reduce" : "tensor_tensor_reduce", OpClass::kRowReduce,
-             Engine::kVector, ins, RowBuffer(n), static_cast<double>(closure.size() + 1));
+             Engine::kVector, ins, RowBuffer(n));
       } else if (row_.count(n)) {
         row_group.push_back(n);
       }
@@ -70,8 +70,7 @@ class Lowerer {
       bool uses_rows = false;
       for (int b : ins) uses_rows = uses_rows || out_->buffers[b].cols == 1;
       Emit(uses_rows ? "scalar_tensor_tensor" : "tensor_tensor", OpClass::kElementwise,
-           Engine::kVector, ins, Buffer(o),
-           static_cast<double>(std::max<size_t>(closure.size(), 1)));
+           Engine::kVector, ins, Buffer(o));
     }
   }
 
@@ -147,15 +146,15 @@ class Lowerer {
     return buffer_[v] = out_->AddBuffer(b);
   }
 
-  void Emit(const char* name, OpClass cls, Engine engine, std::vector<int> ins, int output,
-            double flops) {
+  // One engine instruction per tile: the NKI instructions fuse a closure (tensor_tensor_reduce,
+  // an activation with scale and bias, scalar_tensor_tensor).
+  void Emit(const char* name, OpClass cls, Engine engine, std::vector<int> ins, int output) {
     Op op;
     op.name = name;
     op.op_class = cls;
     op.engine = engine;
     op.inputs = std::move(ins);
     op.output = output;
-    op.flops_per_element = flops;
     out_->AddOp(std::move(op));
   }
 
