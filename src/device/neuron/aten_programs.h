@@ -34,9 +34,9 @@ Shape2D View2D(const std::vector<int64_t>& shape);
 Op ElementwiseOp(std::string_view op, const Program& program, std::vector<int> inputs, int output);
 
 // The program for one eager ATen op (`op` as the dispatcher names it, "aten::mul"): its inputs
-// and its output in the 2-D view. Reductions (mean, sum, amax, amin) reduce along cols; aten::mm takes
-// [M, K] x [K, N]. Unknown ops run as a generic vector pass. The program's compute is left empty
-// for the caller to set; `eager` is not set.
+// and its output in the 2-D view. Reductions (mean, sum, amax, amin) reduce along cols; aten::mm
+// takes [M, K] x [K, N]. Unknown ops run as a generic vector pass. The program's compute is left
+// empty for the caller to set; `eager` is not set.
 Program EagerProgram(std::string_view op, const std::vector<Shape2D>& inputs, Shape2D output,
                      int32_t elem_bytes = 4);
 
