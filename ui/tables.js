@@ -129,20 +129,30 @@ export function renderDiff(box, diff, nameA, nameB) {
   box.textContent = '';
   const ta = diff.timeline_a;
   const tb = diff.timeline_b;
-  box.append(el('p', {}, `A = ${nameA}: device busy ${fmtNs(ta.busy_ns)} of ${fmtNs(ta.total_ns)}, ${ta.activities} device activities; ` +
-                         `B = ${nameB}: device busy ${fmtNs(tb.busy_ns)} of ${fmtNs(tb.total_ns)}, ${tb.activities} device activities`));
+  box.append(el('p', {id: 'diff-timelines'},
+                `A = ${nameA}: device busy ${fmtNs(ta.busy_ns)} of ${fmtNs(ta.total_ns)}, ${ta.activities} device executions; ` +
+                `B = ${nameB}: device busy ${fmtNs(tb.busy_ns)} of ${fmtNs(tb.total_ns)}, ${tb.activities} device executions ` +
+                `(${ta.activities} \u2192 ${tb.activities})`));
   const rows = diff.rows.map((r) => ({...r, device_delta: r.device_ns_b - r.device_ns_a}));
+  const name = (td, r) => {
+    td.textContent = shortName(r.name);
+    td.className = 'name-cell';
+    if (td.textContent !== r.name || r.name.length > 70) td.title = r.name;
+  };
   const columns = [
-    {key: 'name', title: 'op'}, {key: 'change', title: 'change'},
+    {key: 'name', title: 'op', cell: name}, {key: 'change', title: 'change'},
     {key: 'calls_a', title: 'calls A', num: true}, {key: 'calls_b', title: 'calls B', num: true},
-  ];
-  if (rows.some((r) => r.executions_a !== undefined)) {
-    columns.push({key: 'executions_a', title: 'device exec. A', num: true, help: 'device activities the op launched directly'},
-                 {key: 'executions_b', title: 'device exec. B', num: true, help: 'device activities the op launched directly'});
-  }
-  columns.push(
+    {key: 'executions_a', title: 'device exec. A', num: true, help: 'device activities the op launched directly'},
+    {key: 'executions_b', title: 'device exec. B', num: true, help: 'device activities the op launched directly'},
     {key: 'cpu_ns_a', title: 'CPU A', num: true, fmt: fmtNs}, {key: 'cpu_ns_b', title: 'CPU B', num: true, fmt: fmtNs},
-    {key: 'device_ns_a', title: 'device A', num: true, fmt: fmtNs}, {key: 'device_ns_b', title: 'device B', num: true, fmt: fmtNs},
-    {key: 'device_delta', title: 'device Δ', num: true, fmt: fmtNs}, {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs});
+    {key: 'device_ns_a', title: 'device A', num: true, fmt: fmtNs, help: 'device time the op launched directly'},
+    {key: 'device_ns_b', title: 'device B', num: true, fmt: fmtNs, help: 'device time the op launched directly'},
+    {key: 'device_delta', title: 'device \u0394', num: true, fmt: fmtNs},
+    {key: 'device_total_ns_a', title: 'device total A', num: true, fmt: fmtNs,
+     help: 'device time under the op or annotation (key_averages device total)'},
+    {key: 'device_total_ns_b', title: 'device total B', num: true, fmt: fmtNs,
+     help: 'device time under the op or annotation (key_averages device total)'},
+    {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
+  ];
   box.append(sortableTable(columns, rows, {sort: {key: 'impact_ns', desc: true}, id: 'diff-table'}));
 }

@@ -212,9 +212,14 @@ struct OpDiff {
   enum class Change : uint8_t { kAdded, kRemoved, kChanged, kUnchanged };
   std::string name;
   Change change = Change::kUnchanged;
-  int64_t calls_a = 0, calls_b = 0;          // cpu_op instances
-  int64_t cpu_ns_a = 0, cpu_ns_b = 0;        // total host time (sum of durations)
+  // Calls, host time and device total are the report's key_averages host row for the name (cpu
+  // op, runtime call or annotation; ProfilerStep#N as "ProfilerStep*").
+  int64_t calls_a = 0, calls_b = 0;          // key_averages count
+  int64_t cpu_ns_a = 0, cpu_ns_b = 0;        // key_averages cpu_time_total
   int64_t device_ns_a = 0, device_ns_b = 0;  // direct device time (OpDeviceTime)
+  // key_averages device_time_total: device time under the row's events, so an annotation such as
+  // "Torch-Compiled Region: 0/0" that launches nothing itself still shows its device time.
+  int64_t device_total_ns_a = 0, device_total_ns_b = 0;
   // Device activities the op launched directly (OpDeviceTime::direct_activities): fusing ops
   // shows here as fewer executions.
   int64_t executions_a = 0, executions_b = 0;

@@ -1,4 +1,6 @@
-// Trace diff: per-op calls, host time and direct device time of two traces, sorted by impact.
+// Trace diff: per-op calls, host time and device time of two traces, sorted by impact. Calls,
+// host time and device total are the report's key_averages rows (cpu ops, runtime calls and
+// annotations, "ProfilerStep*" once); direct device time and executions are its op summary's.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +8,7 @@
 #include <map>
 
 #include "opscope/analysis.h"
+#include "opscope/key_averages.h"
 #include "trace/json_writer.h"
 #include "trace/saturating.h"
 
@@ -16,20 +19,24 @@ struct Side {
   int64_t calls = 0;
   int64_t cpu_ns = 0;
   int64_t device_ns = 0;
+  int64_t device_total_ns = 0;
   int64_t executions = 0;
 };
 
 std::map<std::string, Side> Collect(const Trace& trace) {
   std::map<std::string, Side> out;
-  for (const Slice& s : trace.slices()) {
-    if (s.kind != ActivityKind::kCpuOp) continue;
-    Side& side = out[std::string(trace.Str(s.name))];
-    side.calls += 1;
-    side.cpu_ns = internal::SatAdd(side.cpu_ns, s.dur_ns);
+  const KeyAverages averages = KeyAverages::FromTrace(trace);
+  for (const KeyAverage& row : averages.rows()) {
+    if (row.is_device) continue;  // kernels and device-side annotations: counted by their launcher
+    Side& side = out[row.key];
+    side.calls += row.count;
+    side.cpu_ns = internal::SatAdd(side.cpu_ns, row.cpu_time_total_ns);
+    side.device_total_ns = internal::SatAdd(side.device_total_ns, row.device_time_total_ns);
   }
   for (const OpDeviceTime& row : ComputeOpSummary(trace).rows) {
-    out[row.name].device_ns = row.direct_device_ns;
-    out[row.name].executions = row.direct_activities;
+    Side& side = out[row.name];
+    side.device_ns = row.direct_device_ns;
+    side.executions = row.direct_activities;
   }
   return out;
 }
@@ -91,6 +98,8 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
     d.cpu_ns_b = y.cpu_ns;
     d.device_ns_a = x.device_ns;
     d.device_ns_b = y.device_ns;
+    d.device_total_ns_a = x.device_total_ns;
+    d.device_total_ns_b = y.device_total_ns;
     d.executions_a = x.executions;
     d.executions_b = y.executions;
     if (x.calls == 0 && y.calls > 0) {
@@ -98,7 +107,8 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
     } else if (y.calls == 0 && x.calls > 0) {
       d.change = OpDiff::Change::kRemoved;
     } else if (x.calls != y.calls || x.executions != y.executions ||
-               Differs(x.device_ns, y.device_ns) || Differs(x.cpu_ns, y.cpu_ns)) {
+               Differs(x.device_ns, y.device_ns) || Differs(x.cpu_ns, y.cpu_ns) ||
+               Differs(x.device_total_ns, y.device_total_ns)) {
       d.change = OpDiff::Change::kChanged;
     } else {
       continue;
@@ -137,6 +147,10 @@ std::string TraceDiff::ToJson() const {
     w.Int(d.device_ns_a);
     w.Key("device_ns_b");
     w.Int(d.device_ns_b);
+    w.Key("device_total_ns_a");
+    w.Int(d.device_total_ns_a);
+    w.Key("device_total_ns_b");
+    w.Int(d.device_total_ns_b);
     w.Key("executions_a");
     w.Int(d.executions_a);
     w.Key("executions_b");
@@ -152,9 +166,10 @@ std::string TraceDiff::ToJson() const {
 
 std::string TraceDiff::ToText(int row_limit) const {
   std::string out;
-  out += fmt::format("Device busy: {} -> {}   total: {} -> {}\n", FormatNs(timeline_a.busy_ns),
-                     FormatNs(timeline_b.busy_ns), FormatNs(timeline_a.total_ns),
-                     FormatNs(timeline_b.total_ns));
+  out += fmt::format("Device busy: {} -> {}   total: {} -> {}   device activities: {} -> {}\n",
+                     FormatNs(timeline_a.busy_ns), FormatNs(timeline_b.busy_ns),
+                     FormatNs(timeline_a.total_ns), FormatNs(timeline_b.total_ns),
+                     timeline_a.activities, timeline_b.activities);
   if (rows.empty()) {
     out += "No op differs (calls equal, host and device time within 5%).\n";
     return out;
@@ -162,17 +177,24 @@ std::string TraceDiff::ToText(int row_limit) const {
   size_t name_width = 4;
   for (const OpDiff& d : rows)
     name_width = std::max(name_width, std::min<size_t>(d.name.size(), 50));
-  out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>25}  {:>25}  {:>12}\n", "Name", name_width,
-                     "Change", "Calls", "Host time", "Device time", "Impact");
+  const auto line = [&](std::string_view name, std::string_view change, std::string_view calls,
+                        std::string_view execs, std::string_view host, std::string_view device,
+                        std::string_view total, std::string_view impact) {
+    out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>13}  {:>25}  {:>25}  {:>25}  {:>12}\n", name,
+                       name_width, change, calls, execs, host, device, total, impact);
+  };
+  line("Name", "Change", "Calls", "Device execs", "Host time", "Device time (direct)",
+       "Device total", "Impact");
   int shown = 0;
   for (const OpDiff& d : rows) {
     if (row_limit >= 0 && shown++ >= row_limit) break;
-    std::string name = d.name.size() > 50 ? d.name.substr(0, 47) + "..." : d.name;
-    out += fmt::format("{:<{}}  {:>9}  {:>15}  {:>25}  {:>25}  {:>12}\n", name, name_width,
-                       ToString(d.change), fmt::format("{} -> {}", d.calls_a, d.calls_b),
-                       FormatNs(d.cpu_ns_a) + " -> " + FormatNs(d.cpu_ns_b),
-                       FormatNs(d.device_ns_a) + " -> " + FormatNs(d.device_ns_b),
-                       FormatNs(d.impact_ns()));
+    const std::string name = d.name.size() > 50 ? d.name.substr(0, 47) + "..." : d.name;
+    line(name, ToString(d.change), fmt::format("{} -> {}", d.calls_a, d.calls_b),
+         fmt::format("{} -> {}", d.executions_a, d.executions_b),
+         FormatNs(d.cpu_ns_a) + " -> " + FormatNs(d.cpu_ns_b),
+         FormatNs(d.device_ns_a) + " -> " + FormatNs(d.device_ns_b),
+         FormatNs(d.device_total_ns_a) + " -> " + FormatNs(d.device_total_ns_b),
+         FormatNs(d.impact_ns()));
   }
   if (row_limit >= 0 && static_cast<int>(rows.size()) > row_limit) {
     out += fmt::format("... {} more rows (--rows N, or --json for all)\n", rows.size() - row_limit);

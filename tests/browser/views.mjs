@@ -206,6 +206,20 @@ test('comparison: full-width panes sharing the height, device lanes first, the p
   assert.deepEqual(first, ['hardware', 'hardware'], 'device lanes first');
   const header = await page.$$eval('#diff-table th', (ths) => ths.map((t) => t.textContent));
   assert.ok(header.some((h) => /device exec\. A/.test(h)), `device executions per op: ${header}`);
+  // The diff's rows are the report's: the compiled region is a row with its calls and device total,
+  // no row says "0 -> 0" calls, and the change in device executions is stated.
+  const diffRows = await page.$$eval('#diff-table tbody tr[data-name]', (trs) => trs.map((tr) => {
+    const cells = [...tr.children].map((td) => td.textContent);
+    return {name: tr.dataset.name, calls: [Number(cells[2]), Number(cells[3])], execs: [Number(cells[4]), Number(cells[5])]};
+  }));
+  const region = diffRows.find((r) => r.name.startsWith('Torch-Compiled Region'));
+  assert.ok(region && region.calls[1] > 0, `Torch-Compiled Region in the diff: ${JSON.stringify(diffRows)}`);
+  assert.ok(diffRows.every((r) => r.calls[0] + r.calls[1] > 0), `no row with 0 -> 0 calls: ${JSON.stringify(diffRows)}`);
+  const execs = diffRows.reduce((s, r) => [s[0] + r.execs[0], s[1] + r.execs[1]], [0, 0]);
+  const cmp = await api(`/api/diff?a=${T.neuron}&b=${T.compiled}`);
+  assert.ok(execs[0] > execs[1], `fewer device executions after compile(): ${execs}`);
+  assert.match(await page.$eval('#diff-timelines', (p) => p.textContent),
+               new RegExp(`\\(${cmp.timeline_a.activities} \u2192 ${cmp.timeline_b.activities}\\)`));
   // Another pair, and an alignment: both kept in the URL.
   await page.selectOption('#diff-b', String(T.cuda));
   await page.waitForFunction((c) => (window.opscopeApp.compareTimelines()[1] || {}).trace === c, T.cuda);

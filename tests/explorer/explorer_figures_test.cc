@@ -214,6 +214,78 @@ TEST_F(ExplorerFiguresTest, DiffIsTheCliDiff) {
   }
 }
 
+// Every diff row is the report's key_averages host row on each side (calls, host time, device
+// total), no row counts "0 -> 0" calls, and the executions add up to each timeline's activities.
+// Naive -> compiled keeps the compiled region and its runtime call.
+TEST_F(ExplorerFiguresTest, DiffRowsAreTheReportsRows) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < files_.size(); ++i)
+    index[fs::path(files_[i]).parent_path().filename()] = i;
+  const std::vector<std::pair<size_t, size_t>> pairs = {{index["naive"], index["compiled"]},
+                                                        {index["fused"], index["naive"]},
+                                                        {files_.size() - 2, files_.size() - 1}};
+  for (const auto& [x, y] : pairs) {
+    simdjson::dom::parser pa, pd, pr[2];
+    element report[2];
+    for (int side = 0; side < 2; ++side) {
+      const std::string cli = Cli("report --json --rows -1 '" + files_[side ? y : x] + "'");
+      ASSERT_EQ(pr[side].parse(cli).get(report[side]), simdjson::SUCCESS);
+    }
+    element diff;
+    ASSERT_EQ(pd.parse(Api(fmt::format("/api/diff?a={}&b={}", x, y))).get(diff), simdjson::SUCCESS);
+    // name -> (count, cpu total us, device total us) of the report's host rows.
+    std::map<std::string, std::tuple<int64_t, double, double>> host[2];
+    for (int side = 0; side < 2; ++side) {
+      for (element r : simdjson::dom::array(report[side]["key_averages"]["rows"])) {
+        if (bool(r["is_device"])) continue;
+        auto& [count, cpu, device] = host[side][std::string(std::string_view(r["name"]))];
+        count += int64_t(r["count"]);
+        cpu += double(r["cpu_time_total_us"]);
+        device += double(r["device_time_total_us"]);
+      }
+    }
+    int64_t executions[2] = {0, 0};
+    bool region = false, runtime_counted = true;
+    for (element d : simdjson::dom::array(diff["rows"])) {
+      const std::string name{std::string_view(d["name"])};
+      const char* ab[2] = {"a", "b"};
+      EXPECT_GT(int64_t(d["calls_a"]) + int64_t(d["calls_b"]), 0) << name;
+      for (int side = 0; side < 2; ++side) {
+        const auto it = host[side].find(name);
+        const auto [count, cpu, device] =
+            it == host[side].end() ? std::tuple<int64_t, double, double>{} : it->second;
+        EXPECT_EQ(int64_t(d[fmt::format("calls_{}", ab[side])]), count) << name;
+        EXPECT_EQ(
+            fmt::format("{:.3f}", double(int64_t(d[fmt::format("cpu_ns_{}", ab[side])])) / 1e3),
+            fmt::format("{:.3f}", cpu))
+            << name;
+        EXPECT_EQ(
+            fmt::format("{:.3f}",
+                        double(int64_t(d[fmt::format("device_total_ns_{}", ab[side])])) / 1e3),
+            fmt::format("{:.3f}", device))
+            << name;
+        executions[side] += int64_t(d[fmt::format("executions_{}", ab[side])]);
+        if (int64_t(d[fmt::format("executions_{}", ab[side])]) > 0 && count == 0)
+          runtime_counted = false;
+      }
+      if (name.starts_with("Torch-Compiled Region")) {
+        region = true;
+        EXPECT_GT(int64_t(d["device_total_ns_b"]), 0) << name;
+      }
+    }
+    EXPECT_TRUE(runtime_counted) << "a launcher with executions and no calls";
+    if (x == index["naive"] && y == index["compiled"]) {
+      EXPECT_TRUE(region) << "the compiled region is a row of the diff";
+      // Every device activity of either trace is launched by a row that changed here.
+      for (int side = 0; side < 2; ++side) {
+        element tl = report[side]["device_timeline"];
+        EXPECT_EQ(executions[side], int64_t(tl["activities"]));
+      }
+      EXPECT_GT(executions[0], executions[1]) << "compile() fuses device executions";
+    }
+  }
+}
+
 TEST_F(ExplorerFiguresTest, FindingsCiteTheFigures) {
   for (size_t i = 0; i < files_.size(); ++i) {
     const std::string api = Api(fmt::format("/api/trace/{}/summary", i));
