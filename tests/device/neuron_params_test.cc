@@ -1,13 +1,21 @@
 // The Neuron model's parameters: presets, the key=value file format, the documented valid range
 // of every key (each error names file, line, key, value and range), and the config file's limits.
-// Regression tests for values that used to crash, hang or grow without bound.
+// Regression tests for values that used to crash, hang or grow without bound. docs/neuron-model.md
+// documents every parameter with the presets' values and the ranges checked here.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "opscope/neuron.h"
 
@@ -158,6 +166,96 @@ TEST_F(ConfigFileTest, DirectoriesDevicesAndHugeFilesAreRefused) {
   }
   EXPECT_NE(ErrorOfFile(big).find("not a text file"), std::string::npos);
   std::remove(big.c_str());
+}
+
+// docs/neuron-model.md's parameter table: one row per key, with the trn1 and trn2 values the
+// presets hold, the range ValidateParams checks, and a source or reason.
+double DocNumber(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  double unit = 1;
+  for (const auto& [suffix, scale] : {std::pair<std::string, double>{" KiB", 1024.0},
+                                      {" MiB", 1024.0 * 1024},
+                                      {" GiB", 1024.0 * 1024 * 1024}}) {
+    if (text.size() > suffix.size() && text.ends_with(suffix)) {
+      text.resize(text.size() - suffix.size());
+      unit = scale;
+    }
+  }
+  const size_t slash = text.find('/');
+  if (slash != std::string::npos) {
+    return std::stod(text.substr(0, slash)) / std::stod(text.substr(slash + 1)) * unit;
+  }
+  size_t used = 0;
+  const double v = std::stod(text, &used);
+  if (used != text.size()) throw std::invalid_argument("not a number: " + text);
+  return v * unit;
+}
+
+std::vector<std::string> Cells(const std::string& row) {
+  std::vector<std::string> cells;
+  std::istringstream in(row);
+  std::string cell;
+  std::getline(in, cell, '|');  // before the first bar
+  while (std::getline(in, cell, '|')) {
+    const size_t b = cell.find_first_not_of(' ');
+    const size_t e = cell.find_last_not_of(' ');
+    cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+  }
+  return cells;
+}
+
+std::map<std::string, double> Values(const Params& p) {
+  std::map<std::string, double> values;
+  std::istringstream in(FormatParams(p));
+  std::string key, eq, value;
+  while (in >> key >> eq >> value) {
+    if (key != "preset") values[key] = std::stod(value);
+  }
+  return values;
+}
+
+bool Near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+TEST(NeuronParams, EveryParameterIsDocumentedWithItsValuesRangeAndSource) {
+  const char* dir = std::getenv("OPSCOPE_SOURCE_DIR");
+  const std::string path = std::string(dir != nullptr ? dir : ".") + "/docs/neuron-model.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::map<std::string, std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("| `")) continue;
+    std::vector<std::string> cells = Cells(line);
+    if (cells.size() != 5 || cells[0].size() < 3) continue;  // key trn1 trn2 range source
+    rows[cells[0].substr(1, cells[0].size() - 2)] = cells;
+  }
+  const std::map<std::string, double> trn1 = Values(Preset("trn1"));
+  const std::map<std::string, double> trn2 = Values(Preset("trn2"));
+  std::istringstream ranges(FormatParamRanges());
+  int checked = 0;
+  while (std::getline(ranges, line)) {
+    const std::string key = line.substr(0, line.find(':'));
+    SCOPED_TRACE(key);
+    auto row = rows.find(key);
+    ASSERT_NE(row, rows.end()) << path << " has no row for '" << key << "'";
+    const std::vector<std::string>& c = row->second;
+    EXPECT_TRUE(Near(DocNumber(c[1]), trn1.at(key))) << c[1] << " vs " << trn1.at(key);
+    EXPECT_TRUE(Near(DocNumber(c[2]), trn2.at(key))) << c[2] << " vs " << trn2.at(key);
+    // "int [1, 64], ..." against "an integer in [1, 64]".
+    const bool integer = line.find("an integer") != std::string::npos;
+    EXPECT_EQ(c[3].starts_with("int "), integer) << c[3];
+    const auto bounds = [](const std::string& s) {
+      const size_t b = s.find('['), comma = s.find(',', b), e = s.find(']', b);
+      return std::pair(DocNumber(s.substr(b + 1, comma - b - 1)),
+                       DocNumber(s.substr(comma + 1, e - comma - 1)));
+    };
+    const auto [doc_min, doc_max] = bounds(c[3]);
+    const auto [min, max] = bounds(line);
+    EXPECT_TRUE(Near(doc_min, min) && Near(doc_max, max)) << c[3] << " vs " << line;
+    EXPECT_GE(c[4].size(), 10u) << "no source or reason";
+    ++checked;
+  }
+  EXPECT_EQ(checked, int(trn1.size()));
 }
 
 }  // namespace
