@@ -15,17 +15,46 @@ from ._errors import TraceError
 from . import _opscope
 from ._frames import KeyAverages, Trace, diff_frame, diff_text
 
-__all__ = ["TraceError", "Trace", "KeyAverages", "load", "load_bytes", "diff", "diff_table"]
+# The tensor runtime (tensor.h): devices "cpu" and "neuron" (the simulated NeuronCore).
+from ._opscope import (Tensor, TensorError, OutOfMemoryError, randn, ones, zeros, empty, full,
+                       arange, tensor, add, sub, mul, div, pow, maximum, minimum, rsqrt, sqrt,
+                       exp, neg, log, abs, reciprocal, relu, tanh, sigmoid, silu, gelu, mean,
+                       sum, amax, amin, mm, bmm, matmul, softmax, layer_norm, rms_norm)
+from ._compile import compile, CompiledFunction
+from . import neuron, profiler
+from ._job import Job, load_job
+from ._explore import ExplorerSession, explore
+
+__all__ = ["TraceError", "Trace", "KeyAverages", "load", "load_bytes", "diff", "diff_table",
+           "Tensor", "TensorError", "OutOfMemoryError", "compile", "neuron", "profiler", "Job",
+           "load_job", "explore", "ExplorerSession"]
 
 
 def load(path):
-    """Imports one torch.profiler / Kineto trace (.json or .json.gz) into a Trace.
+    """Imports one torch.profiler / Kineto trace (.json or .json.gz) into a Trace; a folder
+    (searched recursively, e.g. Neuron's profile layout) or a list of files holding one trace
+    per rank into a Job, as ``opscope report`` does. A folder with a single trace is a Trace.
 
-    Raises TraceError with the CLI's message (file, byte offset) when it cannot be read. The
-    import runs without the GIL.
+    Raises TraceError with the CLI's message (file, byte offset) when a single trace cannot be
+    read; a job lists rank files that failed in ``Job.errors`` and is marked partial. Imports
+    run without the GIL.
     """
-    return Trace(_opscope.load(os.fspath(path)))
+    if isinstance(path, (list, tuple)):
+        return load_job(path)
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        files = _trace_files(path)
+        if len(files) == 1:
+            return Trace(_opscope.load(files[0]))
+        return load_job([path])
+    return Trace(_opscope.load(str(path)))
 
+
+def _trace_files(folder):
+    out = []
+    for root, _, names in os.walk(folder):
+        out.extend(os.path.join(root, n) for n in names if n.endswith((".json", ".json.gz")))
+    return out
 
 
 def load_bytes(data):
