@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/job.h"  // sizeof(CollectiveRecord) in the scaling model
 
 namespace {
 
@@ -152,6 +154,9 @@ struct RunFigures {
   std::string json;
   std::vector<ProcessFigures> processes;
   double analysis_s = 0;
+  double analysis_rss_mb = 0;
+  double summary_bytes = 0;  // the encoded summaries process 0 gathers
+  long long summary_ranks = 0, summary_collectives = 0;
 };
 
 RunFigures RunReport(const std::string& command) {
@@ -179,9 +184,11 @@ RunFigures RunReport(const std::string& command) {
                     &f.rss_mb) == 8) {
       r.processes.push_back(f);
     }
-    double analysis_rss = 0;
     std::sscanf(line.c_str(), "opscope report: job analysis on process 0: %lf s, peak RSS %lf MB",
-                &r.analysis_s, &analysis_rss);
+                &r.analysis_s, &r.analysis_rss_mb);
+    std::sscanf(line.c_str(),
+                "opscope report: summaries gathered: %lf bytes for %lld ranks and %lld collectives",
+                &r.summary_bytes, &r.summary_ranks, &r.summary_collectives);
   }
   if (!r.ok) {
     std::ifstream again(err);
@@ -200,6 +207,47 @@ double JobSeconds(const RunFigures& r) {
 }
 
 const char* Met(bool ok) { return ok ? "met" : "NOT met"; }
+
+// docs/multi-rank.md's scaling model: 1,024 ranks x 1 GB of trace each over K processes, from
+// this run's figures. A rank's collectives (and so its summary) grow with its trace's size; a
+// process holds one trace at a time; the analysis on process 0 is linear in the collectives.
+void PrintScalingModel(const RunFigures& one, const RunFigures& two, double job_mb) {
+  if (one.summary_ranks <= 0) return;
+  const double ranks = static_cast<double>(one.summary_ranks);
+  constexpr double kRanks = 1024, kRankMb = 1000;
+  const double rank_mb = job_mb / ranks;
+  const double grow = kRankMb / rank_mb;  // per-rank figures from rank_mb to 1 GB
+  double mbps = 1e30, rss_per_mb = 0;
+  for (const RunFigures* r : {&one, &two}) {
+    for (const ProcessFigures& p : r->processes) {
+      mbps = std::min(mbps, p.mb / std::max(p.seconds, 1e-9));
+      rss_per_mb = std::max(rss_per_mb, p.rss_mb / rank_mb);  // one trace at a time
+    }
+  }
+  const double gathered_mb = one.summary_bytes / ranks * grow * kRanks / 1e6;
+  const double collectives = static_cast<double>(one.summary_collectives) / ranks * grow * kRanks;
+  // Decoded on process 0: the record plus its kernel name, which is longer than the inline buffer.
+  const double decoded_mb = collectives * (sizeof(opscope::CollectiveRecord) + 128) / 1e6;
+  const double analysis_s =
+      one.analysis_s * collectives / std::max(1.0, static_cast<double>(one.summary_collectives));
+  std::printf(
+      "\nscaling model, 1,024 ranks x 1 GB (from this run: %.0f MB/s per process, peak RSS "
+      "%.3f x the trace in import, %.0f bytes of summary per rank of %.0f MB):\n",
+      mbps, rss_per_mb, one.summary_bytes / ranks, rank_mb);
+  std::printf("  per process: peak memory ~%.0f MB (one 1 GB trace at a time)\n",
+              rss_per_mb * kRankMb);
+  std::printf(
+      "  gathered on process 0: %.0f MB of summaries (%.2g collectives), ~%.0f MB decoded, "
+      "analysis ~%.1f s\n",
+      gathered_mb, collectives, decoded_mb, analysis_s);
+  for (const double k : {64.0, 256.0, 1024.0}) {
+    const double per_process = std::ceil(kRanks / k) * kRankMb / mbps;
+    std::printf(
+        "  K = %4.0f processes: %3.0f rank files each, import %.0f s + analysis %.1f s = "
+        "%.0f s\n",
+        k, std::ceil(kRanks / k), per_process, analysis_s, per_process + analysis_s);
+  }
+}
 
 double CpuSeconds() {
   rusage u{};
@@ -311,6 +359,7 @@ int main(int argc, char** argv) {
       "%.2fx on the wall clock with mpirun's own start-up\n",
       speedup, Met(speedup >= 1.7), wall_speedup);
   std::printf("  report identical in both runs: %s\n", one.json == two.json ? "yes" : "NO");
+  PrintScalingModel(one, two, total_mb);
   if (generated && !keep) fs::remove_all(dir);
   return one.json == two.json ? 0 : 1;
 }

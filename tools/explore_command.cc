@@ -1,6 +1,7 @@
 // opscope explore PATH... [--port N] [--host ADDR]: serve traces to the browser Explorer.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -13,6 +14,7 @@
 #include "explorer/synthetic_trace.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "opscope/job.h"
 #include "tools/commands.h"
 
 namespace opscope::tools {
@@ -44,6 +46,36 @@ struct ExploreArgs {
   int64_t synthetic_events = 0;
 };
 
+// Folders only (no file named on its own) holding several traces are one distributed job.
+bool NamesAJob(const std::vector<std::string>& paths) {
+  size_t files = 0;
+  for (const std::string& path : paths) {
+    if (!std::filesystem::is_directory(path)) return false;
+    std::vector<std::string> found;
+    std::string error;
+    if (FindTraceFiles(path, &found, &error)) files += found.size();
+  }
+  return files > 1;
+}
+
+// The job's report from the summaries of the traces opened; the Explorer shows its page when
+// every trace has its own rank, else the traces open one by one as before.
+bool SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
+  const size_t n = summaries.size();
+  const JobReport report = AnalyzeJob(std::move(summaries));
+  if (!report.error.empty()) {
+    std::printf("opscope explore: not one job (%s); opening the traces one by one\n",
+                report.error.c_str());
+    return false;
+  }
+  for (const std::string& w : report.warnings) std::printf("opscope explore: %s\n", w.c_str());
+  explorer->SetJob(report);
+  std::printf("opened a job: %zu ranks of %d, %zu collectives matched%s\n", report.ranks.size(),
+              report.world_size, report.collectives.size(),
+              n > report.ranks.size() ? " (partial: see the errors above)" : "");
+  return true;
+}
+
 int RunExplore(const ExploreArgs& args) {
   ExplorerOptions options;
   options.host = args.host;
@@ -52,6 +84,8 @@ int RunExplore(const ExploreArgs& args) {
   options.port = args.port >= 0 ? args.port : kDefaultPort;
   options.fallback_to_any_port = args.port < 0;
   Explorer explorer(options);
+  const bool job = NamesAJob(args.paths);
+  std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
   for (const std::string& path : args.paths) {
     std::vector<std::string> files;
     std::string error;
@@ -64,11 +98,16 @@ int RunExplore(const ExploreArgs& args) {
       Trace trace;
       ImportStats stats;
       const Status st = ImportTrace(file, &trace, &stats);
+      std::error_code size_error;
+      const uint64_t bytes = std::filesystem::file_size(file, size_error);
+      const RankFile rank_file{file, size_error ? 0 : bytes, RankFromPath(file)};
       if (!st.ok()) {
         std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", file.c_str(),
                      st.message().c_str());
+        if (job) summaries.push_back(LoadRankSummary(rank_file));  // the job says it is partial
         continue;
       }
+      if (job) summaries.push_back(SummarizeRank(trace, rank_file));
       const size_t events = trace.slices().size();
       explorer.AddTrace(DisplayName(path, file), std::move(trace), file);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -76,6 +115,7 @@ int RunExplore(const ExploreArgs& args) {
                   stats.skipped ? " (some events skipped, see the trace header)" : "");
     }
   }
+  const bool has_job = job && SetJobIfOne(std::move(summaries), &explorer);
   if (args.synthetic_events > 0) {
     explorer::SyntheticTraceOptions synthetic;
     synthetic.target_events = args.synthetic_events;
@@ -94,6 +134,11 @@ int RunExplore(const ExploreArgs& args) {
     return 1;
   }
   const int port = server->port();
+  if (has_job) {
+    std::string url = server->Url();
+    url.insert(std::min(url.find('?'), url.size()), "job.html");
+    std::printf("opscope explore: the job's aligned timeline at %s\n", url.c_str());
+  }
   std::printf("opscope explore: serving %zu trace%s at %s\n", server->num_traces(),
               server->num_traces() == 1 ? "" : "s", server->Url().c_str());
   char hostname[256] = "this-host";

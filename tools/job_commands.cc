@@ -61,7 +61,8 @@ double PeakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, double analysis_s) {
+void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, const JobReport& job,
+                double analysis_s) {
   for (size_t p = 0; p < stats.size(); ++p) {
     const MpiJob::ProcessStats& s = stats[p];
     std::fprintf(stderr,
@@ -72,6 +73,12 @@ void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, double analysis_
   }
   std::fprintf(stderr, "opscope report: job analysis on process 0: %.3f s, peak RSS %.1f MB\n",
                analysis_s, PeakRssMb());
+  // What MPI gathers on process 0: the summaries' encoding (the same with or without MPI).
+  size_t collectives = 0;
+  for (const RankSummary& s : job.summaries) collectives += s.collectives.size();
+  std::fprintf(stderr,
+               "opscope report: summaries gathered: %zu bytes for %zu ranks and %zu collectives\n",
+               SerializeRankSummaries(job.summaries).size(), job.summaries.size(), collectives);
 }
 
 }  // namespace
@@ -122,7 +129,7 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
     std::fflush(stdout);
   }
   if (args.stats) {
-    PrintStats(stats,
+    PrintStats(stats, job,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return mpi.ShareExitCode(code);

@@ -386,6 +386,7 @@ function makeViews() {
 
 async function main() {
   state.info = await api.info();
+  if (state.info.job && !location.hash) return location.replace('/job.html');  // ui/job.js
   for (const t of state.info.traces) $('trace-select').append(el('option', {value: t.index}, t.name));
   timeline = new Timeline($('timeline'), {
     api, trace: 0, tooltip: $('tooltip'),

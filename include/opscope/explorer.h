@@ -32,6 +32,8 @@
 
 namespace opscope {
 
+struct JobReport;  // opscope/job.h
+
 struct ExplorerOptions {
   std::string host = "127.0.0.1";     // bind address
   int port = 0;                       // 0 = pick a free port
@@ -58,6 +60,11 @@ class Explorer {
   // `source` is the path it came from (shown, never served). Returns the trace's index.
   size_t AddTrace(std::string name, Trace trace, std::string source = {});
   size_t num_traces() const;
+  // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
+  // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the
+  // one added with `source` equal to its file (ranks without one are left out). Call after their
+  // AddTrace and before Start.
+  void SetJob(const JobReport& report);
 
   // Binds and starts serving on background threads. Returns false with a message on failure
   // (address in use, bad address, or no token for a non-loopback host).

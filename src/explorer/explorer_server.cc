@@ -14,11 +14,13 @@
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
+#include "explorer/job_view.h"
 #include "explorer/match_marks.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
 #include "explorer/trace_index.h"
 #include "opscope/explorer.h"
+#include "opscope/job.h"
 #include "trace/json_writer.h"
 
 namespace opscope {
@@ -168,6 +170,7 @@ struct Explorer::Impl {
   std::string token;
   int port = 0;
   bool started = false;
+  std::string job_json;  // /api/job (explorer/job_view.h); empty when the traces are not a job
 
   LoadedTrace& TraceParam(const httplib::Request& req, size_t match = 1) {
     int64_t i = 0;
@@ -305,6 +308,7 @@ void Explorer::Impl::Routes() {
                JsonWriter w;
                w.BeginObject();
                w.Field("compare", options.compare);
+               w.Field("job", !job_json.empty());
                w.Key("traces");
                w.BeginArray();
                for (size_t i = 0; i < traces.size(); ++i) {
@@ -436,6 +440,14 @@ void Explorer::Impl::Routes() {
                SendJson(res, t.summary_json);
              }));
 
+  server.Get("/api/job", Api([this](const httplib::Request&, httplib::Response& res) {
+               if (job_json.empty()) {
+                 SendError(res, 404, "these traces were not opened as one job");
+                 return;
+               }
+               SendJson(res, job_json);
+             }));
+
   server.Get("/api/diff", Api([this](const httplib::Request& req, httplib::Response& res) {
                const int64_t n = static_cast<int64_t>(traces.size());
                if (n < 2) throw BadRequest{"a comparison needs two traces"};
@@ -479,6 +491,21 @@ size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
 }
 
 size_t Explorer::num_traces() const { return impl_->traces.size(); }
+
+void Explorer::SetJob(const JobReport& report) {
+  std::vector<explorer::JobRankTrace> ranks;
+  for (const RankRow& row : report.ranks) {
+    for (size_t i = 0; i < impl_->traces.size(); ++i) {
+      if (!row.file.empty() && impl_->traces[i]->source == row.file) {
+        ranks.push_back({row.rank, i, impl_->traces[i]->index.get()});
+        break;
+      }
+    }
+  }
+  JsonWriter w;
+  explorer::WriteJobView(report, ranks, &w);
+  impl_->job_json = w.Take();
+}
 
 bool Explorer::Start(std::string* error) {
   Impl& im = *impl_;

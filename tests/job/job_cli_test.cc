@@ -179,5 +179,21 @@ TEST_F(JobCli, DiffComparesTwoJobsRankByRankAndCollectiveByCollective) {
   EXPECT_EQ(Opscope("diff " + Q(dir_ / "none") + " " + Q(b)).exit_code, 1);
 }
 
+// `opscope explore DIR` on a folder of rank traces opens them as one job (the job page), and on
+// a folder of traces without ranks opens them one by one as before.
+TEST_F(JobCli, ExploreOpensAFolderOfRanksAsOneJob) {
+  for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
+  const CliRun job = Opscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
+  ASSERT_EQ(job.exit_code, 0) << job.out;
+  EXPECT_NE(job.out.find("opened a job: 2 ranks of 2"), std::string::npos) << job.out;
+  EXPECT_NE(job.out.find("/job.html"), std::string::npos) << job.out;
+  set_.Write(dir_, {.rank = 1, .file_name = "again.json"}, 2);
+  const CliRun two = Opscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_NE(two.out.find("not one job (rank 1 is claimed by two traces"), std::string::npos)
+      << two.out;
+  EXPECT_NE(two.out.find("serving 3 traces"), std::string::npos) << two.out;
+}
+
 }  // namespace
 }  // namespace opscope

@@ -1,0 +1,209 @@
+// The job's aligned view for the Explorer (see job_view.h).
+#include "explorer/job_view.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace opscope::explorer {
+namespace {
+
+struct RankView {
+  const RankRow* row = nullptr;
+  const RankSummary* summary = nullptr;
+  const JobRankTrace* trace = nullptr;
+  int64_t base_ns = 0;  // the trace's base time: its epoch ns = base_ns + ts
+};
+
+void WriteLanesOf(const TraceIndex& index, JsonWriter* w) {
+  w->Key("lanes");
+  w->BeginArray();
+  const std::vector<Lane>& lanes = index.lanes();
+  for (uint32_t i = 0; i < lanes.size(); ++i) {
+    if (lanes[i].group == LaneGroup::kCounters) continue;
+    w->BeginObject();
+    w->Field("id", i);
+    w->Field("group", LaneGroupKey(lanes[i].group));
+    w->Field("title", lanes[i].title);
+    w->Field("rows", static_cast<uint32_t>(lanes[i].rows.size()));
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+void WriteRank(const RankView& v, int64_t origin_ns, JsonWriter* w) {
+  const RankRow& row = *v.row;
+  const TraceIndex& index = *v.trace->index;
+  w->BeginObject();
+  w->Field("rank", row.rank);
+  w->Field("trace", static_cast<uint64_t>(v.trace->trace));
+  w->Field("file", row.file);
+  w->Field("start_ns", index.start_ns());
+  w->Field("axis_at_start_ns", row.ToReference(v.base_ns + index.start_ns()) - origin_ns);
+  w->Field("scale", 1.0 / (1.0 + row.clock_drift_ppm / 1e6));
+  w->Field("clock_offset_us", row.clock_offset_ns / 1e3);
+  w->Field("clock_drift_ppm", row.clock_drift_ppm);
+  w->Field("busy_us", static_cast<double>(row.timeline.busy_ns) / 1e3);
+  w->Field("computation_us", static_cast<double>(row.timeline.computation_ns) / 1e3);
+  w->Field("exposed_communication_us", static_cast<double>(row.timeline.exposed_comm_ns) / 1e3);
+  w->Field("overlap_pct", row.overlap_pct);
+  WriteLanesOf(index, w);
+  w->EndObject();
+}
+
+// Every collective instance with each member's kernel: slice, lane, row and aligned times.
+void WriteCollectives(const JobReport& report, const std::map<int, RankView>& views,
+                      int64_t origin_ns, JsonWriter* w) {
+  using Key = std::pair<std::string, int64_t>;
+  std::map<Key, std::map<int, const CollectiveRecord*>> records;
+  for (const auto& [rank, v] : views) {
+    for (const CollectiveRecord& c : v.summary->collectives) records[{c.group, c.seq}][rank] = &c;
+  }
+  w->Key("collectives");
+  w->BeginArray();
+  for (const CollectiveInstance& in : report.collectives) {
+    w->BeginObject();
+    w->Field("group", in.group);
+    w->Field("seq", in.seq);
+    w->Field("name", in.name);
+    w->Field("bytes", in.bytes);
+    w->Field("skew_ns", in.skew_ns);
+    w->Field("transfer_ns", in.transfer_ns);
+    w->Key("busbw_gbps");
+    if (in.busbw_gbps < 0) {
+      w->Null();
+    } else {
+      w->Double(in.busbw_gbps);
+    }
+    w->Field("last_rank", in.last_rank);
+    w->Key("members");
+    w->BeginArray();
+    const auto& of_rank = records[{in.group, in.seq}];
+    for (size_t i = 0; i < in.ranks.size(); ++i) {
+      const auto rec = of_rank.find(in.ranks[i]);
+      const auto view = views.find(in.ranks[i]);
+      if (rec == of_rank.end() || view == views.end()) continue;
+      const CollectiveRecord& c = *rec->second;
+      const TraceIndex& index = *view->second.trace->index;
+      const bool served = c.slice < index.trace().slices().size();
+      w->BeginArray();
+      w->Int(in.ranks[i]);
+      w->Int(served ? int64_t{c.slice} : -1);
+      w->Int(served ? int64_t{index.LaneOf(c.slice)} : -1);
+      w->Int(served ? int64_t{index.DepthOf(c.slice)} : -1);
+      w->Int(view->second.row->ToReference(c.start_ns) - origin_ns);
+      w->Int(view->second.row->ToReference(c.end_ns) - origin_ns);
+      w->Int(in.wait_ns[i]);
+      w->EndArray();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+// Ranks x steps: each rank's ProfilerStep#N start and duration on the axis.
+void WriteSteps(const std::map<int, RankView>& views, int64_t origin_ns, JsonWriter* w) {
+  std::set<int64_t> numbers;
+  for (const auto& [rank, v] : views) {
+    for (const StepRecord& s : v.summary->steps) numbers.insert(s.step);
+  }
+  w->Key("steps");
+  w->BeginObject();
+  w->Key("numbers");
+  w->BeginArray();
+  for (int64_t n : numbers) w->Int(n);
+  w->EndArray();
+  w->Key("ranks");
+  w->BeginArray();
+  for (const auto& [rank, v] : views) {
+    std::map<int64_t, const StepRecord*> by_number;
+    for (const StepRecord& s : v.summary->steps) by_number.emplace(s.step, &s);
+    w->BeginObject();
+    w->Field("rank", rank);
+    for (const bool start : {true, false}) {
+      w->Key(start ? "start" : "dur");
+      w->BeginArray();
+      for (int64_t n : numbers) {
+        const auto it = by_number.find(n);
+        if (it == by_number.end()) {
+          w->Null();
+          continue;
+        }
+        const int64_t s = v.row->ToReference(it->second->start_ns);
+        const int64_t e = v.row->ToReference(it->second->end_ns);
+        w->Int(start ? s - origin_ns : e - s);
+      }
+      w->EndArray();
+    }
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteStrings(std::string_view key, const std::vector<std::string>& values, JsonWriter* w) {
+  w->Key(key);
+  w->BeginArray();
+  for (const std::string& s : values) w->String(s);
+  w->EndArray();
+}
+
+}  // namespace
+
+void WriteJobView(const JobReport& report, const std::vector<JobRankTrace>& ranks, JsonWriter* w) {
+  std::map<int, RankView> views;  // ranks that have a row, a summary and a served trace
+  for (const JobRankTrace& t : ranks) {
+    RankView v;
+    v.trace = &t;
+    v.base_ns = t.index->trace().metadata().base_time_ns;
+    for (const RankRow& row : report.ranks) {
+      if (row.rank == t.rank) v.row = &row;
+    }
+    for (const RankSummary& s : report.summaries) {
+      if (s.rank == t.rank && s.error.empty()) v.summary = &s;
+    }
+    if (v.row && v.summary) views[t.rank] = v;
+  }
+  int64_t origin_ns = std::numeric_limits<int64_t>::max();
+  int64_t end_ns = std::numeric_limits<int64_t>::min();
+  for (const auto& [rank, v] : views) {
+    origin_ns = std::min(origin_ns, v.row->ToReference(v.base_ns + v.trace->index->start_ns()));
+    end_ns = std::max(end_ns, v.row->ToReference(v.base_ns + v.trace->index->end_ns()));
+  }
+  if (views.empty()) origin_ns = end_ns = 0;
+  w->BeginObject();
+  w->Field("world_size", report.world_size);
+  w->Field("clocks_aligned", report.clocks_aligned);
+  w->Field("reference_rank", report.reference_rank);
+  w->Field("partial", report.partial);
+  w->Field("origin_ns", origin_ns);
+  w->Field("t1", std::max<int64_t>(end_ns - origin_ns, 1));
+  WriteStrings("findings", report.findings, w);
+  WriteStrings("warnings", report.warnings, w);
+  w->Key("ranks");
+  w->BeginArray();
+  for (const auto& [rank, v] : views) WriteRank(v, origin_ns, w);
+  w->EndArray();
+  WriteCollectives(report, views, origin_ns, w);
+  w->Key("stragglers");
+  w->BeginArray();
+  for (const StragglerRow& s : report.stragglers) {
+    w->BeginObject();
+    w->Field("rank", s.rank);
+    w->Field("times_last", s.times_last);
+    w->Field("wait_caused_us", static_cast<double>(s.wait_caused_ns) / 1e3);
+    w->Field("worst_group", s.worst_group);
+    w->Field("worst_seq", s.worst_seq);
+    w->Field("worst_wait_us", static_cast<double>(s.worst_wait_ns) / 1e3);
+    w->EndObject();
+  }
+  w->EndArray();
+  WriteSteps(views, origin_ns, w);
+  w->EndObject();
+}
+
+}  // namespace opscope::explorer

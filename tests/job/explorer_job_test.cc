@@ -1,0 +1,185 @@
+// The Explorer's job view (/api/job) on a rank set generated from the real NCCL fixture, with
+// shifted and drifting clocks and one rank arriving late: the collectives land on one aligned
+// axis (the injected lateness is the skew, the clock offsets are gone), each member points at its
+// kernel in its rank's served trace, and the per-rank map puts that kernel where the member says.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <simdjson.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "opscope/explorer.h"
+#include "opscope/job.h"
+#include "tests/job/rank_set.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ExplorerJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(set_.ok()) << testing::FixturesProblem();
+    dir_ = fs::temp_directory_path() / ("opscope_explorer_job_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Imports each rank file once: its summary for the job and its trace for the Explorer.
+  void Serve(const std::vector<fs::path>& files) {
+    std::vector<RankSummary> summaries;
+    for (const fs::path& f : files) {
+      RankFile file{f.string(), fs::file_size(f), RankFromPath(f.string())};
+      Trace trace;
+      ASSERT_TRUE(ImportTrace(file.path, &trace).ok()) << file.path;
+      summaries.push_back(SummarizeRank(trace, file));
+      explorer_.AddTrace(f.filename().string(), std::move(trace), file.path);
+    }
+    report_ = AnalyzeJob(std::move(summaries));
+    ASSERT_TRUE(report_.error.empty()) << report_.error;
+    explorer_.SetJob(report_);
+    std::string error;
+    ASSERT_TRUE(explorer_.Start(&error)) << error;
+  }
+
+  std::string Get(const std::string& path, int* status = nullptr) {
+    httplib::Client client("127.0.0.1", explorer_.port());
+    auto res = client.Get(path);
+    if (status) *status = res ? res->status : 0;
+    return res ? res->body : std::string();
+  }
+
+  testing::NcclRankSet set_;
+  fs::path dir_;
+  Explorer explorer_{ExplorerOptions{}};
+  JobReport report_;
+};
+
+TEST_F(ExplorerJob, CollectivesOnOneAlignedAxisPointAtTheirKernels) {
+  constexpr int64_t kLateNs = 60'000;
+  constexpr size_t kLateCollective = 4;
+  std::vector<fs::path> files;
+  files.push_back(set_.Write(dir_, {.rank = 0}, 3));
+  files.push_back(set_.Write(dir_, {.rank = 1, .offset_ns = 5'000'000}, 3));
+  files.push_back(set_.Write(
+      dir_,
+      {.rank = 2, .offset_ns = -3'000'000, .drift = 30e-6, .late_ns = {{kLateCollective, kLateNs}}},
+      3));
+  Serve(files);
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element info;
+  ASSERT_EQ(parser.parse(Get("/api/info")).get(info), simdjson::SUCCESS);
+  EXPECT_TRUE(info["job"].get_bool().value());
+
+  const std::string body = Get("/api/job");
+  simdjson::dom::parser job_parser;
+  simdjson::dom::element job;
+  ASSERT_EQ(job_parser.parse(body).get(job), simdjson::SUCCESS) << body.substr(0, 300);
+  EXPECT_EQ(job["world_size"].get_int64().value(), 3);
+  EXPECT_TRUE(job["clocks_aligned"].get_bool().value());
+  simdjson::dom::array ranks = job["ranks"].get_array().value();
+  ASSERT_EQ(ranks.size(), 3u);
+  // The fitted offsets and drift are the injected ones.
+  EXPECT_NEAR(ranks.at(1)["clock_offset_us"].get_double().value(), 5000, 0.01);
+  EXPECT_NEAR(ranks.at(2)["clock_offset_us"].get_double().value(), -3000, 0.01);
+  EXPECT_NEAR(ranks.at(2)["clock_drift_ppm"].get_double().value(), 30, 0.01);
+
+  simdjson::dom::array collectives = job["collectives"].get_array().value();
+  ASSERT_EQ(collectives.size(), set_.collectives().size());
+  int checked_members = 0;
+  int late_instances = 0;
+  for (simdjson::dom::element c : collectives) {
+    simdjson::dom::array members = c["members"].get_array().value();
+    ASSERT_EQ(members.size(), 3u);
+    std::vector<int64_t> starts;
+    for (simdjson::dom::element m : members) {
+      const int64_t rank = m.at(0).get_int64().value();
+      const int64_t slice = m.at(1).get_int64().value();
+      const int64_t lane = m.at(2).get_int64().value();
+      const int64_t start = m.at(4).get_int64().value();
+      const int64_t end = m.at(5).get_int64().value();
+      starts.push_back(start);
+      ASSERT_GE(slice, 0);
+      simdjson::dom::element r = ranks.at(static_cast<size_t>(rank)).value();
+      const int64_t trace = r["trace"].get_int64().value();
+      simdjson::dom::parser slice_parser;
+      simdjson::dom::element s;
+      const std::string path =
+          "/api/trace/" + std::to_string(trace) + "/slice/" + std::to_string(slice);
+      ASSERT_EQ(slice_parser.parse(Get(path)).get(s), simdjson::SUCCESS) << path;
+      EXPECT_EQ(std::string(s["name"].get_string().value()).rfind("nccl", 0), 0u);
+      // The rank's map (what the page draws with) puts the kernel where the member says.
+      const double axis =
+          r["axis_at_start_ns"].get_double().value() +
+          r["scale"].get_double().value() *
+              static_cast<double>(s["ts"].get_int64().value() - r["start_ns"].get_int64().value());
+      EXPECT_NEAR(axis, static_cast<double>(start), 2.0);
+      EXPECT_NEAR(
+          static_cast<double>(end - start),
+          r["scale"].get_double().value() * static_cast<double>(s["dur"].get_int64().value()), 2.0);
+      bool lane_listed = false;
+      const simdjson::dom::array lanes = r["lanes"].get_array().value();
+      for (simdjson::dom::element l : lanes) {
+        if (l["id"].get_int64().value() == lane) {
+          lane_listed = true;
+          EXPECT_EQ(std::string(l["group"].get_string().value()), "hardware");
+        }
+      }
+      EXPECT_TRUE(lane_listed) << "lane " << lane;
+      ++checked_members;
+    }
+    // Aligned: the ranks start together except where rank 2 was made late.
+    const int64_t skew = c["skew_ns"].get_int64().value();
+    if (skew > 1000) {
+      ++late_instances;
+      EXPECT_NEAR(static_cast<double>(skew), kLateNs, 5);
+      EXPECT_EQ(c["last_rank"].get_int64().value(), 2);
+      EXPECT_NEAR(static_cast<double>(starts[2] - starts[0]), kLateNs, 5);
+      EXPECT_NEAR(static_cast<double>(members.at(0).at(6).get_int64().value()), kLateNs, 5);
+    } else {
+      EXPECT_LE(std::abs(starts[1] - starts[0]), 5);
+      EXPECT_LE(std::abs(starts[2] - starts[0]), 5);
+    }
+  }
+  EXPECT_EQ(late_instances, 1);
+  EXPECT_EQ(checked_members, 3 * static_cast<int>(set_.collectives().size()));
+
+  // The straggler links to where it made the others wait.
+  simdjson::dom::element top = job["stragglers"].at(0).value();
+  EXPECT_EQ(top["rank"].get_int64().value(), 2);
+  EXPECT_GE(top["worst_seq"].get_int64().value(), 0);
+  // Ranks x steps: the same ProfilerStep# on every rank, the same duration (copies of one trace).
+  simdjson::dom::element steps = job["steps"].value();
+  ASSERT_GT(steps["numbers"].get_array().size(), 0u);
+  const double d0 = steps["ranks"].at(0)["dur"].at(0).get_double().value();
+  EXPECT_GT(d0, 0);
+  for (size_t r = 1; r < 3; ++r) {
+    EXPECT_NEAR(steps["ranks"].at(r)["dur"].at(0).get_double().value(), d0, 5);
+  }
+  // The page itself is served.
+  int status = 0;
+  EXPECT_NE(Get("/job.html", &status).find("job.js"), std::string::npos);
+  EXPECT_EQ(status, 200);
+}
+
+TEST_F(ExplorerJob, ApiJobIsNotFoundWithoutAJob) {
+  const fs::path file = set_.Write(dir_, {.rank = 0}, 1);
+  Trace trace;
+  ASSERT_TRUE(ImportTrace(file.string(), &trace).ok());
+  explorer_.AddTrace("rank0", std::move(trace), file.string());
+  std::string error;
+  ASSERT_TRUE(explorer_.Start(&error)) << error;
+  int status = 0;
+  EXPECT_NE(Get("/api/job", &status).find("not opened as one job"), std::string::npos);
+  EXPECT_EQ(status, 404);
+  EXPECT_NE(Get("/api/info").find("\"job\":false"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opscope
