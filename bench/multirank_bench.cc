@@ -234,8 +234,10 @@ void PrintScalingModel(const RunFigures& one, const RunFigures& two, double job_
       "\nscaling model, 1,024 ranks x 1 GB (from this run: %.0f MB/s per process, peak RSS "
       "%.3f x the trace in import, %.0f bytes of summary per rank of %.0f MB):\n",
       mbps, rss_per_mb, one.summary_bytes / ranks, rank_mb);
-  std::printf("  per process: peak memory ~%.0f MB (one 1 GB trace at a time)\n",
-              rss_per_mb * kRankMb);
+  std::printf(
+      "  per process: peak memory at most ~%.0f MB (one 1 GB trace at a time; this run's "
+      "peak RSS per MB of one trace, the binary's own included)\n",
+      rss_per_mb * kRankMb);
   std::printf(
       "  gathered on process 0: %.0f MB of summaries (%.2g collectives), ~%.0f MB decoded, "
       "analysis ~%.1f s\n",

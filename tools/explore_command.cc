@@ -76,6 +76,51 @@ bool SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
   return true;
 }
 
+// One trace file to open: the path it was found under, and what importing it gave.
+struct Opened {
+  std::string path;
+  std::string file;
+  Trace trace;
+  ImportStats stats;
+  Status status;
+  RankSummary summary;  // for a job: its summary (the import error when it failed)
+  double seconds = 0;   // importing (and summarising) it
+};
+
+// Imports (and for a job summarises) every file, one thread per core at most: a job's ranks are
+// independent traces. Each entry is written by one thread only.
+void ImportAll(std::vector<Opened>* opened, bool job) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < opened->size();) {
+      Opened& o = (*opened)[i];
+      const auto t0 = std::chrono::steady_clock::now();
+      o.status = ImportTrace(o.file, &o.trace, &o.stats);
+      if (job) {
+        std::error_code size_error;
+        const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
+        const RankFile rank_file{o.file, size_error ? 0 : bytes, RankFromPath(o.file)};
+        if (o.status.ok()) {
+          o.summary = SummarizeRank(o.trace, rank_file);
+        } else {  // the job reports it and says it is partial
+          o.summary.file = o.file;
+          o.summary.file_bytes = rank_file.bytes;
+          o.summary.rank = rank_file.name_rank;
+          o.summary.error = o.status.message();
+          o.summary.error_offset = o.status.offset();
+        }
+      }
+      o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(opened->size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
 int RunExplore(const ExploreArgs& args) {
   ExplorerOptions options;
   options.host = args.host;
@@ -85,7 +130,7 @@ int RunExplore(const ExploreArgs& args) {
   options.fallback_to_any_port = args.port < 0;
   Explorer explorer(options);
   const bool job = NamesAJob(args.paths);
-  std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
+  std::vector<Opened> opened;
   for (const std::string& path : args.paths) {
     std::vector<std::string> files;
     std::string error;
@@ -93,27 +138,25 @@ int RunExplore(const ExploreArgs& args) {
       std::fprintf(stderr, "opscope explore: %s\n", error.c_str());
       continue;
     }
-    for (const std::string& file : files) {
-      const auto t0 = std::chrono::steady_clock::now();
-      Trace trace;
-      ImportStats stats;
-      const Status st = ImportTrace(file, &trace, &stats);
-      std::error_code size_error;
-      const uint64_t bytes = std::filesystem::file_size(file, size_error);
-      const RankFile rank_file{file, size_error ? 0 : bytes, RankFromPath(file)};
-      if (!st.ok()) {
-        std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", file.c_str(),
-                     st.message().c_str());
-        if (job) summaries.push_back(LoadRankSummary(rank_file));  // the job says it is partial
-        continue;
-      }
-      if (job) summaries.push_back(SummarizeRank(trace, rank_file));
-      const size_t events = trace.slices().size();
-      explorer.AddTrace(DisplayName(path, file), std::move(trace), file);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("opened %s: %zu events in %.2f s%s\n", file.c_str(), events, s,
-                  stats.skipped ? " (some events skipped, see the trace header)" : "");
+    for (std::string& file : files) {
+      Opened& o = opened.emplace_back();
+      o.path = path;
+      o.file = std::move(file);
     }
+  }
+  ImportAll(&opened, job);
+  std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
+  for (Opened& o : opened) {
+    if (job) summaries.push_back(std::move(o.summary));
+    if (!o.status.ok()) {
+      std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", o.file.c_str(),
+                   o.status.message().c_str());
+      continue;
+    }
+    const size_t events = o.trace.slices().size();
+    explorer.AddTrace(DisplayName(o.path, o.file), std::move(o.trace), o.file);
+    std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), events, o.seconds,
+                o.stats.skipped ? " (some events skipped, see the trace header)" : "");
   }
   const bool has_job = job && SetJobIfOne(std::move(summaries), &explorer);
   if (args.synthetic_events > 0) {
