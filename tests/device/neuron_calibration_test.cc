@@ -221,6 +221,27 @@ TEST(NeuronCalibration, PublicTrainiumFiguresWithinTheTargets) {
   CheckDocBlock("calibration", table + "\n" + summary);
 }
 
+// Every published figure above is the one in public-measurements.md's row (row 14's is derived
+// from the guide's cycle formula, so it has no figure there to compare).
+TEST(NeuronCalibration, PublishedFiguresAreTheSourceFilesFigures) {
+  const char* fixtures = std::getenv("OPSCOPE_FIXTURES_DIR");
+  const std::string path = std::string(fixtures != nullptr ? fixtures : "../shared/fixtures") +
+                           "/../hardware/public-measurements.md";
+  const std::string text = ReadFile(path);
+  if (text.empty()) GTEST_SKIP() << "no " << path;
+  for (const Figure& f : Figures()) {
+    if (std::string(f.row) == "14") continue;
+    SCOPED_TRACE(std::string("row ") + f.row);
+    const std::string prefix = std::string("| ") + f.row + " |";
+    const size_t at = text.find("\n" + prefix);
+    ASSERT_NE(at, std::string::npos) << path << " has no row " << f.row;
+    const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    std::string figure = Grouped(f.published);
+    if (figure.ends_with(".0")) figure.resize(figure.size() - 2);
+    EXPECT_NE(line.find(" " + figure + " "), std::string::npos) << figure << " not in: " << line;
+  }
+}
+
 // The story's structure in `opscope demo rmsnorm` at its default shape, from the same model.
 TEST(NeuronCalibration, StoryStructureHoldsInTheDemo) {
   tools::DemoOptions o;
