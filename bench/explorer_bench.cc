@@ -241,9 +241,8 @@ int main(int argc, char** argv) {
       paint_ms < 1500 ? "met" : "NOT met");
   opscope::Explorer server(opscope::ExplorerOptions{});
   server.AddTrace("bench", std::move(generated));
-  std::string error;
-  if (!server.Start(&error)) {
-    std::fprintf(stderr, "explorer_bench: %s\n", error.c_str());
+  if (const opscope::Status st = server.Start(); !st.ok()) {
+    std::fprintf(stderr, "explorer_bench: %s\n", st.message().c_str());
     return 1;
   }
   httplib::Client client("127.0.0.1", server.port());

@@ -146,8 +146,8 @@ void BM_ExportChromeTrace(benchmark::State& state) {
   const std::string path = "/tmp/opscope_profiler_bench_" + std::to_string(getpid()) + ".json";
   const size_t bytes = opscope::internal::ChromeTraceJson(trace, path).size();
   for (auto _ : state) {
-    std::string err = opscope::internal::WriteChromeTrace(trace, path);
-    if (!err.empty()) state.SkipWithError(err.c_str());
+    const opscope::Status st = opscope::internal::WriteChromeTrace(trace, path);
+    if (!st.ok()) state.SkipWithError(st.message().c_str());
   }
   std::remove(path.c_str());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(trace.slices().size()));

@@ -10,6 +10,7 @@
 
 #include "opscope/job.h"
 #include "opscope/neuron.h"
+#include "opscope/status.h"
 #include "tools/commands.h"
 #include "tools/demo_allreduce.h"
 #include "tools/demo_compiled.h"
@@ -27,8 +28,8 @@ struct DemoArgs {
   bool json = false;
 };
 
-// "ROWS,HIDDEN" -> sizes; false with a message on anything else.
-bool ParseShape(const std::string& text, int64_t* rows, int64_t* hidden, std::string* error) {
+// "ROWS,HIDDEN" -> sizes; kInvalidArgument on anything else.
+Status ParseShape(const std::string& text, int64_t* rows, int64_t* hidden) {
   size_t comma = text.find(',');
   char* end = nullptr;
   if (comma != std::string::npos) {
@@ -39,21 +40,22 @@ bool ParseShape(const std::string& text, int64_t* rows, int64_t* hidden, std::st
       if (end != h_text && *end == '\0' && h > 0) {
         *rows = r;
         *hidden = h;
-        return true;
+        return Status::Ok();
       }
     }
   }
-  *error =
-      "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" + text + "'";
-  return false;
+  return Status::InvalidArgument(
+      "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" + text + "'");
 }
 
 int RunDemo(DemoArgs& args) {
   DemoOptions& o = args.options;
-  std::string error;
-  if (!args.shape.empty() && !ParseShape(args.shape, &o.rows, &o.hidden, &error)) {
-    std::fprintf(stderr, "opscope demo rmsnorm: %s\n", error.c_str());
-    return 2;
+  if (!args.shape.empty()) {
+    const Status st = ParseShape(args.shape, &o.rows, &o.hidden);
+    if (!st.ok()) {
+      std::fprintf(stderr, "opscope demo rmsnorm: %s\n", st.message().c_str());
+      return 2;
+    }
   }
   o.sync = !args.no_sync;
   try {

@@ -52,8 +52,7 @@ bool NamesAJob(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     if (!std::filesystem::is_directory(path)) return false;
     std::vector<std::string> found;
-    std::string error;
-    if (FindTraceFiles(path, &found, &error)) files += found.size();
+    if (FindTraceFiles(path, &found).ok()) files += found.size();
   }
   return files > 1;
 }
@@ -133,9 +132,8 @@ int RunExplore(const ExploreArgs& args) {
   std::vector<Opened> opened;
   for (const std::string& path : args.paths) {
     std::vector<std::string> files;
-    std::string error;
-    if (!FindTraceFiles(path, &files, &error)) {
-      std::fprintf(stderr, "opscope explore: %s\n", error.c_str());
+    if (const Status found = FindTraceFiles(path, &files); !found.ok()) {
+      std::fprintf(stderr, "opscope explore: %s\n", found.message().c_str());
       continue;
     }
     for (std::string& file : files) {
@@ -170,10 +168,9 @@ int RunExplore(const ExploreArgs& args) {
     std::fprintf(stderr, "opscope explore: no trace could be opened\n");
     return 1;
   }
-  std::string error;
   Explorer* server = &explorer;
-  if (!server->Start(&error)) {
-    std::fprintf(stderr, "opscope explore: %s\n", error.c_str());
+  if (const Status started = server->Start(); !started.ok()) {
+    std::fprintf(stderr, "opscope explore: %s\n", started.message().c_str());
     return 1;
   }
   const int port = server->port();

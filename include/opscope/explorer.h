@@ -7,8 +7,8 @@
 //   opscope::ExplorerOptions options;            // 127.0.0.1, any free port, no token
 //   opscope::Explorer explorer(options);
 //   explorer.AddTrace("run.json", std::move(trace));   // a finalized opscope::Trace
-//   std::string error;
-//   if (!explorer.Start(&error)) { ... }          // serves on a background thread
+//   opscope::Status st = explorer.Start();        // serves on a background thread
+//   if (!st.ok()) { std::cerr << st.message() << "\n"; ... }
 //   std::cout << explorer.Url() << "\n";
 //   explorer.Wait();                              // until Stop() (e.g. from a signal handler)
 //
@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/status.h"
 #include "opscope/trace.h"
 
 namespace opscope {
@@ -66,9 +67,10 @@ class Explorer {
   // AddTrace and before Start.
   void SetJob(const JobReport& report);
 
-  // Binds and starts serving on background threads. Returns false with a message on failure
-  // (address in use, bad address, or no token for a non-loopback host).
-  bool Start(std::string* error);
+  // Binds and starts serving on background threads (ok at once when already started). Errors:
+  // kInvalidArgument for a port outside 0-65535, kIoError when the address cannot be bound
+  // (in use, or not an address of this host).
+  Status Start();
   // Blocks until the server stops.
   void Wait();
   void Stop();
@@ -85,8 +87,9 @@ class Explorer {
 };
 
 // Finds the trace files a path names: the file itself, or every *.json / *.json.gz trace file
-// under a profile directory (sorted by path). Returns false with a message when there is none.
-bool FindTraceFiles(const std::string& path, std::vector<std::string>* files, std::string* error);
+// under a profile directory (sorted by path), appended to *files. kNotFound (file() = path) when
+// the path does not exist or names no trace file.
+Status FindTraceFiles(const std::string& path, std::vector<std::string>* files);
 
 }  // namespace opscope
 

@@ -45,7 +45,7 @@ class CodegenTest : public ::testing::Test {
     Program p = BuildProgram(std::move(g), "cpu", tc.Identity());
     CacheLookup got = KernelCache::Global().GetOrCompile(
         p.key, p.source, static_cast<int>(p.fusion.kernels.size()), tc, dir_.string());
-    EXPECT_TRUE(got.module) << got.error << "\n" << p.source;
+    EXPECT_TRUE(got.module) << got.status.message() << "\n" << p.source;
     if (!got.module) return p;
     std::map<int, std::vector<float>> buffers;
     auto address = [&](int v) -> float* {
@@ -206,7 +206,7 @@ TEST_F(CodegenTest, DiskCacheIsReusedAfterMemoryIsCleared) {
   CxxToolchain tc = CxxToolchain::Current();
   Program p = BuildProgram(g, "cpu", tc.Identity());
   auto first = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
-  ASSERT_TRUE(first.module) << first.error;
+  ASSERT_TRUE(first.module) << first.status.message();
   EXPECT_EQ(first.source, CacheSource::kCompiled);
   auto second = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
   EXPECT_EQ(second.source, CacheSource::kMemory);
@@ -214,7 +214,7 @@ TEST_F(CodegenTest, DiskCacheIsReusedAfterMemoryIsCleared) {
   second = {};
   KernelCache::Global().ClearMemory();
   auto third = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
-  ASSERT_TRUE(third.module) << third.error;
+  ASSERT_TRUE(third.module) << third.status.message();
   EXPECT_EQ(third.source, CacheSource::kDisk);
   EXPECT_TRUE(std::filesystem::exists(dir_ / (p.key + ".cc")));
   // Another shape is another key.
@@ -233,8 +233,9 @@ TEST_F(CodegenTest, MissingAndBrokenCompilersGiveClearErrors) {
   auto r = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
   EXPECT_FALSE(r.module);
   EXPECT_EQ(r.source, CacheSource::kFailed);
-  EXPECT_NE(r.error.find("could not be run"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find(p.key + ".cc"), std::string::npos) << r.error;
+  EXPECT_EQ(r.status.code(), Status::Code::kUnavailable);
+  EXPECT_NE(r.status.message().find("could not be run"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find(p.key + ".cc"), std::string::npos) << r.status.message();
 
   std::string script = (dir_ / "broken-cxx.sh").string();
   {
@@ -246,9 +247,10 @@ TEST_F(CodegenTest, MissingAndBrokenCompilersGiveClearErrors) {
   p = BuildProgram(g, "cpu", tc.Identity() + "broken");
   r = KernelCache::Global().GetOrCompile(p.key, p.source, 1, tc, dir_.string());
   EXPECT_FALSE(r.module);
-  EXPECT_NE(r.error.find("failed (exit 3)"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("this compiler is broken"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find(p.key + ".cc"), std::string::npos) << r.error;
+  EXPECT_NE(r.status.message().find("failed (exit 3)"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find("this compiler is broken"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find(p.key + ".cc"), std::string::npos) << r.status.message();
 }
 
 }  // namespace

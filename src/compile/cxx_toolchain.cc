@@ -132,9 +132,8 @@ std::string CxxToolchain::Identity() const {
   return s;
 }
 
-bool CompileSharedObject(const CxxToolchain& toolchain, const std::string& source_path,
-                         const std::string& so_path, const std::string& log_path,
-                         std::string* error) {
+Status CompileSharedObject(const CxxToolchain& toolchain, const std::string& source_path,
+                           const std::string& so_path, const std::string& log_path) {
   std::string tmp = so_path + UniqueSuffix();
   std::vector<std::string> args = {toolchain.compiler};
   args.insert(args.end(), toolchain.flags.begin(), toolchain.flags.end());
@@ -142,35 +141,35 @@ bool CompileSharedObject(const CxxToolchain& toolchain, const std::string& sourc
   int spawn_errno = 0;
   int rc = Run(args, log_path, &spawn_errno);
   if (rc < 0) {
-    *error = "C++ compiler '" + toolchain.compiler + "' could not be run (" +
-             std::strerror(spawn_errno) +
-             "); set OPSCOPE_CXX to a working compiler. Generated file: " + source_path;
-    return false;
+    return Status::Unavailable(
+        "C++ compiler '" + toolchain.compiler + "' could not be run (" +
+        std::strerror(spawn_errno) +
+        "); set OPSCOPE_CXX to a working compiler. Generated file: " + source_path);
   }
   if (rc != 0) {
     std::remove(tmp.c_str());
-    *error = "C++ compiler '" + toolchain.compiler + "' failed (exit " + std::to_string(rc) +
-             ") on generated file " + source_path + " (full log: " + log_path +
-             "):" + ReadHead(log_path, 6);
-    return false;
+    return Status::Unavailable("C++ compiler '" + toolchain.compiler + "' failed (exit " +
+                               std::to_string(rc) + ") on generated file " + source_path +
+                               " (full log: " + log_path + "):" + ReadHead(log_path, 6));
   }
   if (std::rename(tmp.c_str(), so_path.c_str()) != 0) {
+    const int error = errno;
     std::remove(tmp.c_str());
-    *error =
-        "cannot move the compiled object into place at " + so_path + ": " + std::strerror(errno);
-    return false;
+    return Status::IoError(
+        "cannot move the compiled object into place at " + so_path + ": " + std::strerror(error),
+        so_path);
   }
-  return true;
+  return Status::Ok();
 }
 
-std::unique_ptr<SharedObject> SharedObject::Open(const std::string& path, std::string* error) {
+Status SharedObject::Open(const std::string& path, std::unique_ptr<SharedObject>* out) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = ::dlerror();
-    *error = "cannot load " + path + ": " + (e ? e : "unknown dlopen error");
-    return nullptr;
+    return Status::IoError("cannot load " + path + ": " + (e ? e : "unknown dlopen error"), path);
   }
-  return std::unique_ptr<SharedObject>(new SharedObject(handle, path));
+  out->reset(new SharedObject(handle, path));
+  return Status::Ok();
 }
 
 SharedObject::~SharedObject() {
@@ -179,24 +178,25 @@ SharedObject::~SharedObject() {
 
 void* SharedObject::Symbol(const std::string& name) const { return ::dlsym(handle_, name.c_str()); }
 
-bool WriteFileAtomically(const std::string& path, const std::string& text, std::string* error) {
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
   std::string tmp = path + UniqueSuffix();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
     if (!out) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
+      const int error = errno;
       std::remove(tmp.c_str());
-      return false;
+      return Status::IoError("cannot write " + tmp + ": " + std::strerror(error), path);
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    const int error = errno;
     std::remove(tmp.c_str());
-    return false;
+    return Status::IoError("cannot rename " + tmp + " to " + path + ": " + std::strerror(error),
+                           path);
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace opscope::compiler

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "opscope/status.h"
+
 namespace opscope::compiler {
 
 struct CxxToolchain {
@@ -31,17 +33,17 @@ struct CxxToolchain {
 };
 
 // Compiles `source_path` into the shared object `so_path` (written atomically: a temporary file
-// renamed into place). Compiler diagnostics go to `log_path`. On failure returns false and sets
-// `*error` to a message naming the compiler, the generated file and the first diagnostic lines.
-bool CompileSharedObject(const CxxToolchain& toolchain, const std::string& source_path,
-                         const std::string& so_path, const std::string& log_path,
-                         std::string* error);
+// renamed into place). Compiler diagnostics go to `log_path`. Errors: kUnavailable when the
+// compiler cannot be run or fails (the message names the compiler, the generated file and the
+// first diagnostic lines), kIoError when the object cannot be moved into place.
+Status CompileSharedObject(const CxxToolchain& toolchain, const std::string& source_path,
+                           const std::string& so_path, const std::string& log_path);
 
 // A dlopen()ed shared object; closed on destruction. Symbols must not be used after that.
 class SharedObject {
  public:
-  // Returns nullptr and sets `*error` (dlerror text) when loading fails.
-  static std::unique_ptr<SharedObject> Open(const std::string& path, std::string* error);
+  // Loads `path` into *out; kIoError with dlerror's text (file() = path) when loading fails.
+  static Status Open(const std::string& path, std::unique_ptr<SharedObject>* out);
   SharedObject(const SharedObject&) = delete;
   SharedObject& operator=(const SharedObject&) = delete;
   ~SharedObject();
@@ -55,8 +57,9 @@ class SharedObject {
   std::string path_;
 };
 
-// Writes `text` to `path` atomically (temporary file + rename). False + `*error` on failure.
-bool WriteFileAtomically(const std::string& path, const std::string& text, std::string* error);
+// Writes `text` to `path` atomically (temporary file + rename); kIoError naming the file on
+// failure, with nothing left behind.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace opscope::compiler
 

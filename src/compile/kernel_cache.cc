@@ -11,28 +11,26 @@ namespace {
 
 const char* kKeySymbol = "opscope_module_key";
 
-// Loads `so_path` and resolves its kernels; null (with *error) when the object is unusable.
-std::shared_ptr<CompiledModule> Load(const std::string& key, const std::string& so_path,
-                                     int num_kernels, std::string* error) {
-  auto object = SharedObject::Open(so_path, error);
-  if (!object) return nullptr;
+// Loads `so_path` and resolves its kernels into *out; an error when the object is unusable.
+Status Load(const std::string& key, const std::string& so_path, int num_kernels,
+            std::shared_ptr<CompiledModule>* out) {
+  std::unique_ptr<SharedObject> object;
+  Status st = SharedObject::Open(so_path, &object);
+  if (!st.ok()) return st;
   auto key_fn = reinterpret_cast<const char* (*)()>(object->Symbol(kKeySymbol));
   if (!key_fn || key != key_fn()) {
-    *error = so_path + " does not hold the module for key " + key;
-    return nullptr;
+    return Status::InvalidInput(so_path + " does not hold the module for key " + key, 0, so_path);
   }
   auto module = std::make_shared<CompiledModule>();
   module->key = key;
   for (int k = 0; k < num_kernels; ++k) {
     auto fn = reinterpret_cast<KernelFn>(object->Symbol(KernelSymbol(k)));
-    if (!fn) {
-      *error = so_path + " lacks " + KernelSymbol(k);
-      return nullptr;
-    }
+    if (!fn) return Status::InvalidInput(so_path + " lacks " + KernelSymbol(k), 0, so_path);
     module->kernels.push_back(fn);
   }
   module->object = std::move(object);
-  return module;
+  *out = std::move(module);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -93,33 +91,33 @@ CacheLookup KernelCache::GetOrCompile(const std::string& key, const std::string&
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    result.error = "cannot create the compile cache directory " + dir + ": " + ec.message() +
-                   " (set OPSCOPE_CACHE_DIR to a writable directory)";
+    result.status =
+        Status::IoError("cannot create the compile cache directory " + dir + ": " + ec.message() +
+                            " (set OPSCOPE_CACHE_DIR to a writable directory)",
+                        dir);
     return result;
   }
   std::string base = dir + "/" + key;
   result.source_path = base + ".cc";
   std::string so_path = base + ".so";
   std::shared_ptr<CompiledModule> module;
-  std::string error;
   if (use_disk && std::filesystem::exists(so_path)) {
-    module = Load(key, so_path, num_kernels, &error);  // a bad object is recompiled below
-    if (module) result.source = CacheSource::kDisk;
+    // A bad object on disk is recompiled below.
+    if (Load(key, so_path, num_kernels, &module).ok()) result.source = CacheSource::kDisk;
   }
   if (!module) {
     std::string full =
         source + "\nextern \"C\" const char* " + kKeySymbol + "() { return \"" + key + "\"; }\n";
-    if (!WriteFileAtomically(result.source_path, full, &error)) {
-      result.error = error;
+    Status st = WriteFileAtomically(result.source_path, full);
+    if (st.ok()) st = CompileSharedObject(toolchain, result.source_path, so_path, base + ".log");
+    if (!st.ok()) {
+      result.status = std::move(st);
       return result;
     }
-    if (!CompileSharedObject(toolchain, result.source_path, so_path, base + ".log", &error)) {
-      result.error = error;
-      return result;
-    }
-    module = Load(key, so_path, num_kernels, &error);
-    if (!module) {
-      result.error = error + " (generated file: " + result.source_path + ")";
+    st = Load(key, so_path, num_kernels, &module);
+    if (!st.ok()) {
+      result.status =
+          Status::Unavailable(st.message() + " (generated file: " + result.source_path + ")");
       return result;
     }
     result.source = CacheSource::kCompiled;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compile/cxx_toolchain.h"
+#include "opscope/status.h"
 
 namespace opscope::compiler {
 
@@ -40,7 +41,7 @@ const char* CacheSourceName(CacheSource s);
 struct CacheLookup {
   std::shared_ptr<const CompiledModule> module;  // null when kFailed
   CacheSource source = CacheSource::kFailed;
-  std::string error;        // for kFailed: what went wrong, naming the generated file
+  Status status;            // for kFailed: what went wrong, naming the generated file
   std::string source_path;  // the generated .cc
 };
 

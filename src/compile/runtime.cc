@@ -210,7 +210,7 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
           program->key, program->source, static_cast<int>(program->fusion.kernels.size()), tc,
           options.cache_dir, options.disk_cache);
       info->source_path = got.source_path;
-      if (!got.module) throw GraphError(got.error);
+      if (!got.module) throw GraphError(got.status.message());
       info->cache = CacheSourceName(got.source);
       entry->module = got.module;
     }

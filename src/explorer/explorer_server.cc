@@ -1,11 +1,14 @@
 // The Explorer's HTTP server: routes, parameter checks, access control and limits.
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -507,14 +510,13 @@ void Explorer::SetJob(const JobReport& report) {
   impl_->job_json = w.Take();
 }
 
-bool Explorer::Start(std::string* error) {
+Status Explorer::Start() {
   Impl& im = *impl_;
-  if (im.started) return true;
+  if (im.started) return Status::Ok();
   im.token = im.options.token;
   if (im.token.empty() && !IsLoopbackHost(im.options.host)) im.token = RandomToken();
   if (im.options.port < 0 || im.options.port > 65535) {
-    *error = fmt::format("port {} is out of range", im.options.port);
-    return false;
+    return Status::InvalidArgument(fmt::format("port {} is out of range", im.options.port));
   }
   const size_t threads = static_cast<size_t>(std::clamp(im.options.threads, 1, 64));
   im.server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -524,12 +526,17 @@ bool Explorer::Start(std::string* error) {
   im.server.set_keep_alive_max_count(1000);
   im.server.set_keep_alive_timeout(5);
   im.server.set_tcp_nodelay(true);
+  // One server per port: httplib's default socket options add SO_REUSEPORT, with which a second
+  // server binds a port already served and the kernel splits connections between the two.
+  im.server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   im.Routes();
   if (im.options.port == 0) {
     im.port = im.server.bind_to_any_port(im.options.host);
     if (im.port <= 0) {
-      *error = fmt::format("cannot bind address '{}'", im.options.host);
-      return false;
+      return Status::IoError(fmt::format("cannot bind address '{}'", im.options.host));
     }
   } else {
     if (im.server.bind_to_port(im.options.host, im.options.port)) {
@@ -538,14 +545,22 @@ bool Explorer::Start(std::string* error) {
                (im.port = im.server.bind_to_any_port(im.options.host)) > 0) {
       // bound to a free port instead
     } else {
-      *error = fmt::format("cannot bind {}:{} (address in use or not available)", im.options.host,
-                           im.options.port);
-      return false;
+      return Status::IoError(fmt::format("cannot bind {}:{} (address in use or not available)",
+                                         im.options.host, im.options.port));
     }
   }
-  im.thread = std::thread([&im] { im.server.listen_after_bind(); });
+  // Returns once the server is accepting: httplib's stop() does nothing before its accept loop
+  // runs, so a Stop() right after Start() would otherwise leave the thread serving forever.
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  im.thread = std::thread([&im, ended] {
+    im.server.listen_after_bind();
+    ended->store(true);
+  });
+  while (!im.server.is_running() && !ended->load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   im.started = true;
-  return true;
+  return Status::Ok();
 }
 
 void Explorer::Wait() {

@@ -30,21 +30,19 @@ bool LooksLikeTrace(const std::filesystem::path& p) {
 
 }  // namespace
 
-bool FindTraceFiles(const std::string& path, std::vector<std::string>* files, std::string* error) {
+Status FindTraceFiles(const std::string& path, std::vector<std::string>* files) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
-    *error = fmt::format("{}: no such file or directory", path);
-    return false;
+    return Status::NotFound(fmt::format("{}: no such file or directory", path), path);
   }
   if (fs::is_regular_file(st)) {
     files->push_back(path);
-    return true;
+    return Status::Ok();
   }
   if (!fs::is_directory(st)) {
-    *error = fmt::format("{}: not a trace file or a profile directory", path);
-    return false;
+    return Status::NotFound(fmt::format("{}: not a trace file or a profile directory", path), path);
   }
   std::vector<std::string> found;
   for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec),
@@ -54,16 +52,16 @@ bool FindTraceFiles(const std::string& path, std::vector<std::string>* files, st
     if (it->is_regular_file(ec) && LooksLikeTrace(it->path())) found.push_back(it->path().string());
   }
   if (found.empty()) {
-    *error = fmt::format(
-        "{}: no trace files (*.json with traceEvents, *.json.gz) found in this "
-        "directory",
+    return Status::NotFound(
+        fmt::format("{}: no trace files (*.json with traceEvents, *.json.gz) found in this "
+                    "directory",
+                    path),
         path);
-    return false;
   }
   std::sort(found.begin(), found.end());
   if (found.size() > kMaxTraceFiles) found.resize(kMaxTraceFiles);
   files->insert(files->end(), found.begin(), found.end());
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace opscope

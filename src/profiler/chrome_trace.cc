@@ -251,13 +251,13 @@ std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
   return out;
 }
 
-std::string WriteChromeTrace(const Trace& trace, const std::string& path) {
+Status WriteChromeTrace(const Trace& trace, const std::string& path) {
   const std::string json = ChromeTraceJson(trace, path);
   const bool gzip = path.size() > 3 && path.ends_with(".gz");
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   auto fail = [&](const std::string& why) {
     std::remove(tmp.c_str());
-    return "cannot write chrome trace to '" + path + "': " + why;
+    return Status::IoError("cannot write chrome trace to '" + path + "': " + why, path);
   };
   if (gzip) {
     errno = 0;
@@ -287,7 +287,7 @@ std::string WriteChromeTrace(const Trace& trace, const std::string& path) {
     if (std::fclose(f) != 0) return fail(std::strerror(errno));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail(std::strerror(errno));
-  return "";
+  return Status::Ok();
 }
 
 }  // namespace opscope::internal

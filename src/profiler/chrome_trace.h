@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "opscope/status.h"
 #include "opscope/trace.h"
 
 namespace opscope::internal {
@@ -15,9 +16,9 @@ namespace opscope::internal {
 std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
 
 // Writes ChromeTraceJson to `path` (gzip when it ends in ".gz") through a temporary file in the
-// same directory and a rename, so readers never see a partial file. Returns "" on success or a
-// message naming the path and the reason.
-std::string WriteChromeTrace(const Trace& trace, const std::string& path);
+// same directory and a rename, so readers never see a partial file. On failure (kIoError, file() =
+// path) nothing is left at `path` or beside it, and the message names the path and the reason.
+Status WriteChromeTrace(const Trace& trace, const std::string& path);
 
 }  // namespace opscope::internal
 

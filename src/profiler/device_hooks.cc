@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <utility>
 
 namespace opscope {
 namespace {
@@ -52,7 +53,7 @@ void SetActiveDeviceConfig(const DeviceConfig* config) {
   g_active_config.store(config, std::memory_order_release);
 }
 
-std::string RunDeviceFlushHooks() {
+Status RunDeviceFlushHooks() {
   std::vector<std::function<void()>> hooks;
   {
     Hooks& h = GetHooks();
@@ -67,7 +68,7 @@ std::string RunDeviceFlushHooks() {
       errors += std::string(errors.empty() ? "" : "; ") + "device flush hook failed: " + e.what();
     }
   }
-  return errors;
+  return errors.empty() ? Status::Ok() : Status::Unavailable(std::move(errors));
 }
 
 uint64_t QueryDevicesInFlight() {

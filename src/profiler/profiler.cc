@@ -195,8 +195,8 @@ void Profiler::EndRecording(bool deliver) {
   const bool device = Has(options_.activities, ProfilerActivity::kPrivateUse1);
   internal::TraceBuildOptions build;
   if (device && options_.device.flush_device_on_stop) {
-    std::string errors = internal::RunDeviceFlushHooks();
-    if (!errors.empty() && pending_error_.empty()) pending_error_ = errors;
+    const Status st = internal::RunDeviceFlushHooks();
+    if (!st.ok() && pending_error_.empty()) pending_error_ = st.message();
   }
   if (device) {
     build.extra_dropped.emplace_back("in_flight_at_stop", internal::QueryDevicesInFlight());
@@ -235,8 +235,8 @@ void Profiler::Deliver() {
                        " (the trace is kept: export it with export_chrome_trace)";
       return;
     }
-    std::string error = internal::WriteChromeTrace(*trace_, path);
-    if (!error.empty()) pending_error_ = error + " (the trace is kept)";
+    const Status st = internal::WriteChromeTrace(*trace_, path);
+    if (!st.ok()) pending_error_ = st.message() + " (the trace is kept)";
   }
 }
 
@@ -245,9 +245,9 @@ KeyAverages Profiler::key_averages(bool group_by_input_shape) const {
 }
 
 void Profiler::export_chrome_trace(const std::string& path) const {
-  std::string error = internal::WriteChromeTrace(*trace_, path);
-  if (!error.empty()) {
-    throw ProfilerError(error + " (the trace is kept; fix the path and export again)");
+  const Status st = internal::WriteChromeTrace(*trace_, path);
+  if (!st.ok()) {
+    throw ProfilerError(st.message() + " (the trace is kept; fix the path and export again)");
   }
 }
 

@@ -73,8 +73,8 @@ class ExplorerApiTest : public ::testing::Test {
     b.target_events = kEvents / 2;
     b.seed = 7;
     explorer_->AddTrace("b.json", explorer::MakeSyntheticNeuronTrace(b), "/tmp/b.json");
-    std::string error;
-    ASSERT_TRUE(explorer_->Start(&error)) << error;
+    const Status st = explorer_->Start();
+    ASSERT_TRUE(st.ok()) << st.message();
   }
   static void TearDownTestSuite() {
     delete explorer_;
@@ -402,8 +402,8 @@ TEST(ExplorerTokenTest, TokenIsRequiredOnEveryRequest) {
   explorer::SyntheticTraceOptions small;
   small.target_events = 200;
   explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
-  std::string error;
-  ASSERT_TRUE(explorer.Start(&error)) << error;
+  const Status st = explorer.Start();
+  ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_NE(explorer.Url().find("?token=s3cret-token"), std::string::npos);
   httplib::Client client("127.0.0.1", explorer.port());
   EXPECT_EQ(client.Get("/api/info")->status, 401);
@@ -425,12 +425,36 @@ TEST(ExplorerTokenTest, NonLoopbackHostGetsAGeneratedToken) {
   explorer::SyntheticTraceOptions small;
   small.target_events = 100;
   explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
-  std::string error;
-  ASSERT_TRUE(explorer.Start(&error)) << error;
+  const Status st = explorer.Start();
+  ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(explorer.token().size(), 32u);
   httplib::Client client("127.0.0.1", explorer.port());
   EXPECT_EQ(client.Get("/api/info")->status, 401);
   EXPECT_EQ(client.Get("/api/info", {{"X-Opscope-Token", explorer.token()}})->status, 200);
+}
+
+TEST(ExplorerStartTest, BadPortAndTakenAddressAreStatusErrors) {
+  ExplorerOptions bad;
+  bad.port = 70000;
+  Explorer out_of_range(bad);
+  Status st = out_of_range.Start();
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("port 70000 is out of range"), std::string::npos) << st.message();
+
+  Explorer first(ExplorerOptions{});
+  ASSERT_TRUE(first.Start().ok());
+  ExplorerOptions same;
+  same.port = first.port();
+  Explorer second(same);
+  st = second.Start();
+  EXPECT_EQ(st.code(), Status::Code::kIoError);
+  EXPECT_NE(st.message().find("cannot bind 127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << st.message();
+  same.fallback_to_any_port = true;
+  Explorer third(same);
+  ASSERT_TRUE(third.Start().ok());
+  EXPECT_NE(third.port(), first.port());
 }
 
 TEST(ExplorerHostTest, Loopback) {

@@ -228,17 +228,20 @@ TEST(FindTraceFilesTest, FindsTracesInAProfileDirectory) {
   std::ofstream(dir / "inst_pid_1" / "123" / "other.json") << R"({"config": 1})";
   std::ofstream(dir / "b.pt.trace.json.gz") << "x";
   std::vector<std::string> files;
-  std::string error;
-  ASSERT_TRUE(FindTraceFiles(dir.string(), &files, &error)) << error;
+  Status st = FindTraceFiles(dir.string(), &files);
+  ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(files.size(), 2u);
   EXPECT_NE(files[0].find("b.pt.trace.json.gz"), std::string::npos);
   EXPECT_NE(files[1].find("trace.json"), std::string::npos);
   files.clear();
-  EXPECT_FALSE(FindTraceFiles((dir / "missing").string(), &files, &error));
-  EXPECT_NE(error.find("no such file"), std::string::npos);
+  st = FindTraceFiles((dir / "missing").string(), &files);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_EQ(st.file(), (dir / "missing").string());
+  EXPECT_NE(st.message().find("no such file"), std::string::npos);
   fs::create_directories(dir / "empty");
-  EXPECT_FALSE(FindTraceFiles((dir / "empty").string(), &files, &error));
-  EXPECT_NE(error.find("no trace files"), std::string::npos);
+  st = FindTraceFiles((dir / "empty").string(), &files);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_NE(st.message().find("no trace files"), std::string::npos);
   fs::remove_all(dir);
 }
 
