@@ -93,8 +93,8 @@ class RankTrace {
     trace_.Finalize();
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    const std::string error = internal::WriteChromeTrace(trace_, path);
-    if (!error.empty()) throw std::runtime_error(error);
+    const Status st = internal::WriteChromeTrace(trace_, path);
+    if (!st.ok()) throw std::runtime_error(st.message());
   }
 
  private:

@@ -27,8 +27,8 @@ class ExplorerViewsTest : public ::testing::Test {
     b.instructions_per_execution = 4;
     b.seed = 3;
     explorer_->AddTrace("b.json", explorer::MakeSyntheticNeuronTrace(b));
-    std::string error;
-    ASSERT_TRUE(explorer_->Start(&error)) << error;
+    const Status st = explorer_->Start();
+    ASSERT_TRUE(st.ok()) << st.message();
   }
   static void TearDownTestSuite() {
     delete explorer_;
