@@ -78,6 +78,8 @@ INTERNAL_USES = [
     ("src/trace/json_writer.h", ["src/*", "tests/*", "bench/*"]),
     ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     ("src/trace/saturating.h", ["src/*"]),
+    # The one JSON structure scanner: the importer's stream and the trace model's FindArg.
+    ("src/trace/json_scan.h", ["src/*", "tests/analysis/import_test.cc"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),

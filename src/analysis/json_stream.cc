@@ -2,254 +2,23 @@
 #include "analysis/json_stream.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace opscope::analysis {
 namespace {
 
 constexpr size_t kMaxValueBytes = size_t{1} << 30;  // one value (event) may not exceed 1 GiB
 
-#if !defined(__SSE2__)
-// Bytes that matter outside strings while scanning a container.
-constexpr std::array<uint8_t, 256> MakeStructural() {
-  std::array<uint8_t, 256> t{};
-  t['"'] = 1;
-  t['{'] = 1;
-  t['['] = 1;
-  t['}'] = 1;
-  t[']'] = 1;
-  return t;
-}
-// Bytes that end a string run: the quote, a backslash.
-constexpr std::array<uint8_t, 256> MakeStringStop() {
-  std::array<uint8_t, 256> t{};
-  t['"'] = 1;
-  t['\\'] = 1;
-  return t;
-}
-constexpr auto kStructural = MakeStructural();
-constexpr auto kStringStop = MakeStringStop();
-#endif
-
-// First index in [i, end) holding one of "{}[] (outside strings), or `end`. Reads up to 15
-// bytes past `end`, which the stream's padding makes safe.
-inline size_t FindStructural(const char* p, size_t i, size_t end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i open = _mm_set1_epi8('{');   // '[' | 0x20 == '{'
-  const __m128i close = _mm_set1_epi8('}');  // ']' | 0x20 == '}'
-  const __m128i lower = _mm_set1_epi8(0x20);
-  for (; i < end; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const __m128i folded = _mm_or_si128(v, lower);
-    const __m128i hit =
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
-    if (mask != 0) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
-  }
-  return end;
-#else
-  while (i < end && !kStructural[static_cast<unsigned char>(p[i])]) ++i;
-  return i;
-#endif
-}
-
-// First index in [i, end) holding '"' or '\\', or `end` (same padding contract).
-inline size_t FindStringStop(const char* p, size_t i, size_t end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  for (; i < end; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
-    if (mask != 0) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
-  }
-  return end;
-#else
-  while (i < end && !kStringStop[static_cast<unsigned char>(p[i])]) ++i;
-  return i;
-#endif
-}
-
-// Bit k of each mask is set when byte k of a 64-byte block is: a quote, a backslash, an opening
-// bracket ('{' or '['), a closing bracket ('}' or ']').
-struct BlockMasks {
-  uint64_t quote, backslash, open, close;
-};
-
-// What ScanContainer found.
-struct ContainerScan {
-  enum What { kComplete, kIncomplete, kTooDeep, kMismatch } what;
-  size_t at;       // kComplete: one past the value; kTooDeep/kMismatch: the offending bracket
-  int depth;       // open brackets left (stack[depth - 1] is the innermost)
-  bool in_string;  // kIncomplete: the input ended inside a string
-};
-
-// '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare finds both kinds of each bracket.
-namespace generic {
-#define OPSCOPE_SCAN_TARGET
-#if defined(__SSE2__)
-inline BlockMasks Block(const char* p) {
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i open = _mm_set1_epi8('{');
-  const __m128i close = _mm_set1_epi8('}');
-  const __m128i lower = _mm_set1_epi8(0x20);
-  BlockMasks m{0, 0, 0, 0};
-  for (int k = 0; k < 4; ++k) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-    const __m128i folded = _mm_or_si128(v, lower);
-    const int shift = 16 * k;
-    auto bits = [&](__m128i eq) {
-      return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << shift;
-    };
-    m.quote |= bits(_mm_cmpeq_epi8(v, quote));
-    m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
-    m.open |= bits(_mm_cmpeq_epi8(folded, open));
-    m.close |= bits(_mm_cmpeq_epi8(folded, close));
-  }
-  return m;
-}
-// Bit k = parity of the set bits at positions <= k: with quote bits in, marks string interiors
-// (opening quote included, closing quote excluded).
-inline uint64_t PrefixXor(uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
-}
-#define OPSCOPE_SCAN_BLOCK Block
-#endif
-#include "analysis/json_scan_kernel.inc"
-#undef OPSCOPE_SCAN_BLOCK
-#undef OPSCOPE_SCAN_TARGET
-}  // namespace generic
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define OPSCOPE_SCAN_HAS_AVX 1
-// The prefix XOR as a carry-less multiply by all ones, shared by the AVX2 and AVX-512 kernels
-// (a pclmul-only function inlines into both).
-namespace clmul {
-__attribute__((target("pclmul"))) inline uint64_t PrefixXor(uint64_t x) {
-  const __m128i product =
-      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)), _mm_set1_epi8(-1), 0);
-  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
-}
-}  // namespace clmul
-
-namespace avx2 {
-#define OPSCOPE_SCAN_TARGET __attribute__((target("avx2,pclmul")))
-using clmul::PrefixXor;
-OPSCOPE_SCAN_TARGET inline uint64_t Bits(__m256i lo, __m256i hi) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(lo))) |
-         (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(hi))) << 32);
-}
-OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
-  const __m256i quote = _mm256_set1_epi8('"');
-  const __m256i backslash = _mm256_set1_epi8('\\');
-  const __m256i open = _mm256_set1_epi8('{');
-  const __m256i close = _mm256_set1_epi8('}');
-  const __m256i lower = _mm256_set1_epi8(0x20);
-  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-  const __m256i lo_folded = _mm256_or_si256(lo, lower);
-  const __m256i hi_folded = _mm256_or_si256(hi, lower);
-  return {Bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
-          Bits(_mm256_cmpeq_epi8(lo, backslash), _mm256_cmpeq_epi8(hi, backslash)),
-          Bits(_mm256_cmpeq_epi8(lo_folded, open), _mm256_cmpeq_epi8(hi_folded, open)),
-          Bits(_mm256_cmpeq_epi8(lo_folded, close), _mm256_cmpeq_epi8(hi_folded, close))};
-}
-#define OPSCOPE_SCAN_BLOCK Block
-#include "analysis/json_scan_kernel.inc"
-#undef OPSCOPE_SCAN_BLOCK
-#undef OPSCOPE_SCAN_TARGET
-}  // namespace avx2
-
-namespace avx512 {
-#define OPSCOPE_SCAN_TARGET __attribute__((target("avx512f,avx512bw,pclmul")))
-using clmul::PrefixXor;
-OPSCOPE_SCAN_TARGET inline BlockMasks Block(const char* p) {
-  const __m512i v = _mm512_loadu_si512(p);
-  const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
-  return {_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')),
-          _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')),
-          _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{')),
-          _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'))};
-}
-#define OPSCOPE_SCAN_BLOCK Block
-#include "analysis/json_scan_kernel.inc"
-#undef OPSCOPE_SCAN_BLOCK
-#undef OPSCOPE_SCAN_TARGET
-}  // namespace avx512
-#endif
-
-// Whether this CPU runs the kernel (checked once).
-bool CpuRuns(JsonStream::Kernel kernel) {
-#if defined(OPSCOPE_SCAN_HAS_AVX)
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
-  }();
-  static const bool avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("pclmul");
-  }();
-  if (kernel == JsonStream::Kernel::kAvx2) return avx2;
-  if (kernel == JsonStream::Kernel::kAvx512) return avx512;
-#endif
-  return kernel == JsonStream::Kernel::kGeneric || kernel == JsonStream::Kernel::kAuto;
-}
-
-ContainerScan ScanContainerWith(JsonStream::Kernel kernel, const char* p, size_t i, size_t end,
-                                char* stack, int max_depth) {
-  switch (kernel) {
-#if defined(OPSCOPE_SCAN_HAS_AVX)
-    case JsonStream::Kernel::kAvx512:
-      return avx512::ScanContainer(p, i, end, stack, max_depth, 1);
-    case JsonStream::Kernel::kAvx2:
-      return avx2::ScanContainer(p, i, end, stack, max_depth, 1);
-#endif
-    default:
-      return generic::ScanContainer(p, i, end, stack, max_depth, 1);
-  }
-}
-
-bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-bool EndsScalar(char c) { return IsWs(c) || c == ',' || c == '}' || c == ']' || c == ':'; }
+using internal::ContainerScan;
+using internal::EndsJsonScalar;
+using internal::IsJsonSpace;
 
 }  // namespace
 
-bool JsonStream::Supported(Kernel kernel) {
-  switch (kernel) {
-    case Kernel::kAuto:
-    case Kernel::kGeneric:
-      return true;
-    case Kernel::kAvx2:
-    case Kernel::kAvx512:
-      return CpuRuns(kernel);
-  }
-  return false;
-}
-
-JsonStream::JsonStream(ByteSource* source, int max_depth, size_t initial_buffer, Kernel kernel)
+JsonStream::JsonStream(ByteSource* source, int max_depth, size_t initial_buffer,
+                       internal::JsonScanKernel kernel)
     : source_(source),
-      kernel_(kernel != Kernel::kAuto && Supported(kernel)
-                  ? kernel
-                  : (Supported(Kernel::kAvx512)
-                         ? Kernel::kAvx512
-                         : (Supported(Kernel::kAvx2) ? Kernel::kAvx2 : Kernel::kGeneric))),
+      kernel_(internal::ResolveJsonScanKernel(kernel)),
       max_depth_(max_depth < 1 ? 1 : max_depth),
       storage_(new char[1 + initial_buffer + kPadding + 1]),
       buf_(storage_.get() + 1),
@@ -306,7 +75,7 @@ Status JsonStream::Refill(size_t keep_from, size_t* got) {
 Status JsonStream::Peek(int* c) {
   RestoreSentinel();
   for (;;) {
-    while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+    while (pos_ < end_ && IsJsonSpace(buf_[pos_])) ++pos_;
     if (pos_ < end_) {
       *c = static_cast<unsigned char>(buf_[pos_]);
       return Status::Ok();
@@ -330,7 +99,8 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
 
   if (first == '{' || first == '[') {
     stack_[0] = first;
-    const ContainerScan r = ScanContainerWith(kernel_, p, i, end, stack_.get(), max_depth_);
+    const ContainerScan r =
+        internal::ScanContainer(kernel_, p, i, end, stack_.get(), max_depth_, 1);
     switch (r.what) {
       case ContainerScan::kComplete:
         *end_out = r.at;
@@ -357,21 +127,10 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
   }
 
   if (first == '"') {
-    bool escape = false;
-    while (i < end) {
-      if (escape) {
-        escape = false;
-        ++i;
-        continue;
-      }
-      i = FindStringStop(p, i, end);
-      if (i == end) break;
-      if (p[i++] == '\\') {
-        escape = true;
-      } else {
-        *end_out = i;
-        return Scan::kComplete;
-      }
+    const size_t string_end = internal::JsonStringEnd(p, i, end);
+    if (string_end != internal::kJsonNoEnd) {
+      *end_out = string_end;
+      return Scan::kComplete;
     }
     *missing = "'\"'";
     return Scan::kIncomplete;
@@ -384,7 +143,7 @@ JsonStream::Scan JsonStream::ScanValue(size_t start, size_t* end_out, const char
         base_ + start);
     return Scan::kError;
   }
-  while (i < end && !EndsScalar(p[i])) ++i;
+  while (i < end && !EndsJsonScalar(p[i])) ++i;
   if (i - start > 64) {
     *error = Status::InvalidInput("byte " + std::to_string(base_ + start) +
                                       ": expected a number, string, object, array, true, false or "
@@ -461,7 +220,7 @@ Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_
   for (;;) {
     // The next byte that is not whitespace, refilling only while the batch is empty (a refill
     // moves the buffer under the elements already handed out).
-    while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+    while (pos_ < end_ && IsJsonSpace(buf_[pos_])) ++pos_;
     if (pos_ == end_) {
       if (!batch->elements.empty()) break;
       size_t got = 0;

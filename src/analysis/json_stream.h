@@ -1,9 +1,10 @@
 // A streaming reader over one large JSON text: it never holds more than the value being read.
 //
 // Kineto traces are one object whose "traceEvents" array holds millions of small objects. This
-// reader walks the outer structure byte by byte and hands out each complete value (an event, or
-// a top-level value) as one contiguous span, followed in memory by at least kPadding readable
-// bytes so simdjson can parse it in place. The span stays valid until the next call.
+// reader walks the outer structure with the shared scanner (trace/json_scan.h) and hands out each
+// complete value (an event, or a top-level value) as one contiguous span, followed in memory by at
+// least kPadding readable bytes so simdjson can parse it in place. The span stays valid until the
+// next call.
 //
 // For the one large array, ReadElements hands out many elements at once as a single JSON array
 // text, so a parser can take the whole batch in one pass instead of one call per element.
@@ -21,6 +22,7 @@
 
 #include "analysis/byte_source.h"
 #include "opscope/status.h"
+#include "trace/json_scan.h"
 
 namespace opscope::analysis {
 
@@ -28,14 +30,10 @@ class JsonStream {
  public:
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
 
-  // The scanner's instruction set: kAuto picks the widest this CPU runs. The others exist so
-  // tests can check each kernel against the same inputs.
-  enum class Kernel { kAuto, kGeneric, kAvx2, kAvx512 };
-  static bool Supported(Kernel kernel);
-
-  // `source` must outlive the stream. `max_depth` bounds the nesting of one value.
+  // `source` must outlive the stream. `max_depth` bounds the nesting of one value. `kernel`: the
+  // scanner's instruction set (trace/json_scan.h); tests pick each one.
   JsonStream(ByteSource* source, int max_depth, size_t initial_buffer = 1 << 20,
-             Kernel kernel = Kernel::kAuto);
+             internal::JsonScanKernel kernel = internal::JsonScanKernel::kAuto);
 
   // Skips whitespace and sets *c to the next byte, or -1 at the end of input.
   Status Peek(int* c);
@@ -90,7 +88,7 @@ class JsonStream {
 
   static constexpr size_t kNoSentinel = ~size_t{0};
   ByteSource* source_;
-  Kernel kernel_;
+  internal::JsonScanKernel kernel_;  // resolved
   int max_depth_;
   // One byte of headroom (a batch's '['), buf_, then kPadding + 1 bytes (a batch's ']' may sit
   // at buf_[cap_]).

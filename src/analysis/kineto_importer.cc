@@ -19,6 +19,7 @@
 #include "analysis/number_text.h"
 #include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
+#include "trace/json_scan.h"
 
 namespace opscope {
 namespace {
@@ -65,25 +66,6 @@ struct ArgFields {
   int64_t correlation = 0;
   std::string_view input_dims;  // raw JSON of "Input Dims"
 };
-
-// One past the end of the JSON object or array starting at `p` (which must be '{' or '['), or
-// nullptr when it does not close before `limit`. Used on text the event parser already accepted.
-const char* ContainerEnd(const char* p, const char* limit) {
-  int depth = 0;
-  for (; p < limit; ++p) {
-    const char c = *p;
-    if (c == '"') {
-      for (++p; p < limit && *p != '"'; ++p) {
-        if (*p == '\\') ++p;
-      }
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return p + 1;
-    }
-  }
-  return nullptr;
-}
 
 // The fields of one event, as views into the parser's buffers (valid for this event only).
 struct EventFields {
@@ -447,7 +429,12 @@ class Importer {
         }
         if (q > args_start && q[-1] == '}') end = q;
       }
-      if (end == nullptr) end = ContainerEnd(args_start, span.data() + span.size());
+      if (end == nullptr) {
+        const std::string_view rest(args_start,
+                                    static_cast<size_t>(span.data() + span.size() - args_start));
+        const size_t length = internal::JsonValueEnd(rest, 0);
+        if (length != internal::kJsonNoEnd) end = args_start + length;
+      }
       if (end != nullptr)
         f.args = std::string_view(args_start, static_cast<size_t>(end - args_start));
     }

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "opscope/trace.h"
+#include "trace/json_scan.h"
 
 namespace opscope {
 
@@ -732,46 +733,7 @@ namespace {
 
 // Skips whitespace; returns the new position.
 size_t SkipWs(std::string_view s, size_t i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
-  return i;
-}
-
-// Returns the end (one past) of the JSON string starting at s[i] == '"', or npos.
-size_t StringEnd(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// Returns the end (one past) of the JSON value starting at s[i], or npos.
-size_t ValueEnd(std::string_view s, size_t i) {
-  if (i >= s.size()) return std::string_view::npos;
-  if (s[i] == '"') return StringEnd(s, i);
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-      char c = s[i];
-      if (c == '"') {
-        i = StringEnd(s, i);
-        if (i == std::string_view::npos) return i;
-        --i;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']') {
-        if (--depth == 0) return i + 1;
-      }
-    }
-    return std::string_view::npos;
-  }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
-         s[i] != '\t' && s[i] != '\r') {
-    ++i;
-  }
+  while (i < s.size() && internal::IsJsonSpace(s[i])) ++i;
   return i;
 }
 
@@ -785,14 +747,14 @@ std::optional<std::string> Trace::FindArg(uint32_t args, std::string_view key) c
   if (i >= s.size() || s[i] != '{') return std::nullopt;
   i = SkipWs(s, i + 1);
   while (i < s.size() && s[i] == '"') {
-    size_t key_end = StringEnd(s, i);
-    if (key_end == std::string_view::npos) return std::nullopt;
+    const size_t key_end = internal::JsonStringEnd(s.data(), i + 1, s.size());
+    if (key_end == internal::kJsonNoEnd) return std::nullopt;
     std::string_view k = s.substr(i + 1, key_end - i - 2);
     i = SkipWs(s, key_end);
     if (i >= s.size() || s[i] != ':') return std::nullopt;
     i = SkipWs(s, i + 1);
-    size_t value_end = ValueEnd(s, i);
-    if (value_end == std::string_view::npos) return std::nullopt;
+    const size_t value_end = internal::JsonValueEnd(s, i);
+    if (value_end == internal::kJsonNoEnd) return std::nullopt;
     if (k == key) return std::string(s.substr(i, value_end - i));
     i = SkipWs(s, value_end);
     if (i < s.size() && s[i] == ',') i = SkipWs(s, i + 1);

@@ -375,11 +375,11 @@ TEST(ImportErrorTest, FileErrorsNameTheFileAndTheByte) {
 }
 
 // Every scanner kernel this CPU runs; each test below runs them all.
-std::vector<analysis::JsonStream::Kernel> Kernels() {
-  using K = analysis::JsonStream::Kernel;
+std::vector<internal::JsonScanKernel> Kernels() {
+  using K = internal::JsonScanKernel;
   std::vector<K> out;
   for (K k : {K::kGeneric, K::kAvx2, K::kAvx512}) {
-    if (analysis::JsonStream::Supported(k)) out.push_back(k);
+    if (internal::JsonScanKernelSupported(k)) out.push_back(k);
   }
   return out;
 }
