@@ -271,6 +271,13 @@ class Trace {
   size_t MemoryBytes() const;
 
  private:
+  // Finalize's steps, in order (trace_finalize.cc).
+  void SortSlicesByTrack();
+  void NestSlices();
+  void BindFlowEndpoints();
+  void LinkDeviceActivity();
+  void IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links);
+
   struct PendingFlowEndpoint {  // 32 bytes: a large trace holds millions until Finalize
     uint64_t id;
     int64_t ts_ns;
@@ -295,7 +302,7 @@ class Trace {
   std::vector<uint32_t> link_rank_;
   std::vector<uint32_t> device_activity_begin_;  // per slice + 1: range in device_activity_
   std::vector<uint32_t> device_activity_;        // device slices grouped by their op
-  // Arg objects as JSON text, in blocks; large stores compress sealed blocks (trace_model.cc).
+  // Arg objects as JSON text, in blocks; large stores compress sealed blocks (arg_store.h).
   class ArgStore;
   std::unique_ptr<ArgStore> args_;
   std::unordered_map<int64_t, uint32_t> pid_index_;

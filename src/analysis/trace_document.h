@@ -1,0 +1,66 @@
+// The outer structure of a Kineto / Chrome trace document: a trace object whose "traceEvents"
+// array holds the events, beside top-level values (schemaVersion, baseTimeNanoseconds,
+// deviceProperties, droppedEvents, distributedInfo, ...), or Chrome's bare event array.
+//
+// The reader walks it with a JsonStream, hands traceEvents to the event parser in batches, and
+// keeps the top-level values in TraceMetadata: the known ones parsed, others as raw JSON (up to
+// 16 MiB each). A structural error stops the read with kInvalidInput naming the byte offset and
+// what was expected there.
+//
+// Everything given to the constructor must outlive the reader. Not thread-safe.
+#ifndef OPSCOPE_ANALYSIS_TRACE_DOCUMENT_H_
+#define OPSCOPE_ANALYSIS_TRACE_DOCUMENT_H_
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "analysis/event_category.h"
+#include "analysis/event_parser.h"
+#include "analysis/import_log.h"
+#include "analysis/json_stream.h"
+#include "opscope/status.h"
+#include "opscope/trace.h"
+
+namespace opscope::analysis {
+
+class TraceDocumentReader {
+ public:
+  // Events go through `parser` to `sink`; top-level values into trace->metadata(); what they say
+  // of the device into `family`.
+  TraceDocumentReader(JsonStream* stream, EventParser* parser, EventSink* sink, Trace* trace,
+                      DeviceFamily* family, ImportLog* log)
+      : stream_(*stream),
+        parser_(*parser),
+        sink_(sink),
+        trace_(trace),
+        device_family_(family),
+        log_(log) {}
+
+  // Reads the whole document. Events read before an error stay with the sink.
+  Status Read();
+
+ private:
+  Status ReadTopLevelObject();
+  Status ReadTopLevelValue(const std::string& key);
+  // {"reason": count, ...}: events the producer dropped.
+  void ReadDropped(std::string_view span, uint64_t at);
+  Status ReadEvents();
+  // "byte N: expected WHAT, found C" at the stream's position.
+  Status Expected(const std::string& what, int found);
+
+  JsonStream& stream_;
+  EventParser& parser_;
+  EventSink* sink_;
+  Trace* trace_;
+  DeviceFamily* device_family_;
+  ImportLog* log_;
+  simdjson::ondemand::parser value_parser_;  // droppedEvents
+  bool saw_events_ = false;
+};
+
+}  // namespace opscope::analysis
+
+#endif  // OPSCOPE_ANALYSIS_TRACE_DOCUMENT_H_

@@ -1,0 +1,483 @@
+// Trace::Finalize, in named steps: slices grouped by track and sorted, nested, flow endpoints
+// bound to slices, device activity linked to its runtime call and op.
+#include <algorithm>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "opscope/trace.h"
+
+namespace opscope {
+namespace {
+
+// Indices [0, n) ordered by track, then by sort_key(i) (a pair compared lexicographically) within
+// a track, ties in index order; items whose track is out of range come last. Bucketing by track is
+// a stable O(n) pass, and each track's run is usually already in order (producers write
+// per-thread events in time order), so it rarely needs sorting.
+template <typename TrackOf, typename SortKey>
+std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, SortKey sort_key) {
+  const size_t buckets = tracks + 1;
+  auto bucket_of = [&](uint32_t i) {
+    const uint32_t t = track_of(i);
+    return t < tracks ? static_cast<size_t>(t) : buckets - 1;
+  };
+  std::vector<uint32_t> next(buckets + 1, 0);
+  bool grouped = true;  // already in track order (the importer stages slices per track)
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t b = bucket_of(i);
+    ++next[b + 1];
+    if (i > 0 && b < bucket_of(i - 1)) grouped = false;
+  }
+  for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
+  const std::vector<uint32_t> bounds(next.begin(), next.end());
+  std::vector<uint32_t> order(n);
+  if (grouped) {
+    std::iota(order.begin(), order.end(), 0u);
+  } else {
+    for (uint32_t i = 0; i < n; ++i) order[next[bucket_of(i)]++] = i;
+  }
+  // Unsorted runs are nearly sorted in practice (a handful of events out of place): merge the
+  // natural ascending runs pairwise, O(n log runs), stable.
+  auto less = [&](uint32_t a, uint32_t b) { return sort_key(a) < sort_key(b); };
+  std::vector<uint32_t> runs;
+  for (size_t b = 0; b < buckets; ++b) {
+    const uint32_t first = bounds[b], last = bounds[b + 1];
+    runs.clear();
+    runs.push_back(first);
+    for (uint32_t k = first + 1; k < last; ++k) {
+      if (less(order[k], order[k - 1])) runs.push_back(k);
+    }
+    if (runs.size() == 1) continue;
+    runs.push_back(last);
+    while (runs.size() > 2) {
+      size_t out = 0;
+      for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+        std::inplace_merge(order.begin() + runs[r], order.begin() + runs[r + 1],
+                           order.begin() + runs[r + 2], less);
+        runs[out++] = runs[r];
+      }
+      if ((runs.size() - 1) % 2 == 1) runs[out++] = runs[runs.size() - 2];
+      runs[out++] = last;
+      runs.resize(out);
+    }
+  }
+  return order;
+}
+
+// Stable sort of `items` by an integer key in O(n): one counting pass when the keys span at most a
+// few times n values (Kineto's External ids are dense counters), else LSD radix passes of 11 bits
+// over key - min (correlation ids are sparser). Returns false, leaving `items` alone, when the keys
+// span 2^48 or more (hashed string ids): the caller compares instead.
+template <typename T, typename KeyOf>
+bool RadixSort(std::vector<T>* items, KeyOf key_of) {
+  const size_t n = items->size();
+  if (n < 2) return true;
+  int64_t lo = key_of((*items)[0]), hi = lo;
+  for (const T& x : *items) {
+    const int64_t k = key_of(x);
+    lo = std::min(lo, k);
+    hi = std::max(hi, k);
+  }
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  auto offset = [&](const T& x) {
+    return static_cast<uint64_t>(key_of(x)) - static_cast<uint64_t>(lo);
+  };
+  std::vector<T> out(n);
+  if (range <= 4 * n + 1024) {
+    std::vector<uint32_t> next(range + 2, 0);
+    for (const T& x : *items) ++next[offset(x) + 1];
+    for (uint64_t b = 0; b <= range; ++b) next[b + 1] += next[b];
+    for (const T& x : *items) out[next[offset(x)]++] = x;
+    items->swap(out);
+    return true;
+  }
+  if ((range >> 48) != 0) return false;
+  // 11-bit digits: a 2048-entry count table stays in L1, and ids spanning up to 2^22 take two
+  // passes.
+  constexpr int kBits = 11;
+  constexpr uint64_t kMask = (uint64_t{1} << kBits) - 1;
+  std::vector<uint32_t> next((size_t{1} << kBits) + 1);
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits) {
+    std::fill(next.begin(), next.end(), 0);
+    for (const T& x : *items) ++next[((offset(x) >> shift) & kMask) + 1];
+    for (size_t b = 0; b + 1 < next.size(); ++b) next[b + 1] += next[b];
+    for (const T& x : *items) out[next[(offset(x) >> shift) & kMask]++] = x;
+    items->swap(out);
+  }
+  return true;
+}
+
+// Puts items[order[j]] at j for every j, cycle by cycle (one copy per item), so a large trace
+// never holds two copies of its slices. `order` is consumed (left as the identity).
+template <typename T>
+void PermuteInPlace(std::vector<T>* items, std::vector<uint32_t>* order) {
+  std::vector<T>& v = *items;
+  std::vector<uint32_t>& o = *order;
+  for (uint32_t i = 0; i < o.size(); ++i) {
+    if (o[i] == i) continue;
+    const T first = v[i];
+    uint32_t j = i;
+    for (;;) {
+      const uint32_t k = o[j];
+      o[j] = j;
+      if (k == i) {
+        v[j] = first;
+        break;
+      }
+      v[j] = v[k];
+      j = k;
+    }
+  }
+}
+
+// The slice each flow endpoint binds to (kNone when none): the innermost slice on the endpoint's
+// track starting at the endpoint's ts; else the innermost slice enclosing it; for non-enclosing
+// finish events, the next slice starting at or after it. Endpoints are visited per track in time
+// order, so each track's slices are swept once instead of searched per endpoint.
+template <typename Endpoint>
+std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
+                                   const std::vector<Slice>& slices,
+                                   const std::vector<uint32_t>& track_begin) {
+  const auto m = static_cast<uint32_t>(endpoints.size());
+  const size_t tracks = track_begin.size() - 1;
+  std::vector<uint32_t> bound(m, kNone);
+  const std::vector<uint32_t> by_place = GroupByTrack(
+      m, tracks, [&](uint32_t k) { return endpoints[k].track; },
+      [&](uint32_t k) { return std::pair<int64_t, int64_t>(endpoints[k].ts_ns, 0); });
+  uint32_t cursor_track = kNone;
+  uint32_t first = 0, last = 0, next = 0;  // next: first slice of the track starting after ts
+  for (uint32_t k : by_place) {
+    const Endpoint& e = endpoints[k];
+    if (e.track >= tracks) continue;
+    if (e.track != cursor_track) {
+      cursor_track = e.track;
+      first = next = track_begin[e.track];
+      last = track_begin[e.track + 1];
+    }
+    while (next < last && slices[next].ts_ns <= e.ts_ns) ++next;
+    uint32_t hit = kNone;
+    if (next != first) {
+      const uint32_t prev = next - 1;
+      if (slices[prev].ts_ns == e.ts_ns) {
+        hit = prev;
+      } else {
+        // Walk up from the latest-starting slice to one that encloses ts.
+        for (uint32_t c = prev; c != kNone; c = slices[c].parent) {
+          if (slices[c].ts_ns <= e.ts_ns && e.ts_ns <= slices[c].ts_ns + slices[c].dur_ns) {
+            hit = c;
+            break;
+          }
+        }
+      }
+    }
+    const bool enclosing = e.binds_enclosing || e.is_start;
+    if (hit == kNone && !enclosing && next != last) hit = next;
+    bound[k] = hit;
+  }
+  return bound;
+}
+
+// Flows from bound endpoints: endpoints are joined by (category, id) with a sort rather than a
+// map (a large trace has millions of them). Within a pair the last start and the last finish win.
+template <typename Endpoint>
+void PairEndpoints(const std::vector<Endpoint>& endpoints, const std::vector<uint32_t>& bound,
+                   std::vector<Flow>* flows) {
+  struct Key {
+    uint64_t id;
+    StringId category;
+    uint32_t k;  // endpoint index: keeps the order stable
+    bool operator<(const Key& o) const {
+      if (category != o.category) return category < o.category;
+      if (id != o.id) return id < o.id;
+      return k < o.k;
+    }
+  };
+  const auto m = static_cast<uint32_t>(endpoints.size());
+  std::vector<Key> keys(m);
+  for (uint32_t k = 0; k < m; ++k) keys[k] = {endpoints[k].id, endpoints[k].category, k};
+  if (!std::is_sorted(keys.begin(), keys.end())) {
+    // By id, then by category, both stable over the endpoint order; a comparison sort when the
+    // ids span too much (ids past 2^63, e.g. hashed string ids, read as negative).
+    const bool by_id = RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.id); });
+    if (!by_id ||
+        !RadixSort(&keys, [](const Key& x) { return static_cast<int64_t>(x.category); })) {
+      std::sort(keys.begin(), keys.end());
+    }
+  }
+  for (uint32_t g = 0; g < m;) {
+    const Key& head = keys[g];
+    uint32_t from = kNone, to = kNone, name_of = kNone;
+    uint32_t h = g;
+    for (; h < m && keys[h].category == head.category && keys[h].id == head.id; ++h) {
+      const uint32_t k = keys[h].k;
+      if (endpoints[k].is_start) {
+        from = bound[k];
+        name_of = k;
+      } else {
+        to = bound[k];
+      }
+    }
+    if (from != kNone && to != kNone) {
+      flows->push_back({head.id, head.category, endpoints[name_of].name, from, to});
+    }
+    g = h;
+  }
+}
+
+// (key, slice) lists a device activity's links are looked up in, sorted by key then slice.
+using KeyIndex = std::pair<int64_t, uint32_t>;
+struct LinkKeys {
+  std::vector<KeyIndex> ops;          // cpu_op slices by External id
+  std::vector<KeyIndex> annotations;  // user annotations by External id
+  std::vector<KeyIndex> runtimes;     // runtime / driver slices by correlation
+};
+
+LinkKeys CollectLinkKeys(const std::vector<Slice>& slices) {
+  LinkKeys keys;
+  for (uint32_t i = 0; i < slices.size(); ++i) {
+    const Slice& s = slices[i];
+    if (s.kind == ActivityKind::kCpuOp && s.external_id != 0) {
+      keys.ops.emplace_back(s.external_id, i);
+    } else if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) {
+      keys.annotations.emplace_back(s.external_id, i);
+    } else if ((s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) &&
+               s.correlation != 0) {
+      keys.runtimes.emplace_back(s.correlation, i);
+    }
+  }
+  // Built in slice order, so equal keys are already in index order: a stable sort by key alone
+  // gives the (key, index) order.
+  for (auto* v : {&keys.ops, &keys.annotations, &keys.runtimes}) {
+    if (std::is_sorted(v->begin(), v->end())) continue;
+    if (!RadixSort(v, [](const KeyIndex& x) { return x.first; })) std::sort(v->begin(), v->end());
+  }
+  return keys;
+}
+
+// Finds the first entry carrying a key, galloping from the previous answer: device activity
+// mostly arrives in id order, so most lookups cost a step or two.
+struct Finger {
+  const std::vector<KeyIndex>& v;
+  size_t at = 0;
+  // Index of the first entry with `key`, or v.size().
+  size_t Find(int64_t key) {
+    if (v.empty()) return 0;
+    size_t lo = 0, hi = v.size();
+    if (at < v.size() && v[at].first < key) {
+      // Gallop forward from the last hit.
+      size_t step = 1;
+      lo = at + 1;
+      while (lo + step < v.size() && v[lo + step].first < key) {
+        lo += step;
+        step *= 2;
+      }
+      hi = std::min(v.size(), lo + step + 1);
+    } else if (at < v.size() && at > 0 && v[at - 1].first < key) {
+      lo = hi = at;  // v[at - 1] < key <= v[at]
+    }
+    const auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                                     v.begin() + static_cast<std::ptrdiff_t>(hi), KeyIndex{key, 0});
+    at = static_cast<size_t>(it - v.begin());
+    return at < v.size() && v[at].first == key ? at : v.size();
+  }
+};
+
+// The link of one device activity slice (see Trace::LinkDeviceActivity for the rule).
+class LinkFinder {
+ public:
+  LinkFinder(const std::vector<Slice>& slices, const LinkKeys& keys)
+      : slices_(slices),
+        keys_(keys),
+        runtimes_{keys.runtimes},
+        ops_{keys.ops},
+        annotations_{keys.annotations} {}
+
+  DeviceLink Find(const Slice& s) {
+    DeviceLink link;
+    if (s.correlation != 0) {
+      const size_t j = runtimes_.Find(s.correlation);
+      if (j < keys_.runtimes.size()) link.runtime = keys_.runtimes[j].second;
+    }
+    if (link.runtime != kNone) {
+      const Slice& rt = slices_[link.runtime];
+      if (s.external_id != 0) link.op = OpEnclosing(s.external_id, rt);
+      if (link.op == kNone && rt.external_id != 0 && rt.external_id != s.external_id) {
+        link.op = OpEnclosing(rt.external_id, rt);
+      }
+      for (uint32_t p = rt.parent; link.op == kNone && p != kNone; p = slices_[p].parent) {
+        if (slices_[p].kind == ActivityKind::kCpuOp) link.op = p;
+      }
+    }
+    if (link.op == kNone && s.external_id != 0) {
+      size_t j = ops_.Find(s.external_id);
+      if (j < keys_.ops.size()) {
+        link.op = keys_.ops[j].second;
+      } else if ((j = annotations_.Find(s.external_id)) < keys_.annotations.size()) {
+        link.op = keys_.annotations[j].second;
+      }
+    }
+    return link;
+  }
+
+ private:
+  // A cpu_op with External id `key` enclosing the runtime call `rt`, or kNone.
+  uint32_t OpEnclosing(int64_t key, const Slice& rt) {
+    for (size_t j = ops_.Find(key); j < keys_.ops.size() && keys_.ops[j].first == key; ++j) {
+      const Slice& o = slices_[keys_.ops[j].second];
+      if (o.track == rt.track && o.ts_ns <= rt.ts_ns && rt.ts_ns <= o.ts_ns + o.dur_ns) {
+        return keys_.ops[j].second;
+      }
+    }
+    return kNone;
+  }
+
+  const std::vector<Slice>& slices_;
+  const LinkKeys& keys_;
+  Finger runtimes_, ops_, annotations_;
+};
+
+}  // namespace
+
+void Trace::Finalize() {
+  if (finalized_) return;
+  SortSlicesByTrack();
+  NestSlices();
+  BindFlowEndpoints();
+  LinkDeviceActivity();
+  // Instants and counters in time order.
+  std::stable_sort(instants_.begin(), instants_.end(),
+                   [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(counters_.begin(), counters_.end(),
+                   [](const CounterSample& a, const CounterSample& b) {
+                     if (a.track != b.track) return a.track < b.track;
+                     return a.ts_ns < b.ts_ns;
+                   });
+  finalized_ = true;
+}
+
+// Slices in (track, ts, longer first, insertion order) order, flows added with slice indices
+// remapped, and each track's range in track_begin_.
+void Trace::SortSlicesByTrack() {
+  const auto n = static_cast<uint32_t>(slices_.size());
+  std::vector<uint32_t> order = GroupByTrack(
+      n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; },
+      [this](uint32_t i) {
+        return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns);
+      });
+  if (!flows_.empty()) {  // flows added with known slice indices follow their slices
+    std::vector<uint32_t> new_index(n);
+    for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
+    for (Flow& f : flows_) {
+      if (f.from != kNone && f.from < n) f.from = new_index[f.from];
+      if (f.to != kNone && f.to < n) f.to = new_index[f.to];
+    }
+  }
+  PermuteInPlace(&slices_, &order);
+  std::vector<uint32_t>().swap(order);
+
+  track_begin_.assign(tracks_.size() + 1, 0);
+  for (const Slice& s : slices_) {
+    if (s.track < tracks_.size()) ++track_begin_[s.track + 1];
+  }
+  for (size_t t = 0; t < tracks_.size(); ++t) track_begin_[t + 1] += track_begin_[t];
+}
+
+// Nesting: each lane keeps a stack of open slices; a slice goes to the first lane where it nests
+// inside the innermost open slice (or the lane is empty). Overlaps that do not nest open a new
+// lane, so nothing is dropped. Sets parent, depth and lane of every slice and lanes per track.
+void Trace::NestSlices() {
+  struct Open {
+    int64_t end;
+    uint32_t index;
+  };
+  std::vector<std::vector<Open>> lanes;
+  for (uint32_t t = 0; t < tracks_.size(); ++t) {
+    lanes.clear();
+    for (uint32_t i = track_begin_[t]; i < track_begin_[t + 1]; ++i) {
+      Slice& s = slices_[i];
+      const int64_t end = s.ts_ns + std::max<int64_t>(s.dur_ns, 0);
+      size_t lane = 0;
+      for (; lane < lanes.size(); ++lane) {
+        auto& stack = lanes[lane];
+        while (!stack.empty() && stack.back().end <= s.ts_ns &&
+               !(stack.back().end == s.ts_ns && s.dur_ns == 0 &&
+                 slices_[stack.back().index].ts_ns == s.ts_ns)) {
+          stack.pop_back();
+        }
+        if (stack.empty() || stack.back().end >= end) break;
+      }
+      if (lane == lanes.size()) lanes.emplace_back();
+      auto& stack = lanes[lane];
+      s.parent = stack.empty() ? kNone : stack.back().index;
+      s.depth = static_cast<uint8_t>(std::min<size_t>(stack.size(), 255));
+      s.lane = static_cast<uint16_t>(std::min<size_t>(lane, 65535));
+      stack.push_back({end, i});
+    }
+    tracks_[t].lanes =
+        static_cast<uint16_t>(std::max<size_t>(1, std::min<size_t>(lanes.size(), 65535)));
+  }
+}
+
+// Flow endpoints bound to slices and paired into flows_ (pending endpoints are released).
+void Trace::BindFlowEndpoints() {
+  if (pending_flows_.empty()) return;
+  const std::vector<uint32_t> bound = BindToSlices(pending_flows_, slices_, track_begin_);
+  PairEndpoints(pending_flows_, bound, &flows_);
+  pending_flows_.clear();
+  pending_flows_.shrink_to_fit();
+}
+
+// Device links. A device activity's runtime call is the host-side runtime/driver slice with the
+// same correlation. Its op is the host op that launched it: a cpu_op carrying its (or its runtime
+// call's) External id that encloses the runtime call; else the innermost cpu_op enclosing the
+// runtime call (External ids repeat across sessions and some producers reuse them, so an id match
+// far from the launch is not trusted); with no runtime call known, the op or user annotation
+// carrying its External id.
+void Trace::LinkDeviceActivity() {
+  const auto n = static_cast<uint32_t>(slices_.size());
+  links_.clear();
+  link_bits_.assign((static_cast<size_t>(n) + 63) / 64, 0);
+  link_rank_.clear();
+  const LinkKeys keys = CollectLinkKeys(slices_);
+  LinkFinder finder(slices_, keys);
+  std::vector<uint32_t> linked;  // the slice of each entry of links_
+  uint32_t op_links = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Slice& s = slices_[i];
+    if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
+    const DeviceLink link = finder.Find(s);
+    if (link.op == kNone && link.runtime == kNone) continue;
+    link_bits_[i / 64] |= uint64_t{1} << (i % 64);
+    links_.push_back(link);
+    linked.push_back(i);
+    if (link.op != kNone) ++op_links;
+  }
+  IndexDeviceLinks(linked, op_links);
+}
+
+// The rank index over link_bits_, and device activity per op as one index array in slice order
+// (CSR): a few bytes per slice instead of a heap list per op. `linked`: the slice of each link;
+// `op_links`: how many links name an op.
+void Trace::IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links) {
+  const auto n = static_cast<uint32_t>(slices_.size());
+  link_rank_.resize(link_bits_.size());
+  for (size_t w = 0, before = 0; w < link_bits_.size(); ++w) {
+    link_rank_[w] = static_cast<uint32_t>(before);
+    before += static_cast<size_t>(__builtin_popcountll(link_bits_[w]));
+  }
+  device_activity_begin_.clear();
+  device_activity_.clear();
+  if (op_links == 0) return;
+  device_activity_begin_.assign(static_cast<size_t>(n) + 1, 0);
+  for (const DeviceLink& link : links_) {
+    if (link.op != kNone) ++device_activity_begin_[link.op + 1];
+  }
+  for (uint32_t i = 0; i < n; ++i) device_activity_begin_[i + 1] += device_activity_begin_[i];
+  device_activity_.resize(op_links);
+  std::vector<uint32_t> fill(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
+  for (size_t k = 0; k < links_.size(); ++k) {  // in slice order
+    if (links_[k].op != kNone) device_activity_[fill[links_[k].op]++] = linked[k];
+  }
+}
+
+}  // namespace opscope
