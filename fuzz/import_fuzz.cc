@@ -1,47 +1,68 @@
 // libFuzzer target for the trace importer: any bytes (plain JSON or gzip) must give either a
 // finalized trace or an error status, never a crash, a hang or unbounded memory; the analyses
-// must then run on whatever was imported. The batched event parse and the one-event-at-a-time
-// parse must agree exactly.
+// must then run on whatever was imported. The batched event parse, the one-event-at-a-time parse
+// and the parse on 3 threads (one event per chunk, so every thread gets some) must agree exactly.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "opscope/analysis.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+struct Imported {
   opscope::Trace trace;
   opscope::ImportStats stats;
-  opscope::ImportOptions options;
-  options.max_depth = 32;
-  const opscope::Status st = opscope::ImportTraceFromMemory(
-      std::string_view(reinterpret_cast<const char*>(data), size), &trace, &stats, options);
-  if (!st.ok() && st.message().empty()) __builtin_trap();  // every error must say what and where
-  {
-    opscope::Trace alone;
-    opscope::ImportStats alone_stats;
-    opscope::ImportOptions per_event = options;
-    per_event.batch_events = false;
-    const opscope::Status st2 =
-        opscope::ImportTraceFromMemory(std::string_view(reinterpret_cast<const char*>(data), size),
-                                       &alone, &alone_stats, per_event);
-    if (st.ok() != st2.ok() || st.message() != st2.message() ||
-        stats.events != alone_stats.events || stats.skipped != alone_stats.skipped ||
-        stats.warnings != alone_stats.warnings || trace.slices().size() != alone.slices().size() ||
-        trace.instants().size() != alone.instants().size() ||
-        trace.counters().size() != alone.counters().size() ||
-        trace.flows().size() != alone.flows().size()) {
+  opscope::Status status;
+};
+
+Imported Import(std::string_view data, const opscope::ImportOptions& options) {
+  Imported out;
+  out.status = opscope::ImportTraceFromMemory(data, &out.trace, &out.stats, options);
+  return out;
+}
+
+// Traps unless `a` and `b` are the same import: status, counts, warnings, every slice.
+void CheckSame(const Imported& a, const Imported& b) {
+  const opscope::Trace& ta = a.trace;
+  const opscope::Trace& tb = b.trace;
+  if (a.status.ok() != b.status.ok() || a.status.message() != b.status.message() ||
+      a.stats.events != b.stats.events || a.stats.skipped != b.stats.skipped ||
+      a.stats.warnings != b.stats.warnings || ta.slices().size() != tb.slices().size() ||
+      ta.instants().size() != tb.instants().size() ||
+      ta.counters().size() != tb.counters().size() || ta.flows().size() != tb.flows().size() ||
+      ta.strings().size() != tb.strings().size()) {
+    __builtin_trap();
+  }
+  for (size_t i = 0; i < ta.slices().size(); ++i) {
+    const opscope::Slice& x = ta.slices()[i];
+    const opscope::Slice& y = tb.slices()[i];
+    if (x.ts_ns != y.ts_ns || x.dur_ns != y.dur_ns || x.external_id != y.external_id ||
+        x.correlation != y.correlation || x.name != y.name || x.track != y.track ||
+        ta.Str(x.name) != tb.Str(y.name) || ta.ArgsJson(x.args) != tb.ArgsJson(y.args)) {
       __builtin_trap();
     }
-    for (size_t i = 0; i < trace.slices().size(); ++i) {
-      const opscope::Slice& a = trace.slices()[i];
-      const opscope::Slice& b = alone.slices()[i];
-      if (a.ts_ns != b.ts_ns || a.dur_ns != b.dur_ns || a.external_id != b.external_id ||
-          a.correlation != b.correlation || trace.Str(a.name) != alone.Str(b.name) ||
-          trace.ArgsJson(a.args) != alone.ArgsJson(b.args)) {
-        __builtin_trap();
-      }
-    }
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  opscope::ImportOptions options;
+  options.max_depth = 32;
+  options.threads = 1;
+  const Imported first = Import(input, options);
+  const opscope::Trace& trace = first.trace;
+  const opscope::Status& st = first.status;
+  if (!st.ok() && st.message().empty()) __builtin_trap();  // every error must say what and where
+  opscope::ImportOptions per_event = options;
+  per_event.batch_events = false;
+  CheckSame(first, Import(input, per_event));
+  opscope::ImportOptions threaded = options;
+  threaded.threads = 3;
+  threaded.chunk_bytes = 1;
+  CheckSame(first, Import(input, threaded));
   // Partial traces (after an error) are finalized too; the analyses must hold on both.
   const opscope::DeviceTimeline tl = opscope::ComputeDeviceTimeline(trace, opscope::kNone, true);
   if (tl.busy_ns > tl.total_ns || tl.idle_ns < 0) __builtin_trap();

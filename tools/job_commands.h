@@ -19,6 +19,7 @@ struct JobReportArgs {
   int rank = -1;  // --rank N: that rank's key_averages table
   bool align_clocks = true;
   bool stats = false;  // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
+  int threads = 0;     // --threads N: threads that parse one trace (0: the cores available)
 };
 
 // The trace files `paths` name (a file as given; folders searched). False with a message.

@@ -1,7 +1,7 @@
-// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--no-clock-align]: import a
-// torch.profiler / Kineto trace (plain or gzip) and print key_averages, the device timeline, top
-// kernels and launch statistics; paths naming several traces are one distributed job, one trace
-// per rank (tools/job_commands.h).
+// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--threads N]
+// [--no-clock-align]: import a torch.profiler / Kineto trace (plain or gzip) and print
+// key_averages, the device timeline, top kernels and launch statistics; paths naming several traces
+// are one distributed job, one trace per rank (tools/job_commands.h).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -21,6 +21,7 @@ struct ReportArgs {
   std::string sort_by;
   int rows = 20;
   bool json = false;
+  int threads = 0;
 };
 
 int RunReport(const ReportArgs& args);
@@ -33,7 +34,8 @@ int RunReportOrJob(const JobReportArgs& job_args) {
     std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
     return 2;
   }
-  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows, job_args.json};
+  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows, job_args.json,
+                          job_args.threads};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -56,7 +58,9 @@ int RunReportOrJob(const JobReportArgs& job_args) {
 int RunReport(const ReportArgs& args) {
   Trace trace;
   ImportStats stats;
-  Status st = ImportTrace(args.path, &trace, &stats);
+  ImportOptions import_options;
+  import_options.threads = args.threads;
+  Status st = ImportTrace(args.path, &trace, &stats, import_options);
   if (!st.ok()) {
     std::fprintf(stderr, "opscope report: %s\n", st.message().c_str());
     return 1;
@@ -100,6 +104,10 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--rows", args->rows, "Rows per table (default 20; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
+  cmd->add_option("--threads", args->threads,
+                  "Threads that parse a trace (default: the cores available; the report is the "
+                  "same for every count)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--stats", args->stats,
                 "Job: print each process's rank files, MB imported, seconds, MB/s and peak RSS "
                 "to stderr");

@@ -45,6 +45,12 @@ struct ImportOptions {
   // Parse events in batches, one parser pass over many events (fast). false parses each event
   // alone; the result is the same, which the fuzz target checks.
   bool batch_events = true;
+  // Threads that parse events: 0 = the cores available, 1 = the calling thread alone. The result
+  // (trace, stats, warnings and their order) is the same for every count.
+  int threads = 0;
+  // With several threads, events are parsed in chunks of about this many bytes of JSON (tests set
+  // it small to spread a small input over every thread).
+  size_t chunk_bytes = size_t{256} << 10;
 };
 
 struct ImportStats {

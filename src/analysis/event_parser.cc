@@ -85,42 +85,42 @@ void EventParser::Parse(const JsonStream::Batch& b, EventSink* sink) {
         if (std::move(element).get(v) || v.get_object().get(obj)) break;
         EventFields f;
         if (ReadFields(obj, b.elements[k], &f).error) break;
-        log_->BeginEvent(b.offsets[k]);
+        sink->Begin(b.offsets[k]);
         sink->Add(f);
         ++k;
       }
     }
   }
   for (; k < n; ++k) {
-    log_->BeginEvent(b.offsets[k]);
+    sink->Begin(b.offsets[k]);
     ParseAlone(b.elements[k], sink);
   }
 }
 
 void EventParser::ParseAlone(std::string_view span, EventSink* sink) {
   if (span.empty() || span.front() != '{') {
-    log_->SkipEvent("expected an event object");
+    sink->Skip("expected an event object");
     return;
   }
   od::document doc;
   auto err = parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
   if (err) {
-    log_->SkipEvent(simdjson::error_message(err));
+    sink->Skip(simdjson::error_message(err));
     return;
   }
   od::object obj;
   if ((err = doc.get_object().get(obj))) {
-    log_->SkipEvent(simdjson::error_message(err));
+    sink->Skip(simdjson::error_message(err));
     return;
   }
   EventFields f;
   const FieldsResult r = ReadFields(obj, span, &f);
   if (r.error) {
     if (r.in_value) {
-      log_->SkipEvent("field value has the wrong type or is malformed (" +
-                      std::string(simdjson::error_message(r.error)) + ")");
+      sink->Skip("field value has the wrong type or is malformed (" +
+                 std::string(simdjson::error_message(r.error)) + ")");
     } else {
-      log_->SkipEvent(simdjson::error_message(r.error));
+      sink->Skip(simdjson::error_message(r.error));
     }
     return;
   }

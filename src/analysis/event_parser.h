@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/import_log.h"
 #include "analysis/json_stream.h"
 #include "opscope/analysis.h"
 
@@ -42,17 +41,21 @@ struct EventFields {
   uint64_t id = 0;
 };
 
-// Receives the events a parser reads, in stream order.
+// Receives the entries a parser reads, in stream order: for each traceEvents entry, Begin and then
+// either Add (the event's fields) or Skip (why it cannot be used).
 class EventSink {
  public:
   virtual ~EventSink() = default;
+  // The next entry starts at byte `offset` of the JSON stream.
+  virtual void Begin(uint64_t offset) = 0;
   virtual void Add(const EventFields& event) = 0;
+  // The entry is skipped; `why` does not name it (the sink knows which entry it is).
+  virtual void Skip(std::string_view why) = 0;
 };
 
 class EventParser {
  public:
-  // `log` must outlive the parser; it counts every entry (BeginEvent) and each one skipped.
-  EventParser(const ImportOptions& options, ImportLog* log) : options_(options), log_(log) {}
+  explicit EventParser(const ImportOptions& options) : options_(options) {}
 
   // Reads every entry of `batch` and hands each event that parses to `sink`.
   void Parse(const JsonStream::Batch& batch, EventSink* sink);
@@ -68,7 +71,6 @@ class EventParser {
   FieldsResult ReadFields(simdjson::ondemand::object& obj, std::string_view span, EventFields* out);
 
   const ImportOptions& options_;
-  ImportLog* log_;
   simdjson::ondemand::parser parser_;
 };
 

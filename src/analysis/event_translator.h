@@ -43,7 +43,9 @@ class EventTranslator final : public EventSink {
         strings_(trace),
         tracks_(trace) {}
 
+  void Begin(uint64_t offset) override { log_->BeginEvent(offset); }
   void Add(const EventFields& f) override;
+  void Skip(std::string_view why) override { log_->SkipEvent(why); }
   // What the categories seen say of the device; the document reader adds what it says itself.
   DeviceFamily& device_family() { return device_family_; }
   // Ends the import: "B" events never ended are kept with dur 0 (and a warning); the device type,

@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "analysis/byte_source.h"
 #include "analysis/event_parser.h"
 #include "analysis/event_translator.h"
 #include "analysis/import_log.h"
 #include "analysis/json_stream.h"
+#include "analysis/parallel_parse.h"
 #include "analysis/trace_document.h"
 #include "opscope/analysis.h"
 
@@ -25,6 +27,13 @@ namespace opscope {
 namespace {
 
 using analysis::ByteSource;
+
+// ImportOptions::threads resolved: 0 is the cores this process may run on.
+int ImportThreads(const ImportOptions& options) {
+  if (options.threads > 0) return options.threads;
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(cores);
+}
 
 // Runs the pipeline over `source` into the empty trace `out`, which is finalized whatever happens.
 // `buffer_bytes`: the stream's starting buffer (it grows for larger values). `json_bytes_hint`:
@@ -37,11 +46,17 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
       static_cast<size_t>(std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
   analysis::ImportLog log(stats, options.max_warning_messages);
   analysis::JsonStream stream(source, options.max_depth, buffer_bytes);
-  analysis::EventParser parser(options, &log);
+  analysis::EventParser parser(options);
   analysis::EventTranslator translator(out, options, &log);
-  analysis::TraceDocumentReader document(&stream, &parser, &translator, out,
+  const int threads = ImportThreads(options);
+  std::unique_ptr<analysis::ParallelEventParser> parallel;
+  if (threads > 1) {
+    parallel = std::make_unique<analysis::ParallelEventParser>(options, &translator, threads);
+  }
+  analysis::TraceDocumentReader document(&stream, &parser, parallel.get(), &translator, out,
                                          &translator.device_family(), &log);
   Status st = document.Read();
+  parallel.reset();
   stats->json_bytes = stream.bytes_read();
   stats->input_bytes = source->input_bytes();
   translator.Finish();

@@ -1,6 +1,7 @@
 // Reading a trace document's outer structure (see trace_document.h).
 #include "analysis/trace_document.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "analysis/number_text.h"
@@ -167,13 +168,28 @@ void TraceDocumentReader::ReadDropped(std::string_view span, uint64_t at) {
 Status TraceDocumentReader::ReadEvents() {
   saw_events_ = true;
   stream_.Skip();  // '['
+  Status st = ReadEventBatches();
+  // Everything read before an error is kept; top-level values after the array intern strings
+  // after every event, as when parsing on one thread.
+  if (parallel_ != nullptr) parallel_->Drain();
+  return st;
+}
+
+Status TraceDocumentReader::ReadEventBatches() {
+  // A chunk holds whole batches: small chunks (tests) need batches as small.
+  const size_t batch_bytes =
+      parallel_ != nullptr ? std::min(kBatchBytes, parallel_->chunk_bytes()) : kBatchBytes;
   JsonStream::Batch batch;
   for (;;) {
     bool end = false;
-    Status st =
-        stream_.ReadElements(kBatchBytes, "traceEvents entry", log_->stats().events, &batch, &end);
+    Status st = stream_.ReadElements(batch_bytes, "traceEvents entry", entries_read_, &batch, &end);
     if (!st.ok()) return st;
-    parser_.Parse(batch, sink_);
+    entries_read_ += batch.elements.size();
+    if (parallel_ != nullptr) {
+      parallel_->Submit(batch);
+    } else {
+      parser_.Parse(batch, sink_);
+    }
     if (end) return Status::Ok();
   }
 }

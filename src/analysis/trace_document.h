@@ -21,6 +21,7 @@
 #include "analysis/event_parser.h"
 #include "analysis/import_log.h"
 #include "analysis/json_stream.h"
+#include "analysis/parallel_parse.h"
 #include "opscope/status.h"
 #include "opscope/trace.h"
 
@@ -28,12 +29,14 @@ namespace opscope::analysis {
 
 class TraceDocumentReader {
  public:
-  // Events go through `parser` to `sink`; top-level values into trace->metadata(); what they say
-  // of the device into `family`.
-  TraceDocumentReader(JsonStream* stream, EventParser* parser, EventSink* sink, Trace* trace,
-                      DeviceFamily* family, ImportLog* log)
+  // Events go through `parser` to `sink`, or, when `parallel` is not null, through it (which
+  // hands them to the same sink in the same order); top-level values into trace->metadata(); what
+  // they say of the device into `family`.
+  TraceDocumentReader(JsonStream* stream, EventParser* parser, ParallelEventParser* parallel,
+                      EventSink* sink, Trace* trace, DeviceFamily* family, ImportLog* log)
       : stream_(*stream),
         parser_(*parser),
+        parallel_(parallel),
         sink_(sink),
         trace_(trace),
         device_family_(family),
@@ -48,17 +51,20 @@ class TraceDocumentReader {
   // {"reason": count, ...}: events the producer dropped.
   void ReadDropped(std::string_view span, uint64_t at);
   Status ReadEvents();
+  Status ReadEventBatches();
   // "byte N: expected WHAT, found C" at the stream's position.
   Status Expected(const std::string& what, int found);
 
   JsonStream& stream_;
   EventParser& parser_;
+  ParallelEventParser* parallel_;
   EventSink* sink_;
   Trace* trace_;
   DeviceFamily* device_family_;
   ImportLog* log_;
   simdjson::ondemand::parser value_parser_;  // droppedEvents
   bool saw_events_ = false;
+  uint64_t entries_read_ = 0;  // traceEvents entries handed to the parser so far
 };
 
 }  // namespace opscope::analysis

@@ -69,6 +69,22 @@ TEST_F(CliTest, ReportPrintsEverySection) {
   }
 }
 
+// `--threads N` changes nothing in the output, warnings included, on every fixture.
+TEST_F(CliTest, ReportJsonIsTheSameForEveryThreadCount) {
+  const auto traces = testing::TraceFiles(testing::FixturesDir() / "traces");
+  ASSERT_FALSE(traces.empty());
+  for (const fs::path& trace : traces) {
+    const std::string args = "report '" + trace.string() + "' --json --rows -1 --threads ";
+    const CliRun one = Opscope(args + "1");
+    EXPECT_EQ(one.exit_code, 0) << trace;
+    for (const char* threads : {"2", "3", "8"}) {
+      const CliRun many = Opscope(args + threads);
+      EXPECT_EQ(many.exit_code, one.exit_code) << trace << ", " << threads << " threads";
+      EXPECT_TRUE(many.output == one.output) << trace << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST_F(CliTest, ReportJsonParses) {
   const CliRun r =
       Opscope("report '" + Fixture("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz") +

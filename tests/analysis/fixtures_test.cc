@@ -105,6 +105,47 @@ TEST(FixturesTest, EveryFixtureImportsAndReportsConsistently) {
   }
 }
 
+// The parallel importer, with chunks small enough that every fixture is spread over the threads,
+// gives the same trace as one thread: the same report, the same stats and warnings, and the same
+// string ids and tracks (strings are interned in stream order whatever the thread count).
+TEST(FixturesTest, EveryThreadCountImportsTheSameTrace) {
+  const auto traces = AllTraces();
+  ASSERT_GE(traces.size(), 9u) << testing::FixturesProblem();
+  ReportOptions report;
+  report.rows = -1;
+  for (const fs::path& path : traces) {
+    SCOPED_TRACE(path.string());
+    ImportOptions one;
+    one.threads = 1;
+    Trace expected;
+    ImportStats expected_stats;
+    ASSERT_TRUE(ImportTrace(path.string(), &expected, &expected_stats, one).ok());
+    const std::string expected_json = ReportJson(expected, report);
+    for (int threads : {2, 3, 8}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      ImportOptions many;
+      many.threads = threads;
+      many.chunk_bytes = 16u << 10;
+      Trace trace;
+      ImportStats stats;
+      ASSERT_TRUE(ImportTrace(path.string(), &trace, &stats, many).ok());
+      EXPECT_EQ(stats.events, expected_stats.events);
+      EXPECT_EQ(stats.slices, expected_stats.slices);
+      EXPECT_EQ(stats.warnings, expected_stats.warnings);
+      ASSERT_EQ(trace.slices().size(), expected.slices().size());
+      ASSERT_EQ(trace.strings().size(), expected.strings().size());
+      for (size_t i = 0; i < trace.slices().size(); ++i) {
+        const Slice& a = trace.slices()[i];
+        const Slice& b = expected.slices()[i];
+        ASSERT_TRUE(a.name == b.name && a.track == b.track && a.ts_ns == b.ts_ns &&
+                    a.dur_ns == b.dur_ns && a.args == b.args)
+            << "slice " << i;
+      }
+      EXPECT_TRUE(ReportJson(trace, report) == expected_json);
+    }
+  }
+}
+
 TEST(FixturesTest, DiffFindsAddedRemovedAndChangedOps) {
   const fs::path dir = testing::FixturesDir() / "traces" / "tracelens" / "mi300";
   const auto traces = testing::TraceFiles(dir);
