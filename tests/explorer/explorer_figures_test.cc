@@ -109,10 +109,10 @@ class ExplorerFiguresTest : public ::testing::Test {
     demo_ = fs::temp_directory_path() / fmt::format("opscope_figures_{}", getpid());
     ASSERT_FALSE(Cli(fmt::format("demo rmsnorm --iters 3 --out '{}'", demo_.string())).empty());
     explorer_ = new Explorer(ExplorerOptions{});
-    std::string error;
     for (const std::string& dir : {demo_.string(), std::string(fixtures) + "/traces"}) {
       std::vector<std::string> found;
-      ASSERT_TRUE(FindTraceFiles(dir, &found, &error)) << error;
+      const Status listed = FindTraceFiles(dir, &found);
+      ASSERT_TRUE(listed.ok()) << listed.message();
       for (const std::string& f : found) {
         Trace trace;
         ASSERT_TRUE(ImportTrace(f, &trace).ok()) << f;
@@ -121,7 +121,8 @@ class ExplorerFiguresTest : public ::testing::Test {
       }
     }
     ASSERT_GE(files_.size(), 12u) << "the 3 demo traces and the fixtures";
-    ASSERT_TRUE(explorer_->Start(&error)) << error;
+    const Status started = explorer_->Start();
+    ASSERT_TRUE(started.ok()) << started.message();
   }
   static void TearDownTestSuite() {
     delete explorer_;
