@@ -1,6 +1,6 @@
-// opscope diff A B [--json]: compare two traces op by op (added, removed, changed in calls, host
-// or device time), sorted by impact; two jobs (folders of rank traces) rank by rank and collective
-// by collective.
+// opscope diff A B [--json] [--quiet]: compare two traces op by op (added, removed, changed in
+// calls, host or device time), sorted by impact; two jobs (folders of rank traces) rank by rank and
+// collective by collective.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -9,6 +9,7 @@
 #include "opscope/analysis.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"
+#include "tools/progress.h"
 
 namespace opscope::tools {
 
@@ -18,11 +19,16 @@ struct DiffArgs {
   std::string a, b;
   int rows = 30;
   bool json = false;
+  bool quiet = false;
 };
 
-bool Load(const std::string& path, Trace* trace) {
+bool Load(const std::string& path, Trace* trace, bool quiet) {
   ImportStats stats;
-  Status st = ImportTrace(path, trace, &stats);
+  ImportOptions options;
+  ProgressBar progress("import " + std::filesystem::path(path).filename().string(), quiet);
+  options.progress = progress.Callback();
+  Status st = ImportTrace(path, trace, &stats, options);
+  progress.Done();
   if (!st.ok()) {
     std::fprintf(stderr, "opscope diff: %s\n", st.message().c_str());
     return false;
@@ -57,7 +63,7 @@ int RunDiff(const DiffArgs& args) {
     return RunJobDiff(args);
   }
   Trace a, b;
-  if (!Load(args.a, &a) || !Load(args.b, &b)) return 1;
+  if (!Load(args.a, &a, args.quiet) || !Load(args.b, &b, args.quiet)) return 1;
   const TraceDiff diff = DiffTraces(a, b);
   const std::string out = args.json ? diff.ToJson() + "\n" : diff.ToText(args.rows);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -78,6 +84,7 @@ void AddDiffCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--rows", args->rows, "Rows to print (default 30; -1 = all)");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
+  cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->callback([args, exit_code] { *exit_code = RunDiff(*args); });
 }
 

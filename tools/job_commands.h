@@ -20,6 +20,7 @@ struct JobReportArgs {
   bool align_clocks = true;
   bool stats = false;  // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
   int threads = 0;     // --threads N: threads that parse one trace (0: the cores available)
+  bool quiet = false;  // --quiet: no progress bar on stderr
 };
 
 // The trace files `paths` name (a file as given; folders searched). False with a message.

@@ -1,4 +1,4 @@
-// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--threads N]
+// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--threads N] [--quiet]
 // [--no-clock-align]: import a torch.profiler / Kineto trace (plain or gzip) and print
 // key_averages, the device timeline, top kernels and launch statistics; paths naming several traces
 // are one distributed job, one trace per rank (tools/job_commands.h).
@@ -11,6 +11,7 @@
 #include "opscope/analysis.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"
+#include "tools/progress.h"
 
 namespace opscope::tools {
 
@@ -22,6 +23,7 @@ struct ReportArgs {
   int rows = 20;
   bool json = false;
   int threads = 0;
+  bool quiet = false;
 };
 
 int RunReport(const ReportArgs& args);
@@ -34,8 +36,8 @@ int RunReportOrJob(const JobReportArgs& job_args) {
     std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
     return 2;
   }
-  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows, job_args.json,
-                          job_args.threads};
+  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows,
+                          job_args.json,          job_args.threads, job_args.quiet};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -60,7 +62,11 @@ int RunReport(const ReportArgs& args) {
   ImportStats stats;
   ImportOptions import_options;
   import_options.threads = args.threads;
+  ProgressBar progress("import " + std::filesystem::path(args.path).filename().string(),
+                       args.quiet);
+  import_options.progress = progress.Callback();
   Status st = ImportTrace(args.path, &trace, &stats, import_options);
+  progress.Done();
   if (!st.ok()) {
     std::fprintf(stderr, "opscope report: %s\n", st.message().c_str());
     return 1;
@@ -108,6 +114,7 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "Threads that parse a trace (default: the cores available; the report is the "
                   "same for every count)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->add_flag("--stats", args->stats,
                 "Job: print each process's rank files, MB imported, seconds, MB/s and peak RSS "
                 "to stderr");

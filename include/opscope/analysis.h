@@ -21,6 +21,7 @@
 #define OPSCOPE_ANALYSIS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct ImportOptions {
   // With several threads, events are parsed in chunks of about this many bytes of JSON (tests set
   // it small to spread a small input over every thread).
   size_t chunk_bytes = size_t{256} << 10;
+  // Called on the importing thread as the input is read: bytes of input read so far (compressed
+  // bytes for gzip) and the input's size (0 when unknown). Empty: not called.
+  std::function<void(uint64_t read_bytes, uint64_t total_bytes)> progress;
 };
 
 struct ImportStats {

@@ -38,9 +38,10 @@ int ImportThreads(const ImportOptions& options) {
 // Runs the pipeline over `source` into the empty trace `out`, which is finalized whatever happens.
 // `buffer_bytes`: the stream's starting buffer (it grows for larger values). `json_bytes_hint`:
 // expected JSON size, for reserving slice storage up front (no copies as it grows; pages that are
-// never written cost no memory).
+// never written cost no memory). `input_size`: the input's size as stored, for progress.
 Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
-                    const ImportOptions& options, size_t buffer_bytes, uint64_t json_bytes_hint) {
+                    const ImportOptions& options, size_t buffer_bytes, uint64_t json_bytes_hint,
+                    uint64_t input_size) {
   // A complete event takes at least ~90 bytes of JSON.
   out->ReserveSlices(
       static_cast<size_t>(std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
@@ -55,6 +56,9 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
   }
   analysis::TraceDocumentReader document(&stream, &parser, parallel.get(), &translator, out,
                                          &translator.device_family(), &log);
+  if (options.progress) {
+    document.set_on_batch([&] { options.progress(source->input_bytes(), input_size); });
+  }
   Status st = document.Read();
   parallel.reset();
   stats->json_bytes = stream.bytes_read();
@@ -67,12 +71,13 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
 uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 : stored; }
 
 Status Import(ByteSource* source, Trace* out, ImportStats* stats, const ImportOptions& options,
-              uint64_t json_bytes_hint, size_t buffer_bytes = size_t{128} << 10) {
+              uint64_t json_bytes_hint, uint64_t input_size,
+              size_t buffer_bytes = size_t{128} << 10) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};
   *out = Trace();
-  return ImportStream(source, out, s, options, buffer_bytes, json_bytes_hint);
+  return ImportStream(source, out, s, options, buffer_bytes, json_bytes_hint, input_size);
 }
 
 }  // namespace
@@ -84,8 +89,9 @@ Status ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
   if (!st.ok()) return st;
   std::error_code ec;
   const uint64_t stored = std::filesystem::file_size(path, ec);
-  st = Import(source.get(), out, stats, options,
-              ec ? 0 : JsonBytesHint(stored, analysis::IsGzipSource(source.get())));
+  st =
+      Import(source.get(), out, stats, options,
+             ec ? 0 : JsonBytesHint(stored, analysis::IsGzipSource(source.get())), ec ? 0 : stored);
   return std::move(st).InFile(path);
 }
 
@@ -96,7 +102,8 @@ Status ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* sta
   const size_t buffer = std::clamp<size_t>(data.size() * 2, 4096, size_t{1} << 20);
   const bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
                     static_cast<unsigned char>(data[1]) == 0x8b;
-  return Import(source.get(), out, stats, options, JsonBytesHint(data.size(), gzip), buffer);
+  return Import(source.get(), out, stats, options, JsonBytesHint(data.size(), gzip), data.size(),
+                buffer);
 }
 
 }  // namespace opscope

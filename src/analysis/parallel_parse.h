@@ -1,11 +1,12 @@
 // Parsing traceEvents on several threads with the same result as one.
 //
 // The reading thread hands batches of complete events (JsonStream::ReadElements) to Submit, which
-// copies them into chunks of about ImportOptions::chunk_bytes. Worker threads parse whole chunks, each with its
-// own EventParser, into a record of what the parser said: for every entry, its offset and its
-// fields or the reason it was skipped. The records are handed to the sink in stream order on the
-// calling thread, so the sink (the translator: interning, tracks, staging) sees exactly the calls
-// a single-threaded parse makes, in the same order: same model, same warnings, same string ids.
+// copies them into chunks of about ImportOptions::chunk_bytes. Worker threads parse whole chunks,
+// each with its own EventParser, into a record of what the parser said: for every entry, its offset
+// and its fields or the reason it was skipped. The records are handed to the sink in stream order
+// on the calling thread, so the sink (the translator: interning, tracks, staging) sees exactly the
+// calls a single-threaded parse makes, in the same order: same model, same warnings, same string
+// ids.
 //
 // At most 2 x threads chunks are in flight (queued, being parsed, or parsed and not yet handed
 // over); Submit blocks past that, and while it waits the calling thread parses queued chunks

@@ -185,6 +185,7 @@ Status TraceDocumentReader::ReadEventBatches() {
     Status st = stream_.ReadElements(batch_bytes, "traceEvents entry", entries_read_, &batch, &end);
     if (!st.ok()) return st;
     entries_read_ += batch.elements.size();
+    if (on_batch_) on_batch_();
     if (parallel_ != nullptr) {
       parallel_->Submit(batch);
     } else {

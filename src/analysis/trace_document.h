@@ -14,8 +14,10 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "analysis/event_category.h"
 #include "analysis/event_parser.h"
@@ -44,6 +46,8 @@ class TraceDocumentReader {
 
   // Reads the whole document. Events read before an error stay with the sink.
   Status Read();
+  // Called on the reading thread after each batch of events is read (progress).
+  void set_on_batch(std::function<void()> on_batch) { on_batch_ = std::move(on_batch); }
 
  private:
   Status ReadTopLevelObject();
@@ -64,7 +68,8 @@ class TraceDocumentReader {
   ImportLog* log_;
   simdjson::ondemand::parser value_parser_;  // droppedEvents
   bool saw_events_ = false;
-  uint64_t entries_read_ = 0;  // traceEvents entries handed to the parser so far
+  uint64_t entries_read_ = 0;
+  std::function<void()> on_batch_;  // traceEvents entries handed to the parser so far
 };
 
 }  // namespace opscope::analysis

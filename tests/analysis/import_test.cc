@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/byte_source.h"
 #include "analysis/json_stream.h"
@@ -138,6 +140,32 @@ TEST(ImportTest, GzipAndPlainGiveTheSameTrace) {
 
 // 2021 format: legacy categories, lowercase "external id", absolute integer-us timestamps,
 // async_cpu_to_gpu flows with "bp": "e" on both ends; and a bare event array.
+// Progress is reported as the input is read, in order, up to the whole input.
+TEST(ImportTest, ProgressCountsTheInputUpToItsSize) {
+  std::string text = "[";
+  for (int i = 0; i < 3000; ++i) {
+    text += (i ? "," : "") +
+            std::string(R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1,)") +
+            R"( "tid": 1, "ts": )" + std::to_string(i * 10) + R"(, "dur": 5})";
+  }
+  text += "]";
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  ImportOptions options;
+  options.progress = [&](uint64_t read, uint64_t total) { calls.emplace_back(read, total); };
+  Trace trace;
+  ASSERT_TRUE(ImportTraceFromMemory(text, &trace, nullptr, options).ok());
+  ASSERT_GE(calls.size(), 2u);  // batches of ~32 KiB
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].second, text.size());
+    EXPECT_LE(calls[i].first, text.size());
+    if (i > 0) {
+      EXPECT_GE(calls[i].first, calls[i - 1].first);
+    }
+  }
+  EXPECT_EQ(calls.back().first, text.size());
+  EXPECT_EQ(trace.slices().size(), 3000u);
+}
+
 TEST(ImportTest, ReadsLegacyCategoriesAndIntegerTimestamps) {
   const char json[] = R"([
     {"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 1, "tid": 1,
