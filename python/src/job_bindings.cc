@@ -71,13 +71,12 @@ class ExplorerServer {
       py::gil_scoped_release release;
       explorer_->AddTrace(path.substr(path.find_last_of('/') + 1), std::move(trace), path);
     }
-    std::string error;
-    bool started = false;
+    Status started;
     {
       py::gil_scoped_release release;
-      started = explorer_->Start(&error);
+      started = explorer_->Start();
     }
-    if (!started) throw std::runtime_error("opscope.explore: " + error);
+    if (!started.ok()) throw std::runtime_error("opscope.explore: " + started.message());
   }
 
   std::string Url() const { return explorer_ ? explorer_->Url() : ""; }

@@ -43,8 +43,8 @@ class ExplorerJob : public ::testing::Test {
     report_ = AnalyzeJob(std::move(summaries));
     ASSERT_TRUE(report_.error.empty()) << report_.error;
     explorer_.SetJob(report_);
-    std::string error;
-    ASSERT_TRUE(explorer_.Start(&error)) << error;
+    const Status started = explorer_.Start();
+    ASSERT_TRUE(started.ok()) << started.message();
   }
 
   std::string Get(const std::string& path, int* status = nullptr) {
@@ -173,8 +173,8 @@ TEST_F(ExplorerJob, ApiJobIsNotFoundWithoutAJob) {
   Trace trace;
   ASSERT_TRUE(ImportTrace(file.string(), &trace).ok());
   explorer_.AddTrace("rank0", std::move(trace), file.string());
-  std::string error;
-  ASSERT_TRUE(explorer_.Start(&error)) << error;
+  const Status started = explorer_.Start();
+  ASSERT_TRUE(started.ok()) << started.message();
   int status = 0;
   EXPECT_NE(Get("/api/job", &status).find("not opened as one job"), std::string::npos);
   EXPECT_EQ(status, 404);
