@@ -166,7 +166,10 @@ async function highlightOp(row) {
   try {
     const r = await api.search(state.trace, {q: row.name, exact: 1, limit: 1});
     setStatus(`${r.total} events named ${row.name} marked`);
-    if (r.events.length && !timeline.rects.some((x) => x.name === row.name)) timeline.reveal(r.events[0]);
+    // Brings the first event into view (time and lanes) unless one is on screen already.
+    const top = timeline.scrollTop();
+    const shown = timeline.rects.some((x) => x.name === row.name && x.y >= top && x.y + x.h <= timeline.height);
+    if (r.events.length && !shown) timeline.reveal(r.events[0]);
   } catch (e) {
     setStatus(e.message);
   }
@@ -281,6 +284,8 @@ async function applyView(view, errors) {
   if (view.box) await onBox({t0: view.box.t0, t1: view.box.t1, lanes: []});
   if (view.sel !== undefined && view.sel !== state.sel) {
     if (!(await select(view.sel, {keepTab: true}))) msgs.push(`URL: sel=${view.sel} does not name an event of this trace`);
+    // A link that names the event but not the view (t0/t1, y) opens with the event in view.
+    else if (state.slice && (view.t0 === undefined || view.y === undefined)) timeline.reveal(state.slice, {zoom: view.t0 === undefined});
   }
   showTab(view.tab || state.tab);
   timeline.draw();

@@ -1,5 +1,5 @@
 // The Device tab: for a Neuron execution, its engine and DMA queue lanes (coloured by the op
-// that issued each instruction) with per-engine utilisation and the fixed launch cost marked;
+// that issued each instruction) with per-engine utilisation and the launch before the first instruction marked;
 // for CUDA-style traces, the selection's kernels on the streams of their device. Clicking an
 // event keeps the zoom and shows its details beside the lanes.
 import {fmtNs, el, colorFor, shortName} from './format.js';
@@ -100,10 +100,14 @@ export class DeviceView {
     this.pct = pct;
     this.stats.textContent = '';
     if (d.launch) {
+      const all = d.phases || [];
+      const engines = all.findIndex((p) => p.name === 'engines');
+      const phases = engines < 0 ? all.filter((p) => p.name !== 'completion') : all.slice(0, engines);
+      const list = phases.length ? phases.map((p) => `${p.name} ${fmtNs(p.dur)}`).join(', ') : 'program launch and setup';
       this.stats.append(el('p', {class: 'launch-note'},
-                           `Fixed launch cost: ${fmtNs(d.launch.t1 - d.launch.t0)} from the start of the execution to its first instruction ` +
-                           '(program launch, semaphore and DMA descriptor setup: exec_fixed_us × exec_launch_fraction in the device model)' +
-                           (d.completion ? `; completion notification after the last instruction: ${fmtNs(d.completion.t1 - d.completion.t0)}.` : '.')));
+                           `Launch: ${fmtNs(d.launch.t1 - d.launch.t0)} from the start of the execution to its first instruction ` +
+                           `(the device model's execution phases before the engines: ${list})` +
+                           (d.completion ? `; completion after the last instruction: ${fmtNs(d.completion.t1 - d.completion.t0)}.` : '.')));
     }
     this.stats.append(t);
   }
@@ -122,7 +126,7 @@ export class DeviceView {
     tl.selected = d.mode === 'engines' ? null : d.execution.id;
     tl.labelSuffix = new Map(d.utilization.map((u) => [u.lane, this.pct(u)]));
     tl.annotations = [];
-    if (d.launch) tl.annotations.push({...d.launch, label: 'fixed launch cost', color: 'rgba(230, 140, 40, 0.16)'});
+    if (d.launch) tl.annotations.push({...d.launch, label: 'launch (before the first instruction)', color: 'rgba(230, 140, 40, 0.16)'});
     if (d.completion) tl.annotations.push({...d.completion, label: 'completion', color: 'rgba(120, 120, 140, 0.14)'});
     tl.setLanes(lanes, d.lanes);
     // Every lane fits the pane: its height follows the lanes.

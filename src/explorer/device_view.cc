@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "explorer/chain.h"
 
@@ -79,6 +82,38 @@ void WriteRange(const char* key, int64_t t0, int64_t t1, JsonWriter* w) {
   w->EndObject();
 }
 
+// The device model's "execution phases" lane (one span per phase of each execution), beside the
+// engine and DMA queue lanes.
+bool IsPhaseLane(const Lane& lane) {
+  constexpr std::string_view kPhases = "execution phases";
+  return lane.title.size() >= kPhases.size() &&
+         lane.title.compare(lane.title.size() - kPhases.size(), kPhases.size(), kPhases) == 0;
+}
+
+// "phases":[{"name","dur"}...]: the spans of the phase lane within [t0, t1), in time order;
+// empty when the trace has no such lane.
+void WritePhases(const TraceIndex& index, uint32_t lane, int64_t t0, int64_t t1, JsonWriter* w) {
+  w->Key("phases");
+  w->BeginArray();
+  if (lane != kNone) {
+    std::vector<std::pair<int64_t, uint32_t>> spans;
+    for (const LaneRow& row : index.lanes()[lane].rows) {
+      for (size_t i = 0; i < row.ids.size(); ++i) {
+        if (row.start[i] >= t0 && row.start[i] < t1) spans.emplace_back(row.start[i], row.ids[i]);
+      }
+    }
+    std::sort(spans.begin(), spans.end());
+    for (const auto& [ts, id] : spans) {
+      const Slice& s = index.trace().slices()[id];
+      w->BeginObject();
+      w->Field("name", index.trace().Str(s.name));
+      w->Field("dur", s.dur_ns);
+      w->EndObject();
+    }
+  }
+  w->EndArray();
+}
+
 // The framework ops that issued the instructions in range (by External id), with counts.
 void WriteIssuingOps(const TraceIndex& index, const std::vector<uint32_t>& lanes, int64_t t0,
                      int64_t t1, JsonWriter* w) {
@@ -149,13 +184,18 @@ void WriteDeviceView(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   w->BeginArray();
   for (uint32_t lane : lanes) w->Int(lane);
   w->EndArray();
-  int64_t first = INT64_MAX, last = INT64_MIN;
+  int64_t first = INT64_MAX, last = INT64_MIN;  // of the instructions, phases left out
+  uint32_t phase_lane = kNone;
   w->Key("utilization");
   w->BeginArray();
   for (uint32_t lane : lanes) {
     const LaneUse use = UseOf(index.lanes()[lane], t0, t1);
-    first = std::min(first, use.first_ns);
-    last = std::max(last, use.last_ns);
+    if (engines && IsPhaseLane(index.lanes()[lane])) {
+      phase_lane = lane;
+    } else {
+      first = std::min(first, use.first_ns);
+      last = std::max(last, use.last_ns);
+    }
     w->BeginObject();
     w->Field("lane", lane);
     w->Field("busy_ns", use.busy_ns);
@@ -163,12 +203,14 @@ void WriteDeviceView(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
     w->EndObject();
   }
   w->EndArray();
-  // Neuron: the stretch before the first instruction is the execution's fixed launch cost, the
-  // one after the last its completion notification (docs/neuron-model.md, "Fixed cost").
+  // Neuron: the stretch before the first instruction is the execution's launch (its phases before
+  // the engines: library load, program switch, launch, tensor binding, eager dispatch), the one
+  // after the last its completion (docs/neuron-model.md, "What one device execution costs").
   WriteRange("launch", engines && first != INT64_MAX ? t0 : 0, engines ? std::min(first, t1) : 0,
              w);
   WriteRange("completion", engines && last != INT64_MIN ? std::max(last, t0) : 0, engines ? t1 : 0,
              w);
+  WritePhases(index, phase_lane, t0, t1, w);
   if (engines) WriteIssuingOps(index, lanes, t0, t1, w);
   w->EndObject();
 }

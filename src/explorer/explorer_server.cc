@@ -209,14 +209,19 @@ struct Explorer::Impl {
   std::vector<bool> MatchingNames(const LoadedTrace& t, const httplib::Request& req) {
     const std::string q = req.get_param_value("q");
     if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
-    if (q.size() > kMaxRegexLength) throw BadRequest{"parameter 'q' is too long"};
     const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
     const StringTable& strings = t.trace->strings();
     std::vector<bool> names(strings.size(), false);
-    if (exact) {
+    if (exact) {  // any name of the trace, however long (templated kernel names run to KBs)
       const StringId id = strings.Find(q);
       if (id != kNone) names[id] = true;
       return names;
+    }
+    if (q.size() > kMaxRegexLength) {
+      throw BadRequest{
+          fmt::format("parameter 'q' is too long for a regular expression ({} bytes, "
+                      "at most {}; exact=1 looks up a whole name)",
+                      q.size(), kMaxRegexLength)};
     }
     const std::regex re(q, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
     for (size_t i = 1; i < strings.size(); ++i) {

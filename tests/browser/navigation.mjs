@@ -141,6 +141,58 @@ test('search steps with Enter / Shift+Enter, marks every match and scrolls to it
   await page.close();
 });
 
+// Whether the selected event (or the first drawn event named `name`) is on screen: its row inside
+// the scrolled area and its start inside the time axis.
+async function inView(page, name) {
+  return page.evaluate((n) => {
+    const tl = window.opscopeApp.timeline();
+    const s = n ? tl.rects.find((r) => r.name === n) : window.opscopeApp.state.slice;
+    if (!s) return {ok: false, why: 'not drawn'};
+    const y = n ? s.y : tl.rowY(s.lane, s.row);
+    const x = n ? s.x : tl.xOf(s.ts);
+    const ok = y !== null && y >= tl.scrollTop() && y + 16 <= tl.height && x >= 0 && x <= tl.width;
+    return {ok, y, x, top: tl.scrollTop(), height: tl.height, width: tl.width};
+  }, name);
+}
+
+test('jumping from the URL, a chain link and the op table scrolls the event into view', async () => {
+  const lanes = await lanesOf(T.deep);
+  const deep = lanes.filter((l) => l.role === 'python').reduce((a, b) => (a.rows > b.rows ? a : b));
+  const kernel = (await api(`/api/trace/${T.deep}/search?q=${encodeURIComponent('^Cijk_')}&limit=50`)).events[40];
+  const mm = (await api(`/api/trace/${T.deep}/search?q=${encodeURIComponent('^aten::mm$')}&limit=50`)).events[40];
+  // A link naming only the event (no t0/t1 or y), with every Python row open above the streams.
+  const page = await openPage(`trace=${T.deep}&tab=details&rows=${deep.id}&sel=${mm.id}`);
+  await page.waitForFunction((id) => (window.opscopeApp.state.slice || {}).id === id, mm.id);
+  await drawn(page);
+  let at = await inView(page);
+  assert.ok(at.ok, `the URL's event is in view: ${JSON.stringify(at)}`);
+  // Its chain: the kernel it launched, on the GPU stream below every Python row.
+  await page.waitForSelector('#chain [data-level="hardware"] .event-link');
+  const link = await page.$eval('#chain [data-level="hardware"] .event-link', (e) => Number(e.dataset.id));
+  await page.evaluate(() => window.opscopeApp.timeline().scrollTo(0));
+  await page.click(`#chain .event-link[data-id="${link}"]`);
+  await page.waitForFunction((id) => (window.opscopeApp.state.slice || {}).id === id, link);
+  at = await inView(page);
+  assert.ok(at.ok, `the chain link's kernel is in view: ${JSON.stringify(at)}`);
+  assert.ok(at.y > 200, `... below the Python rows: ${JSON.stringify(at)}`);
+  await shot(page, 'chain-jump');
+  await page.close();
+
+  // The op table: a kernel row brings its first event into view when none is on screen.
+  const ops = await openPage(`trace=${T.deep}&tab=ops&rows=${deep.id}`);
+  await drawn(ops);
+  await ops.waitForSelector('#op-table tbody tr');
+  const kname = kernel.name;
+  assert.equal((await inView(ops, kname)).ok, false, 'the kernel starts off screen');
+  await ops.click(`#op-table tbody tr[data-name="${kname}"]`);
+  await ops.waitForFunction((n) => window.opscopeApp.timeline().rects.some((r) => r.name === n), kname, {timeout: 10000});
+  at = await inView(ops, kname);
+  assert.ok(at.ok, `the op table's kernel is in view: ${JSON.stringify(at)}`);
+  await shot(ops, 'op-table-jump');
+  assert.deepEqual([...page.errors, ...ops.errors], []);
+  await ops.close();
+});
+
 test('keyboard: help, focus, mark, pan and a zoom-out bound; grid and legend', async () => {
   const page = await openPage(`trace=${T.neuron}&tab=details`);
   await drawn(page);

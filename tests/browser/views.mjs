@@ -68,8 +68,9 @@ test('an aten::mul: its chain down to nc_exec_running, grouped fan-out, the devi
   });
   assert.ok(fit.content <= fit.height + 1, `lanes fit the pane: ${JSON.stringify(fit)}`);
   assert.equal(fit.rows, fit.lanes, 'one utilisation row per lane');
-  assert.ok(fit.annotations.includes('fixed launch cost'), 'the stretch before the first instruction is labelled');
-  assert.match(await page.$eval('#device-stats', (e) => e.textContent), /Fixed launch cost: [\d.]+ us/);
+  assert.ok(fit.annotations.includes('launch (before the first instruction)'), `the stretch before the first instruction is labelled: ${fit.annotations}`);
+  // ... with the model's phases before the engines, as the execution phases lane shows them.
+  assert.match(await page.$eval('#device-stats', (e) => e.textContent), /Launch: [\d.]+ us from the start .*: .*launch [\d.]+ us/);
   // Clicking an instruction keeps the zoom and shows its details (args included) in place.
   const before = await page.evaluate(() => [window.opscopeApp.deviceTimeline().t0, window.opscopeApp.deviceTimeline().t1]);
   const inst = await page.evaluate(() => {
