@@ -107,6 +107,8 @@ void BindSession(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("slice_count", [](const Profiler& p) { return p.trace().slices().size(); })
       .def_property_readonly("last_error", &Profiler::last_error);
+  m.def("profile_run_directory", &ProfileRunDirectory, py::arg("dir"),
+        "<dir>/<host>_pid_<pid>/<YYYYmmdd_HHMMSS>: where one run's profiles go.");
   py::class_<RecordRange>(m, "RecordRange")
       .def(py::init<std::string>())
       .def("enter", &RecordRange::Enter)
