@@ -115,5 +115,6 @@ def test_rmsnorm_example_matches_the_demo():
         assert [region.sub(r"\1F/", n) for n in ours["name"]] == \
             [region.sub(r"\1F/", r["name"]) for r in theirs], variant["name"]
         assert list(ours["count"]) == [r["count"] for r in theirs]
+        # The same model times, to the nanosecond the clock mapping may round differently.
         assert list(ours["self_device_time_total_us"]) == pytest.approx(
-            [r["self_device_time_total_us"] for r in theirs], rel=1e-6)
+            [r["self_device_time_total_us"] for r in theirs], rel=1e-6, abs=0.01)
