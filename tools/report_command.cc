@@ -1,4 +1,5 @@
-// opscope report PATH... [--sort KEY] [--rows N] [--json] [--rank N] [--threads N] [--quiet]
+// opscope report PATH... [--sort KEY] [--rows N] [--json] [--group-by-input-shape] [--rank N]
+// [--threads N] [--quiet]
 // [--no-clock-align]: import a torch.profiler / Kineto trace (plain or gzip) and print
 // key_averages, the device timeline, top kernels and launch statistics; paths naming several traces
 // are one distributed job, one trace per rank (tools/job_commands.h).
@@ -24,20 +25,22 @@ struct ReportArgs {
   bool json = false;
   int threads = 0;
   bool quiet = false;
+  bool group_by_input_shape = false;
 };
 
 int RunReport(const ReportArgs& args);
 
 // One trace file: today's single-trace report; several: the job report. Under mpirun the rank
 // files are spread over the processes and process 0 prints.
-int RunReportOrJob(const JobReportArgs& job_args) {
+int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape) {
   MpiJob mpi(nullptr, nullptr);
   if (!mpi.error().empty()) {
     std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
     return 2;
   }
   const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows,
-                          job_args.json,          job_args.threads, job_args.quiet};
+                          job_args.json,          job_args.threads, job_args.quiet,
+                          group_by_input_shape};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -81,6 +84,8 @@ int RunReport(const ReportArgs& args) {
   ReportOptions options;
   options.sort_by = args.sort_by;
   options.rows = args.rows;
+  options.file = args.path;
+  options.group_by_input_shape = args.group_by_input_shape;
   try {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -96,6 +101,7 @@ int RunReport(const ReportArgs& args) {
 
 void AddReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<JobReportArgs>();
+  auto group_by_input_shape = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "report",
       "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
@@ -109,6 +115,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "device_time_total, self_cuda_time_total, count, ...)");
   cmd->add_option("--rows", args->rows, "Rows per table (default 20; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
+  cmd->add_flag("--group-by-input-shape", *group_by_input_shape,
+                "key_averages(group_by_input_shape=True): one row per op and Input Shapes (traces "
+                "recorded with record_shapes); --json rows carry input_shapes");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
   cmd->add_option("--threads", args->threads,
                   "Threads that parse a trace (default: the cores available; the report is the "
@@ -121,7 +130,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-clock-align{false}", args->align_clocks,
                 "Job: compare ranks' timestamps as recorded (default: align each rank's clock "
                 "to the lowest rank's from collective end times)");
-  cmd->callback([args, exit_code] { *exit_code = RunReportOrJob(*args); });
+  cmd->callback([args, group_by_input_shape, exit_code] {
+    *exit_code = RunReportOrJob(*args, *group_by_input_shape);
+  });
 }
 
 }  // namespace opscope::tools

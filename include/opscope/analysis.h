@@ -11,8 +11,8 @@
 // Every figure is in nanoseconds of the trace's host clock. The definitions follow TraceLens
 // (gpu_timeline, ops_summary, kernel_summary) so the numbers can be held against it:
 //   - device activity = kernel, memcpy and memset slices (device annotations are excluded);
-//   - communication = device kernels/memsets whose name contains "nccl" (also RCCL, and Neuron's
-//     collective library, "nccom");
+//   - communication = device kernels/memsets whose name contains, in any case, "nccl", "rccl",
+//     "msccl", "cross_device_reduce" or Neuron's collective library's "nccom";
 //   - an activity's launcher = the innermost cpu_op enclosing the runtime call that launched it
 //     (bound through `correlation`); activity with no runtime call has no launcher.
 //
@@ -163,8 +163,11 @@ struct DurationStats {
   int64_t sum_ns = 0;
   int64_t min_ns = 0;
   int64_t max_ns = 0;
-  int64_t p50_ns = 0;
-  int64_t p99_ns = 0;
+  // Percentiles by linear interpolation between order statistics (numpy.percentile's default,
+  // "linear"): with the values sorted, p = v[floor(h)] + (h - floor(h)) * (v[floor(h)+1] -
+  // v[floor(h)]) where h = (count - 1) * q. Two values give p99 = v0 + 0.99 * (v1 - v0).
+  double p50_ns = 0;
+  double p99_ns = 0;
   double mean_ns() const { return count ? static_cast<double>(sum_ns) / count : 0.0; }
 };
 
@@ -253,6 +256,11 @@ std::string_view ToString(OpDiff::Change change);
 struct ReportOptions {
   std::string sort_by;  // key_averages sort key; empty = device total if any, else cpu total
   int rows = 20;        // row limit for each table
+  // The file the trace was read from, named in the header ("file" in JSON); the trace's own
+  // traceName (often a path on the recording machine) is shown only as metadata.
+  std::string file = "";
+  // key_averages(group_by_input_shape=True): one row per (op, Input Dims).
+  bool group_by_input_shape = false;
 };
 
 // Every figure of the report, computed once: what FormatReport prints and ReportJson writes.
@@ -265,9 +273,11 @@ struct Report {
   LaunchStatistics launches;
 };
 
-Report ComputeReport(const Trace& trace);
+// Only options.group_by_input_shape matters here (the key_averages grouping).
+Report ComputeReport(const Trace& trace, const ReportOptions& options = {});
 
-// key_averages table, device timeline, top kernels and launch statistics as text.
+// key_averages table, device timeline, top kernels and launch statistics as text. A trace that
+// yields no key_averages table gets a line saying why in its place.
 std::string FormatReport(const Trace& trace, const ReportOptions& options = {});
 // The same content as one JSON document (what `opscope report --json` prints).
 std::string ReportJson(const Trace& trace, const ReportOptions& options = {});

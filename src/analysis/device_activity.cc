@@ -62,9 +62,19 @@ bool IsLinked(const Trace& trace, uint32_t activity) {
 }
 
 bool IsCommunication(std::string_view name) {
-  return name.find("nccl") != std::string_view::npos ||
-         name.find("rccl") != std::string_view::npos ||
-         name.find("nccom") != std::string_view::npos;
+  // Lower-cased search without allocating: names run to hundreds of bytes, the patterns are short.
+  static constexpr std::string_view kPatterns[] = {"nccl", "rccl", "msccl", "nccom",
+                                                   "cross_device_reduce"};
+  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::string_view pattern : kPatterns) {
+    if (name.size() < pattern.size()) continue;
+    for (size_t i = 0; i + pattern.size() <= name.size(); ++i) {
+      size_t k = 0;
+      while (k < pattern.size() && lower(name[i + k]) == pattern[k]) ++k;
+      if (k == pattern.size()) return true;
+    }
+  }
+  return false;
 }
 
 uint32_t LauncherOf(const Trace& trace, uint32_t activity) {

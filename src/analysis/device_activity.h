@@ -32,9 +32,12 @@ bool IsTimelineActivity(ActivityKind kind);
 // Linked to a runtime call or an op: the device timeline counts only such activity (as TraceLens
 // does by default; unlinked activity was typically launched before profiling started).
 bool IsLinked(const Trace& trace, uint32_t activity);
-// Collective-communication kernels, by name: NCCL's ("ncclDevKernel_AllReduce..."), RCCL's, and
-// Neuron's collective library's (nccom; the simulated device's "nccom_all_reduce_ring"). The one
-// classifier every analysis uses.
+// Collective-communication kernels, by name, case-insensitively: NCCL's
+// ("ncclDevKernel_AllReduce...", "ncclKernel_..."), RCCL's ("rcclGenericKernel"), MSCCL's, the
+// custom all-reduce kernels of vLLM/SGLang ("cross_device_reduce_1stage<...>", which TraceLens
+// also counts as communication), and Neuron's collective library's (nccom; the simulated
+// device's "nccom_all_reduce_ring"). The one classifier every analysis uses (timeline, job
+// report, Explorer).
 bool IsCommunication(std::string_view name);
 
 // The op a device activity is attributed to (TraceLens's "kernel launcher"): walk up from the

@@ -7,7 +7,9 @@
 namespace opscope::analysis {
 
 ActivityKind KindFromCategory(std::string_view cat) {
-  if (cat == "cpu_op" || cat == "Operator") return ActivityKind::kCpuOp;
+  // Legacy exports (torch.autograd.profiler without Kineto: a top-level array, pid "CPU
+  // functions") carry no cat: their complete events are the ops.
+  if (cat.empty() || cat == "cpu_op" || cat == "Operator") return ActivityKind::kCpuOp;
   if (cat == "user_annotation") return ActivityKind::kUserAnnotation;
   if (cat == "python_function") return ActivityKind::kPythonFunction;
   if (cat == "kernel" || cat == "Kernel" || cat == "mtia_ccp_events") return ActivityKind::kKernel;

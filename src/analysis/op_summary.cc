@@ -166,6 +166,16 @@ std::string KernelSummary::ToJson() const {
 
 namespace {
 
+// numpy.percentile(values, 100 * q) with its default method ("linear"); `sorted` is ascending and
+// not empty.
+double Percentile(const std::vector<int64_t>& sorted, double q) {
+  const double h = static_cast<double>(sorted.size() - 1) * q;
+  const size_t lo = static_cast<size_t>(h);
+  if (lo + 1 >= sorted.size()) return static_cast<double>(sorted.back());
+  const double below = static_cast<double>(sorted[lo]);
+  return below + (h - static_cast<double>(lo)) * (static_cast<double>(sorted[lo + 1]) - below);
+}
+
 DurationStats Summarize(std::vector<int64_t>* values) {
   DurationStats d;
   if (values->empty()) return d;
@@ -174,8 +184,8 @@ DurationStats Summarize(std::vector<int64_t>* values) {
   for (int64_t v : *values) d.sum_ns = internal::SatAdd(d.sum_ns, v);
   d.min_ns = values->front();
   d.max_ns = values->back();
-  d.p50_ns = (*values)[(values->size() - 1) / 2];
-  d.p99_ns = (*values)[(values->size() - 1) * 99 / 100];
+  d.p50_ns = Percentile(*values, 0.50);
+  d.p99_ns = Percentile(*values, 0.99);
   return d;
 }
 
@@ -192,9 +202,9 @@ void WriteStats(JsonWriter* w, const DurationStats& d) {
   w->Key("max_ns");
   w->Int(d.max_ns);
   w->Key("p50_ns");
-  w->Int(d.p50_ns);
+  w->Double(d.p50_ns);
   w->Key("p99_ns");
-  w->Int(d.p99_ns);
+  w->Double(d.p99_ns);
   w->EndObject();
 }
 
@@ -244,6 +254,8 @@ LaunchStatistics ComputeLaunchStatistics(const Trace& trace) {
 std::string LaunchStatistics::ToJson() const {
   JsonWriter w;
   w.BeginObject();
+  w.Key("percentile_method");
+  w.String("linear interpolation between order statistics (numpy.percentile default)");
   w.Key("duration");
   WriteStats(&w, duration);
   w.Key("launch_delay");

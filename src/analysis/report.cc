@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
@@ -84,18 +85,19 @@ void AppendKernels(const Trace& trace, int limit, std::string* out) {
 
 void AppendLaunches(const Trace& trace, int limit, std::string* out) {
   const LaunchStatistics ls = ComputeLaunchStatistics(trace);
-  *out += fmt::format("Launch statistics ({} runtime calls, {} device activities without one)\n",
-                      ls.duration.count, ls.unlinked_activities);
+  *out += fmt::format(
+      "Launch statistics ({} runtime calls, {} device activities without one; p50/p99 by linear "
+      "interpolation between order statistics, as numpy.percentile)\n",
+      ls.duration.count, ls.unlinked_activities);
   if (ls.by_name.empty()) return;
   *out += fmt::format("  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n",
                       "Runtime call", "Calls", "Dur mean", "Dur p50", "Dur p99", "Delay mean",
                       "Delay p50", "Delay p99");
   auto row = [&](const std::string& name, const DurationStats& d, const DurationStats& l) {
-    *out += fmt::format(
-        "  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n", Cut(name, 32), d.count,
-        FormatNs(d.mean_ns()), FormatNs(static_cast<double>(d.p50_ns)),
-        FormatNs(static_cast<double>(d.p99_ns)), FormatNs(l.mean_ns()),
-        FormatNs(static_cast<double>(l.p50_ns)), FormatNs(static_cast<double>(l.p99_ns)));
+    *out += fmt::format("  {:<32}  {:>7}  {:>12}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}\n",
+                        Cut(name, 32), d.count, FormatNs(d.mean_ns()), FormatNs(d.p50_ns),
+                        FormatNs(d.p99_ns), FormatNs(l.mean_ns()), FormatNs(l.p50_ns),
+                        FormatNs(l.p99_ns));
   };
   int shown = 0;
   for (const RuntimeCallStats& r : ls.by_name) {
@@ -105,21 +107,47 @@ void AppendLaunches(const Trace& trace, int limit, std::string* out) {
   row("(all)", ls.duration, ls.launch_delay);
 }
 
+// Why a trace has no key_averages rows: which kinds of slices it does have.
+std::string NoTableReason(const Trace& trace) {
+  if (trace.slices().empty()) {
+    return "No key_averages table: the trace has no complete events (\"ph\": \"X\").\n";
+  }
+  std::map<std::string, uint64_t> by_category;
+  for (const Slice& s : trace.slices()) {
+    std::string cat(trace.Str(s.category));
+    by_category[cat.empty() ? "(none)" : cat] += 1;
+  }
+  std::string seen;
+  for (const auto& [cat, count] : by_category) {
+    if (!seen.empty()) seen += ", ";
+    seen += fmt::format("{} ({})", cat, count);
+  }
+  return fmt::format(
+      "No key_averages table: none of the trace's {} slices is a host op (cpu_op, "
+      "user_annotation, runtime or driver call, or a legacy event without \"cat\"); categories "
+      "seen: {}\n",
+      trace.slices().size(), seen);
+}
+
 }  // namespace
 
 std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   std::string out;
   const TraceMetadata& md = trace.metadata();
   out += fmt::format("Trace: {}  device: {}  slices: {}  processes: {}  tracks: {}\n",
-                     md.trace_name.empty() ? "(unnamed)" : md.trace_name,
+                     options.file.empty() ? "(in memory)" : options.file,
                      md.device_type.empty() ? "none" : md.device_type, trace.slices().size(),
                      trace.processes().size(), trace.tracks().size());
+  if (!md.trace_name.empty()) out += fmt::format("traceName: {}\n", md.trace_name);
   if (md.skipped_events > 0) {
     out += fmt::format("Warning: {} events were skipped while importing; first: {}\n",
                        md.skipped_events, md.warnings.empty() ? "" : md.warnings.front());
   }
   out += "\n";
-  out += KeyAverages::FromTrace(trace).Table(DefaultSort(trace, options), options.rows);
+  const KeyAverages averages =
+      KeyAverages::FromTrace(trace, {.group_by_input_shape = options.group_by_input_shape});
+  out += averages.rows().empty() ? NoTableReason(trace)
+                                 : averages.Table(DefaultSort(trace, options), options.rows);
   out += "\n";
   AppendTimeline(trace, &out);
   out += "\n";
@@ -129,19 +157,22 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   return out;
 }
 
-Report ComputeReport(const Trace& trace) {
-  return Report{KeyAverages::FromTrace(trace), ComputeDeviceTimeline(trace),
-                ComputeOpSummary(trace), ComputeKernelSummary(trace),
-                ComputeLaunchStatistics(trace)};
+Report ComputeReport(const Trace& trace, const ReportOptions& options) {
+  return Report{
+      KeyAverages::FromTrace(trace, {.group_by_input_shape = options.group_by_input_shape}),
+      ComputeDeviceTimeline(trace), ComputeOpSummary(trace), ComputeKernelSummary(trace),
+      ComputeLaunchStatistics(trace)};
 }
 
 std::string ReportJson(const Trace& trace, const ReportOptions& options) {
-  return ReportJson(trace, ComputeReport(trace), options);
+  return ReportJson(trace, ComputeReport(trace, options), options);
 }
 
 std::string ReportJson(const Trace& trace, const Report& report, const ReportOptions& options) {
   JsonWriter w;
   w.BeginObject();
+  w.Key("file");
+  w.String(options.file);
   w.Key("trace_name");
   w.String(trace.metadata().trace_name);
   w.Key("device_type");

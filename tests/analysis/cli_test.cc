@@ -132,5 +132,62 @@ TEST_F(CliTest, BadInputExitsOneWithAClearMessage) {
   EXPECT_EQ(r.exit_code, 1);
 }
 
+// Writes `text` to a fresh temporary file; removed when the returned guard goes away.
+struct TempTrace {
+  explicit TempTrace(const std::string& text) {
+    path = fs::temp_directory_path() /
+           ("opscope_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".json");
+    std::ofstream(path) << text;
+  }
+  ~TempTrace() { fs::remove(path); }
+  fs::path path;
+  static inline int counter = 0;
+};
+
+// torch.autograd.profiler's legacy export (no Kineto): a top-level array, no "cat", pid
+// "CPU functions", integer microseconds. Its complete events are the ops.
+TEST_F(CliTest, LegacyTraceWithoutCategoriesGivesTheTable) {
+  const TempTrace t(
+      R"([{"name": "outer", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+      R"({"name": "aten::mm", "ph": "X", "ts": 20, "dur": 30, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+      R"({"name": "aten::mm", "ph": "X", "ts": 60, "dur": 10, "tid": 1, "pid": "CPU functions", "args": {}}])");
+  const CliRun r = Opscope("report '" + t.path.string() + "' --sort self_cpu_time_total");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // outer: self 60 of 100 us; aten::mm: 2 calls, 40 us.
+  EXPECT_NE(r.output.find("outer        60.00%      60.000us       100.00%     100.000us     "
+                          "100.000us             1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("aten::mm        40.00%      40.000us        40.00%      40.000us      "
+                          "20.000us             2"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Self CPU time total: 100.000us"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, TraceWithoutHostOpsSaysWhyThereIsNoTable) {
+  const TempTrace t(
+      R"({"traceEvents": [{"name": "span", "ph": "X", "cat": "Trace", "ts": 1, "dur": 5, "pid": 1, "tid": 1}]})");
+  const CliRun r = Opscope("report '" + t.path.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("No key_averages table: none of the trace's 1 slices is a host op"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("categories seen: Trace (1)"), std::string::npos) << r.output;
+}
+
+// The header names the file the user gave; the recorded traceName is metadata only.
+TEST_F(CliTest, HeaderShowsTheFileAndTraceNameAsMetadata) {
+  const TempTrace t(
+      R"({"traceEvents": [{"name": "aten::add", "ph": "X", "cat": "cpu_op", "ts": 1, "dur": 5, "pid": 1, "tid": 1}], "traceName": "/tmp/tmpab12/rank0.json"})");
+  CliRun r = Opscope("report '" + t.path.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("Trace: " + t.path.string() + "  device: none", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("\ntraceName: /tmp/tmpab12/rank0.json\n"), std::string::npos) << r.output;
+  r = Opscope("report '" + t.path.string() + "' --json", false);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("{\"file\":\"" + t.path.string() + "\""), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace opscope
