@@ -286,13 +286,13 @@ void BindTrace(py::module_& m) {
       .def(
           "report",
           [](const LoadedTrace& t, const std::string& sort_by, int rows) {
-            return Released([&] { return FormatReport(t.trace, {sort_by, rows}); });
+            return Released([&] { return FormatReport(t.trace, {sort_by, rows, t.path}); });
           },
           py::arg("sort_by") = "", py::arg("rows") = 20)
       .def(
           "report_json",
           [](const LoadedTrace& t, const std::string& sort_by, int rows) {
-            return Released([&] { return ReportJson(t.trace, {sort_by, rows}); });
+            return Released([&] { return ReportJson(t.trace, {sort_by, rows, t.path}); });
           },
           py::arg("sort_by") = "", py::arg("rows") = 20)
       .def("slice_columns", &SliceColumns)

@@ -442,7 +442,7 @@ void Explorer::Impl::Routes() {
                LoadedTrace& t = TraceParam(req);
                std::call_once(t.summary_once, [&] {
                  JsonWriter w;
-                 explorer::WriteSummary(*t.index, &w);
+                 explorer::WriteSummary(*t.index, &w, t.source);
                  t.summary_json = w.Take();
                });
                SendJson(res, t.summary_json);

@@ -68,7 +68,7 @@ void WriteRepetition(const Repetition& rep, JsonWriter* w) {
 
 }  // namespace
 
-void WriteSummary(const TraceIndex& index, JsonWriter* w) {
+void WriteSummary(const TraceIndex& index, JsonWriter* w, const std::string& file) {
   const Trace& trace = index.trace();
   const Report report = ComputeReport(trace);
   const std::vector<AttributedActivity> activities = TimelineActivities(trace);
@@ -77,7 +77,9 @@ void WriteSummary(const TraceIndex& index, JsonWriter* w) {
   const Repetition repetition = FindRepetition(trace, activities);
   w->BeginObject();
   w->Key("figures");
-  w->Raw(ReportJson(trace, report));
+  ReportOptions options;
+  options.file = file;
+  w->Raw(ReportJson(trace, report, options));
   WriteGaps(index, gaps, w);
   WriteFusionCandidates(fusion, w);
   WriteRepetition(repetition, w);

@@ -5,6 +5,8 @@
 #ifndef OPSCOPE_EXPLORER_SUMMARY_H_
 #define OPSCOPE_EXPLORER_SUMMARY_H_
 
+#include <string>
+
 #include "explorer/trace_index.h"
 #include "trace/json_writer.h"
 
@@ -13,8 +15,9 @@ namespace opscope::explorer {
 // {"figures": <exactly `opscope report --json`>, "gaps":{"count","total_ns","max_ns","mean_ns",
 //  "largest":[{"ts","dur","before":{ref},"after":{ref}}]}, "fusion_candidates":[{"name","calls",
 //  "executions","busy_ns","idle_ns"}], "repetition":{"names","repeats","executions","busy_ns",
-//  "idle_ns"}|null, "findings":["..."]}. Times in ns. Costs one report of the trace.
-void WriteSummary(const TraceIndex& index, JsonWriter* w);
+//  "idle_ns"}|null, "findings":["..."]}. Times in ns. Costs one report of the trace. `file` is
+// the trace's source file, the report's "file".
+void WriteSummary(const TraceIndex& index, JsonWriter* w, const std::string& file = "");
 
 }  // namespace opscope::explorer
 
