@@ -83,12 +83,10 @@ uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
   const auto& slices = trace.slices();
   for (uint32_t p = slices[link.runtime].parent; p != kNone; p = slices[p].parent) {
     const Slice& s = slices[p];
-    if (s.kind == ActivityKind::kPythonFunction) continue;
-    if (s.kind == ActivityKind::kCpuOp) {
-      if (trace.Str(s.name) == "execute") continue;
-      return p;
-    }
-    break;
+    // Python functions and annotations ("nccl:all_reduce" inside record_param_comms) are not
+    // ops: keep walking to the innermost enclosing cpu_op.
+    if (s.kind != ActivityKind::kCpuOp || trace.Str(s.name) == "execute") continue;
+    return p;
   }
   return link.runtime;
 }

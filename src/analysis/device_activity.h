@@ -41,8 +41,10 @@ bool IsLinked(const Trace& trace, uint32_t activity);
 bool IsCommunication(std::string_view name);
 
 // The op a device activity is attributed to (TraceLens's "kernel launcher"): walk up from the
-// runtime call that launched it (linked by correlation), skipping python functions and the
-// pass-through "execute" op, to the first cpu_op; when none encloses the call, the runtime call
+// runtime call that launched it (linked by correlation) on the launching thread, skipping python
+// functions, user annotations (e.g. "nccl:all_reduce") and the pass-through "execute" op, to the
+// innermost enclosing cpu_op (record_param_comms for NCCL kernels, as key_averages and TraceLens
+// credit them); when none encloses the call, the runtime call
 // itself. Activity without a runtime call falls back to the op its External id names, else kNone.
 uint32_t LauncherOf(const Trace& trace, uint32_t activity);
 

@@ -189,5 +189,30 @@ TEST_F(CliTest, HeaderShowsTheFileAndTraceNameAsMetadata) {
   EXPECT_NE(r.output.find("{\"file\":\"" + t.path.string() + "\""), std::string::npos) << r.output;
 }
 
+// NCCL kernels are launched by cudaLaunchKernelExC inside the "nccl:all_reduce" annotation inside
+// record_param_comms: their launcher is record_param_comms (the innermost enclosing op, which
+// key_averages credits through External id), never the runtime call.
+TEST_F(CliTest, CommunicationKernelsBelongToTheEnclosingOp) {
+  const CliRun r = Opscope(
+      "report '" + Fixture("hta/nccl_parser_config/nccl_data.json.gz") + "' --json --rows -1",
+      false);
+  ASSERT_EQ(r.exit_code, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.output).get(doc), simdjson::SUCCESS);
+  int nccl_kernels = 0;
+  for (simdjson::dom::element k : doc["kernels"]["rows"].get_array()) {
+    const std::string_view kernel = k["kernel"].get_string().value();
+    if (kernel.find("ncclKernel") == std::string_view::npos) continue;
+    ++nccl_kernels;
+    EXPECT_EQ(k["parent_op"].get_string().value(), "record_param_comms") << kernel;
+  }
+  EXPECT_GT(nccl_kernels, 0);
+  for (simdjson::dom::element op : doc["ops"]["rows"].get_array()) {
+    const std::string_view name = op["name"].get_string().value();
+    EXPECT_FALSE(name.starts_with("cudaLaunchKernel")) << name << " is a runtime call, not an op";
+  }
+}
+
 }  // namespace
 }  // namespace opscope
