@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -25,16 +26,46 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop = true; }
 
-// What the UI calls a trace: its path relative to the opened directory, or its file name.
-std::string DisplayName(const std::string& opened, const std::string& file) {
+// Returns on SIGINT / SIGTERM, or after `exit_after_s` seconds when that is > 0.
+void WaitForStopSignal(int exit_after_s) {
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (exit_after_s > 0 &&
+        std::chrono::steady_clock::now() - start > std::chrono::seconds(exit_after_s)) {
+      return;
+    }
+  }
+}
+
+constexpr int64_t kMaxSyntheticEvents = 20'000'000;  // about 2 GB with its index
+constexpr size_t kMinTokenLength = 16;
+// SIGTERM / Ctrl-C to exit, at most: requests still running after this are abandoned.
+constexpr auto kStopGrace = std::chrono::milliseconds(800);
+
+// Where a trace came from, relative to what the user opened: the file name of a file opened
+// directly, or the path inside an opened directory. Never an absolute path the user did not type.
+std::string SourceName(const std::string& opened, const std::string& file) {
   namespace fs = std::filesystem;
   if (opened == file) return fs::path(file).filename().string();
   std::error_code ec;
   const fs::path rel = fs::relative(file, opened, ec);
+  return ec || rel.empty() ? fs::path(file).filename().string() : rel.string();
+}
+
+// What the UI calls a trace: the opened directory's name and the path inside it, or the file name.
+std::string DisplayName(const std::string& opened, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (opened == file) return fs::path(file).filename().string();
   const std::string dir = fs::path(opened).filename().empty()
                               ? fs::path(opened).parent_path().filename().string()
                               : fs::path(opened).filename().string();
-  return ec ? file : dir + "/" + rel.string();
+  return dir + "/" + SourceName(opened, file);
 }
 
 struct ExploreArgs {
@@ -152,7 +183,7 @@ int RunExplore(const ExploreArgs& args) {
       continue;
     }
     const size_t events = o.trace.slices().size();
-    explorer.AddTrace(DisplayName(o.path, o.file), std::move(o.trace), o.file);
+    explorer.AddTrace(DisplayName(o.path, o.file), std::move(o.trace), SourceName(o.path, o.file));
     std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), events, o.seconds,
                 o.stats.skipped ? " (some events skipped, see the trace header)" : "");
   }
@@ -174,6 +205,10 @@ int RunExplore(const ExploreArgs& args) {
     return 1;
   }
   const int port = server->port();
+  if (args.port < 0 && port != kDefaultPort) {
+    std::printf("opscope explore: port %d is in use; serving on port %d instead\n", kDefaultPort,
+                port);
+  }
   if (has_job) {
     std::string url = server->Url();
     url.insert(std::min(url.find('?'), url.size()), "job.html");
@@ -200,18 +235,13 @@ int RunExplore(const ExploreArgs& args) {
   }
   std::printf("press Ctrl-C to stop\n");
   std::fflush(stdout);
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  const auto start = std::chrono::steady_clock::now();
-  while (!g_stop) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (args.exit_after_s > 0 &&
-        std::chrono::steady_clock::now() - start > std::chrono::seconds(args.exit_after_s)) {
-      break;
-    }
-  }
-  server->Stop();
+  WaitForStopSignal(args.exit_after_s);
+  const bool all_done = server->Stop(kStopGrace);
   std::printf("opscope explore: stopped\n");
+  std::fflush(stdout);
+  // Requests that did not return within the grace period are abandoned with the process rather
+  // than waited for (the Explorer's destructor would wait).
+  if (!all_done) std::_Exit(0);
   return 0;
 }
 
@@ -224,14 +254,27 @@ void AddExploreCommand(CLI::App& app, int* exit_code) {
       "a comparison)");
   auto args = std::make_shared<ExploreArgs>();
   cmd->add_option("paths", args->paths, "trace files (.json, .json.gz) or profile directories");
-  cmd->add_option("--port", args->port, "port to serve on (default 8765, or any free port)")
+  cmd->add_option("--port", args->port,
+                  "port to serve on: an error if it is taken; 0 = any free port (default 8765, "
+                  "or any free port when 8765 is taken)")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", args->host,
                   "address to bind (default 127.0.0.1; any other address requires the access "
                   "token printed at start)");
-  cmd->add_option("--token", args->token, "use this access token instead of a generated one");
+  cmd->add_option("--token", args->token,
+                  "use this access token (at least 16 characters) instead of a generated one")
+      ->check(CLI::Validator(
+          [](std::string& token) {
+            return token.size() >= kMinTokenLength
+                       ? std::string()
+                       : "the access token must have at least 16 characters (omit --token to "
+                         "have one generated)";
+          },
+          "TOKEN (16+ characters)"));
   cmd->add_option("--synthetic", args->synthetic_events,
-                  "also serve a generated Neuron-style trace of about this many events");
+                  "also serve a generated Neuron-style trace of about this many events "
+                  "(1 to 20000000)")
+      ->check(CLI::Range(int64_t{1}, kMaxSyntheticEvents));
   cmd->add_option("--exit-after", args->exit_after_s, "stop after this many seconds (for scripts)");
   cmd->callback([args, exit_code] {
     if (args->paths.empty() && args->synthetic_events <= 0) {

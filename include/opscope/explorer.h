@@ -13,16 +13,27 @@
 //   explorer.Wait();                              // until Stop() (e.g. from a signal handler)
 //
 // Security contract: by default the server binds the loopback address only. Binding any other
-// address requires an access token (generated when none is given); every request must then carry
-// it as the `X-Opscope-Token` header, a `token=` query parameter or the `opscope_token` cookie.
-// Traces are addressed by index; no client-supplied path ever reaches the file system. Requests
-// have size, header-count and time limits, and malformed ones get a 4xx answer.
+// address requires an access token (generated when none is given; one given must have at least
+// 16 characters); every request must then carry it as the `X-Opscope-Token` header, a `token=`
+// query parameter or the `opscope_token` cookie (a page opened with `token=` is redirected to
+// its address without it, the cookie set). Without a token, requests naming another Host than
+// loopback are refused (DNS rebinding). API requests from another site's pages (`Origin`,
+// `Sec-Fetch-Site`) are refused. Traces are addressed by index; no client-supplied path ever
+// reaches the file system.
+//
+// Limits: the port is bound exclusively; connections are event-driven (an idle or slow client
+// holds no thread); a request head must arrive whole within `head_timeout_ms`, idle connections
+// close after `idle_timeout_ms`, each client address holds at most `max_connections_per_client`;
+// search uses RE2 (linear time) within a time budget; whole-trace aggregations run on a small
+// separate pool; a request whose client disconnects is cancelled. docs/explorer-server.md has
+// the details.
 //
 // Thread safety: AddTrace must be called before Start. Once started, any number of client
 // connections are served concurrently; Stop() may be called from any thread.
 #ifndef OPSCOPE_EXPLORER_H_
 #define OPSCOPE_EXPLORER_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,7 +55,10 @@ struct ExplorerOptions {
   std::string token;
   // Open the comparison view first (the CLI sets it when several paths were given).
   bool compare = false;
-  int threads = 8;  // worker threads serving connections
+  int threads = 8;  // worker threads running requests (a quarter more run heavy ones)
+  int max_connections_per_client = 64;
+  int head_timeout_ms = 10000;  // a whole request head, from its first byte
+  int idle_timeout_ms = 30000;  // a kept-alive connection without a request is closed
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".
@@ -68,12 +82,15 @@ class Explorer {
   void SetJob(const JobReport& report);
 
   // Binds and starts serving on background threads (ok at once when already started). Errors:
-  // kInvalidArgument for a port outside 0-65535, kIoError when the address cannot be bound
-  // (in use, or not an address of this host).
+  // kInvalidArgument for a port outside 0-65535 or a token shorter than 16 characters, kIoError
+  // when the address cannot be bound (the port in use, named; not an address of this host).
   Status Start();
   // Blocks until the server stops.
   void Wait();
-  void Stop();
+  // Stops accepting, closes every connection and cancels running requests. Returns true when
+  // every request handler had returned within `grace`; the rest are waited for by the destructor
+  // (a process that exits need not wait).
+  bool Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(800));
 
   int port() const;
   // The access token in force ("" when none is required).

@@ -15,6 +15,7 @@
 #define OPSCOPE_KEY_AVERAGES_H_
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,6 +51,10 @@ class BadSortKey : public std::invalid_argument {
 class KeyAverages {
  public:
   static KeyAverages FromTrace(const Trace& trace, const KeyAveragesOptions& options = {});
+  // The table of some of the trace's slices (indices sorted ascending, e.g. those of a time
+  // range), as FromTrace would give for a trace holding only them, without building that trace.
+  static KeyAverages FromSlices(const Trace& trace, std::span<const uint32_t> slices,
+                                const KeyAveragesOptions& options = {});
 
   // PyTorch's EventList.table(): `sort_by` is any attribute PyTorch accepts (self_cpu_time_total,
   // cpu_time_total, self_cuda_time_total, self_privateuse1_time_total, device_time_total, count,
@@ -69,6 +74,10 @@ class KeyAverages {
   uint64_t unmatched_device_activity() const { return unmatched_device_activity_; }
 
  private:
+  template <typename Slices>
+  static KeyAverages Aggregate(const Trace& trace, const Slices& slices,
+                               const KeyAveragesOptions& options);
+
   std::vector<KeyAverage> rows_;
   std::string device_name_;
   KeyAveragesOptions options_;

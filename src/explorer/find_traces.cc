@@ -10,8 +10,6 @@
 namespace opscope {
 namespace {
 
-constexpr size_t kMaxTraceFiles = 32;
-
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -59,7 +57,6 @@ Status FindTraceFiles(const std::string& path, std::vector<std::string>* files) 
         path);
   }
   std::sort(found.begin(), found.end());
-  if (found.size() > kMaxTraceFiles) found.resize(kMaxTraceFiles);
   files->insert(files->end(), found.begin(), found.end());
   return Status::Ok();
 }

@@ -88,9 +88,11 @@ class RowKinds {
 
 }  // namespace
 
-void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w) {
-  const KeyAverages avg =
-      KeyAverages::FromTrace(trace, {.group_by_input_shape = group_by_input_shape});
+void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w,
+                  const std::vector<uint32_t>* subset) {
+  const KeyAveragesOptions options{.group_by_input_shape = group_by_input_shape};
+  const KeyAverages avg = subset != nullptr ? KeyAverages::FromSlices(trace, *subset, options)
+                                            : KeyAverages::FromTrace(trace, options);
   const RowKinds kinds(trace);
   w->BeginObject();
   w->Field("device", avg.device_name());

@@ -4,6 +4,7 @@
 #define OPSCOPE_EXPLORER_OP_TABLE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "opscope/trace.h"
 #include "trace/json_writer.h"
@@ -15,8 +16,10 @@ namespace opscope::explorer {
 Trace SliceTimeRange(const Trace& trace, int64_t t0_ns, int64_t t1_ns);
 
 // {"device":"NEURON","rows":[{"name","input_shapes","count","self_cpu_ns","cpu_total_ns",
-//  "self_device_ns","device_total_ns"}...]}
-void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w);
+//  "self_device_ns","device_total_ns"}...]} of the whole trace, or of the slices in `subset`
+// (sorted slice indices, e.g. TraceIndex::SlicesOverlapping) when given.
+void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w,
+                  const std::vector<uint32_t>* subset = nullptr);
 
 // Exactly what `opscope diff --json A B` prints (TraceDiff::ToJson).
 void WriteDiff(const Trace& a, const Trace& b, JsonWriter* w);

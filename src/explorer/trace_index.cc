@@ -237,7 +237,10 @@ void TraceIndex::BuildLanes() {
   std::vector<Lane> lanes;
   std::vector<std::vector<uint32_t>> members;
   for (uint32_t i = 0; i < n; ++i) {
-    if (slices[i].track >= tracks.size()) continue;
+    if (slices[i].track >= tracks.size()) {
+      unrowed_.push_back(i);
+      continue;
+    }
     const LaneKey key = ClassifySlice(i, runtime_device, &copy_name);
     auto [it, inserted] = lane_of.emplace(std::make_tuple(key.track, static_cast<int>(key.group),
                                                           static_cast<int>(key.role), key.device),
@@ -274,7 +277,10 @@ void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, L
     stack_end.push_back(en);
     slice_lane_[id] = lane_id;
     slice_depth_[id] = static_cast<uint16_t>(std::min(depth, kMaxRows));
-    if (depth >= kMaxRows) continue;
+    if (depth >= kMaxRows) {
+      unrowed_.push_back(id);
+      continue;
+    }
     if (lane->rows.size() <= depth) lane->rows.resize(depth + 1);
     LaneRow& row = lane->rows[depth];
     if (row.busy.empty()) row.busy.push_back(0);
@@ -635,27 +641,55 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
   w->EndObject();
 }
 
-void TraceIndex::WriteSearch(const std::vector<bool>& names, int offset, int limit,
+void TraceIndex::WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
                              JsonWriter* w) const {
   const auto& slices = trace_.slices();
-  std::vector<uint32_t> hits;
-  for (uint32_t i = 0; i < slices.size(); ++i) {
-    if (slices[i].name < names.size() && names[slices[i].name]) hits.push_back(i);
-  }
-  const size_t first = std::min<size_t>(hits.size(), std::max(0, offset));
-  const size_t keep = std::min<size_t>(hits.size(), first + std::max(0, limit));
-  auto by_time = [&](uint32_t a, uint32_t b) {
+  const size_t skip = static_cast<size_t>(std::max(0, offset));
+  const size_t keep = skip + static_cast<size_t>(std::max(0, limit));
+  auto earlier = [&](uint32_t a, uint32_t b) {
     return slices[a].ts_ns != slices[b].ts_ns ? slices[a].ts_ns < slices[b].ts_ns : a < b;
   };
-  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), by_time);
+  std::vector<uint32_t> first;  // max-heap by time of the `keep` earliest hits
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < slices.size(); ++i) {
+    if (slices[i].name >= names.size() || !names[slices[i].name]) continue;
+    ++total;
+    if (first.size() < keep) {
+      first.push_back(i);
+      std::push_heap(first.begin(), first.end(), earlier);
+    } else if (keep > 0 && earlier(i, first.front())) {
+      std::pop_heap(first.begin(), first.end(), earlier);
+      first.back() = i;
+      std::push_heap(first.begin(), first.end(), earlier);
+    }
+  }
+  std::sort_heap(first.begin(), first.end(), earlier);
   w->BeginObject();
-  w->Field("total", static_cast<uint64_t>(hits.size()));
-  w->Field("offset", static_cast<uint64_t>(first));
+  w->Field("total", total);
+  w->Field("offset", static_cast<uint64_t>(std::min<size_t>(skip, first.size())));
+  w->Field("complete", complete);
   w->Key("events");
   w->BeginArray();
-  for (size_t i = first; i < keep; ++i) WriteSliceRef(hits[i], w);
+  for (size_t i = skip; i < first.size(); ++i) WriteSliceRef(first[i], w);
   w->EndArray();
   w->EndObject();
+}
+
+std::vector<uint32_t> TraceIndex::SlicesOverlapping(int64_t t0_ns, int64_t t1_ns) const {
+  std::vector<uint32_t> out;
+  for (const Lane& lane : lanes_) {
+    for (const LaneRow& row : lane.rows) {
+      size_t i = std::lower_bound(row.end.begin(), row.end.end(), t0_ns) - row.end.begin();
+      for (; i < row.ids.size() && row.start[i] < t1_ns; ++i) out.push_back(row.ids[i]);
+    }
+  }
+  const auto& slices = trace_.slices();
+  for (uint32_t id : unrowed_) {
+    const Slice& s = slices[id];
+    if (s.ts_ns < t1_ns && s.ts_ns + std::max<int64_t>(s.dur_ns, 0) >= t0_ns) out.push_back(id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void TraceIndex::WriteSliceRef(uint32_t slice, JsonWriter* w) const {

@@ -100,8 +100,14 @@ class TraceIndex {
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
                       JsonWriter* w) const;
   // Slices whose name matches `names` (a bitmap over string ids), in time order: `limit` of
-  // them from the `offset`-th on. {"total","offset","events":[slice refs]}.
-  void WriteSearch(const std::vector<bool>& names, int offset, int limit, JsonWriter* w) const;
+  // them from the `offset`-th on. {"total","offset","complete","events":[slice refs]};
+  // `complete` is passed through (false: `names` was only partly computed). Memory is
+  // O(offset + limit), not O(matches).
+  void WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
+                   JsonWriter* w) const;
+  // The slices overlapping [t0_ns, t1_ns] (start < t1_ns and end >= t0_ns), in slice order, found
+  // through the lane rows without a pass over the whole trace.
+  std::vector<uint32_t> SlicesOverlapping(int64_t t0_ns, int64_t t1_ns) const;
   // All details of one slice.
   void WriteSlice(uint32_t slice, JsonWriter* w) const;
   // Compact description of one slice, used in lists: {"id","name","ts","dur","lane","row","kind"}.
@@ -141,6 +147,7 @@ class TraceIndex {
   std::vector<Lane> lanes_;
   std::vector<uint32_t> slice_lane_;
   std::vector<uint16_t> slice_depth_;
+  std::vector<uint32_t> unrowed_;  // slices in no lane row (nested too deep, or no track)
   std::vector<std::pair<int64_t, uint32_t>> by_external_id_;  // sorted
   std::vector<std::pair<int64_t, uint32_t>> by_correlation_;  // sorted
   int64_t start_ns_ = 0;

@@ -65,13 +65,32 @@ struct RowKeyHash {
   }
 };
 
+// Which slices a table aggregates, by local index: every slice of the trace, or a sorted subset.
+struct AllSlices {
+  uint32_t n;
+  uint32_t size() const { return n; }
+  uint32_t Global(uint32_t local) const { return local; }
+  uint32_t Local(uint32_t global) const { return global; }
+};
+struct SliceSubset {
+  std::span<const uint32_t> ids;  // sorted ascending
+  uint32_t size() const { return static_cast<uint32_t>(ids.size()); }
+  uint32_t Global(uint32_t local) const { return ids[local]; }
+  uint32_t Local(uint32_t global) const {
+    auto it = std::lower_bound(ids.begin(), ids.end(), global);
+    return it != ids.end() && *it == global ? static_cast<uint32_t>(it - ids.begin()) : kNone;
+  }
+};
+
 }  // namespace
 
 // Mirrors torch/autograd/profiler.py _parse_kineto_results and profiler_util.EventList
 // (_populate_cpu_children, _remove_dup_nodes, key_averages) over flat per-slice arrays: no
-// per-event objects, so memory is a few bytes per slice and the work is linear after the
-// trace's own sort.
-KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions& options) {
+// per-event objects, so memory is a few bytes per aggregated slice and the work is linear after
+// the trace's own sort. Arrays are indexed by local index (see AllSlices / SliceSubset).
+template <typename Slices>
+KeyAverages KeyAverages::Aggregate(const Trace& trace, const Slices& ids,
+                                   const KeyAveragesOptions& options) {
   KeyAverages out;
   out.options_ = options;
   for (const auto& [reason, count] : trace.metadata().dropped) out.dropped_events_ += count;
@@ -80,14 +99,15 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   out.device_name_ = device;
 
-  const auto& slices = trace.slices();
-  const auto n = static_cast<uint32_t>(slices.size());
+  const auto& all = trace.slices();
+  const uint32_t n = ids.size();
+  auto slice = [&](uint32_t i) -> const Slice& { return all[ids.Global(i)]; };
 
   // 1. Which slices are FunctionEvents, and their keys. Name checks run once per distinct name.
   std::vector<uint8_t> role(n, kSkip);
   std::vector<uint8_t> name_class(trace.strings().size(), 0);  // 0 unseen, 1 keep, 2 drop, 3 step
   for (uint32_t i = 0; i < n; ++i) {
-    const Slice& s = slices[i];
+    const Slice& s = slice(i);
     const bool host = IsHostEventKind(s.kind);
     if (!host && !IsDeviceEventKind(s.kind)) continue;
     uint8_t& cls = name_class[s.name];
@@ -98,7 +118,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
     if (cls != 2) role[i] = host ? kHost : kDevice;
   }
   auto key_of = [&](uint32_t i) {
-    return name_class[slices[i].name] == 3 ? kStepKey : slices[i].name;
+    return name_class[slice(i).name] == 3 ? kStepKey : slice(i).name;
   };
 
   // 2. Kernels: device activity linked to a host op adds its duration to that op. `device_ns`
@@ -106,21 +126,23 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   std::vector<int64_t> device_ns(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
     if (role[i] != kDevice) continue;
-    device_ns[i] = slices[i].dur_ns;
-    if (slices[i].kind == ActivityKind::kDeviceAnnotation) continue;
-    uint32_t op = trace.Link(i).op;
+    device_ns[i] = slice(i).dur_ns;
+    if (slice(i).kind == ActivityKind::kDeviceAnnotation) continue;
+    const uint32_t linked = trace.Link(ids.Global(i)).op;
+    const uint32_t op = linked == kNone ? kNone : ids.Local(linked);
     if (op == kNone || role[op] != kHost) {
       out.unmatched_device_activity_ += 1;
       continue;
     }
-    device_ns[op] = internal::SatAdd(device_ns[op], slices[i].dur_ns);
+    device_ns[op] = internal::SatAdd(device_ns[op], slice(i).dur_ns);
   }
 
   // 3 + 4. CPU parents per thread (PyTorch's stack walk over events sorted by (start, -end), which
-  // is the trace's own order within a track), merging an only child that has its parent's name
-  // into the parent as it goes (_remove_dup_nodes): the child's kernels replace the parent's and
-  // its children are adopted. `merged_into` redirects a removed event to the event that took its
-  // place; `children` saturates at 2 (only "exactly one" matters).
+  // is the trace's own order within a track: slices come grouped by track), merging an only child
+  // that has its parent's name into the parent as it goes (_remove_dup_nodes): the child's
+  // kernels replace the parent's and its children are adopted. `merged_into` redirects a removed
+  // event to the event that took its place; `children` saturates at 2 (only "exactly one"
+  // matters).
   std::vector<uint32_t> parent(n, kNone);
   std::vector<uint32_t> merged_into(n, kNone);
   std::vector<uint8_t> children(n, 0);
@@ -129,27 +151,28 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
     return e;
   };
   std::vector<uint32_t> stack;
-  for (uint32_t t = 0; t < trace.tracks().size(); ++t) {
-    auto [begin, end] = trace.TrackSlices(t);
-    stack.clear();
-    for (uint32_t i = begin; i < end; ++i) {
-      if (role[i] != kHost) continue;
-      const int64_t start = slices[i].ts_ns, stop = start + slices[i].dur_ns;
-      while (!stack.empty()) {
-        const Slice& p = slices[stack.back()];
-        if (start >= p.ts_ns + p.dur_ns || stop > p.ts_ns + p.dur_ns) {
-          stack.pop_back();
-        } else {
-          break;
-        }
-      }
-      if (!stack.empty()) {
-        uint32_t p = resolve(stack.back());
-        parent[i] = p;
-        if (children[p] < 2) ++children[p];
-      }
-      stack.push_back(i);
+  uint32_t track = kNone;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (role[i] != kHost || slice(i).track >= trace.tracks().size()) continue;
+    if (slice(i).track != track) {
+      track = slice(i).track;
+      stack.clear();
     }
+    const int64_t start = slice(i).ts_ns, stop = start + slice(i).dur_ns;
+    while (!stack.empty()) {
+      const Slice& p = slice(stack.back());
+      if (start >= p.ts_ns + p.dur_ns || stop > p.ts_ns + p.dur_ns) {
+        stack.pop_back();
+      } else {
+        break;
+      }
+    }
+    if (!stack.empty()) {
+      uint32_t p = resolve(stack.back());
+      parent[i] = p;
+      if (children[p] < 2) ++children[p];
+    }
+    stack.push_back(i);
   }
   // Merging walks events in list order; parents precede their children within a track.
   for (uint32_t i = 0; i < n; ++i) {
@@ -180,7 +203,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   std::vector<uint32_t> row_of(n, kNone);
   for (uint32_t i = 0; i < n; ++i) {
     if (role[i] == kSkip || merged_into[i] != kNone) continue;
-    const Slice& s = slices[i];
+    const Slice& s = slice(i);
     StringId shapes = 0;
     if (options.group_by_input_shape) {
       shapes = s.input_shapes;
@@ -226,7 +249,7 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
     row.device_time_total_ns = internal::SatAdd(row.device_time_total_ns, device_ns[i]);
     row.self_device_time_total_ns = internal::SatAdd(row.self_device_time_total_ns, device_ns[i]);
     if (role[i] == kDevice) continue;
-    const int64_t dur = slices[i].dur_ns;
+    const int64_t dur = slice(i).dur_ns;
     row.cpu_time_total_ns = internal::SatAdd(row.cpu_time_total_ns, dur);
     row.self_cpu_time_total_ns = internal::SatAdd(row.self_cpu_time_total_ns, dur);
     if (uint32_t p = parent[i]; p != kNone) {
@@ -247,6 +270,15 @@ KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions&
   for (uint32_t r : order) rows.push_back(std::move(out.rows_[r]));
   out.rows_ = std::move(rows);
   return out;
+}
+
+KeyAverages KeyAverages::FromTrace(const Trace& trace, const KeyAveragesOptions& options) {
+  return Aggregate(trace, AllSlices{static_cast<uint32_t>(trace.slices().size())}, options);
+}
+
+KeyAverages KeyAverages::FromSlices(const Trace& trace, std::span<const uint32_t> slices,
+                                    const KeyAveragesOptions& options) {
+  return Aggregate(trace, SliceSubset{slices}, options);
 }
 
 bool KeyAverages::has_device_time() const {

@@ -15,8 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "explorer/op_table.h"
 #include "explorer/synthetic_trace.h"
+#include "explorer/trace_index.h"
 #include "opscope/explorer.h"
+#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {
@@ -370,6 +373,105 @@ TEST_F(ExplorerApiTest, MalformedRequestsGet4xx) {
   Get("/api/info");
 }
 
+// A page on another site cannot use the API (the browser would send the request).
+TEST_F(ExplorerApiTest, CrossSiteApiRequestsAreRefused) {
+  const int port = explorer_->port();
+  auto status_with = [&](const std::string& path, const std::string& headers) {
+    return StatusOf(SendRaw(port, "GET " + path +
+                                      " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                                      "\r\n" + headers + "Connection: close\r\n\r\n"));
+  };
+  EXPECT_EQ(status_with("/api/info", "Origin: https://evil.example\r\n"), 403);
+  EXPECT_EQ(status_with("/api/trace/0/search?q=x", "Sec-Fetch-Site: cross-site\r\n"), 403);
+  EXPECT_EQ(status_with("/api/info", "Sec-Fetch-Site: same-site\r\n"), 403);
+  EXPECT_EQ(status_with("/api/info", "Origin: null\r\n"), 403);
+  EXPECT_EQ(status_with("/api/info", "Sec-Fetch-Site: same-origin\r\nOrigin: http://127.0.0.1:" +
+                                         std::to_string(port) + "\r\n"),
+            200);
+  EXPECT_EQ(status_with("/api/info", "Sec-Fetch-Site: none\r\n"), 200);
+  EXPECT_EQ(status_with("/api/info", ""), 200);  // curl, scripts
+  // Opening the UI from a link on another site is fine; only the API is guarded.
+  EXPECT_EQ(status_with("/", "Sec-Fetch-Site: cross-site\r\n"), 200);
+}
+
+// Patterns that take std::regex exponential time are linear in RE2: several at once answer
+// quickly and leave the server responsive.
+TEST_F(ExplorerApiTest, PathologicalSearchesDoNotTieUpTheServer) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 9; ++i) {
+    threads.emplace_back([&] {
+      httplib::Client client("127.0.0.1", explorer_->port());
+      client.set_read_timeout(5, 0);
+      auto res = client.Get("/api/trace/0/search?q=%28.%2A%29%7B20%7Dx");  // (.*){20}x
+      if (res && res->status == 200 && IsValidJson(res->body)) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 9);
+  simdjson::dom::parser p;
+  auto doc = Parse(p, Get("/api/trace/0/search?q=%28a%7Caa%29%2A%28a%7Caa%29%2Ab&limit=1"));
+  EXPECT_TRUE(bool(doc["complete"]));
+  Get("/api/info");
+}
+
+// The earliest `limit` matches come back in time order, whatever the limit.
+TEST_F(ExplorerApiTest, SearchKeepsTheEarliestMatches) {
+  simdjson::dom::parser p5, pall;
+  auto five = Parse(p5, Get("/api/trace/0/search?q=aten&limit=5"));
+  auto all = Parse(pall, Get("/api/trace/0/search?q=aten&limit=10000"));
+  EXPECT_EQ(int64_t(five["total"]), int64_t(all["total"]));
+  simdjson::dom::array few = five["events"];
+  simdjson::dom::array many = all["events"];
+  ASSERT_EQ(few.size(), 5u);
+  ASSERT_EQ(many.size(), std::min<size_t>(10000, size_t(int64_t(all["total"]))));
+  int64_t last_ts = INT64_MIN;
+  for (size_t i = 0; i < many.size(); ++i) {
+    EXPECT_GE(int64_t(many.at(i)["ts"]), last_ts);
+    last_ts = many.at(i)["ts"];
+    if (i < 5) {
+      EXPECT_EQ(int64_t(few.at(i)["id"]), int64_t(many.at(i)["id"]));
+    }
+  }
+}
+
+// A time range's op table is aggregated over the index; it must equal the table of a trace
+// holding only that range's slices (built by copying, the way it used to be computed).
+TEST_F(ExplorerApiTest, OpsOfATimeRangeEqualTheTableOfTheCopiedRange) {
+  explorer::SyntheticTraceOptions a;
+  a.target_events = kEvents;
+  const Trace same = explorer::MakeSyntheticNeuronTrace(a);  // trace 0, generated again
+  const explorer::TraceIndex index(same);
+  const int64_t span = index.end_ns() - index.start_ns();
+  for (int part = 0; part < 6; ++part) {
+    const int64_t t0 = index.start_ns() + span * part / 7 + 333;
+    const int64_t t1 = t0 + span / (part + 2);
+    for (int shapes : {0, 1}) {
+      JsonWriter expected;
+      explorer::WriteOpTable(explorer::SliceTimeRange(same, t0, t1), shapes == 1, &expected);
+      EXPECT_EQ(Get(fmt::format("/api/trace/0/ops?t0={}&t1={}&shapes={}", t0, t1, shapes)),
+                expected.str())
+          << "range " << part << " shapes " << shapes;
+    }
+  }
+}
+
+TEST(ExplorerPortTest, BusyPortIsAClearErrorNamingIt) {
+  Explorer first(ExplorerOptions{});
+  ASSERT_TRUE(first.Start().ok());
+  ExplorerOptions same;
+  same.port = first.port();
+  Explorer second(same);
+  const Status st = second.Start();
+  EXPECT_EQ(st.code(), Status::Code::kIoError);
+  EXPECT_NE(st.message().find(fmt::format("port {}", first.port())), std::string::npos)
+      << st.message();
+  same.fallback_to_any_port = true;
+  Explorer third(same);
+  ASSERT_TRUE(third.Start().ok());
+  EXPECT_NE(third.port(), first.port());
+}
+
 TEST_F(ExplorerApiTest, ConcurrentClients) {
   std::atomic<int> ok{0};
   std::atomic<int> failed{0};
@@ -397,25 +499,73 @@ TEST_F(ExplorerApiTest, ConcurrentClients) {
 
 TEST(ExplorerTokenTest, TokenIsRequiredOnEveryRequest) {
   ExplorerOptions options;
-  options.token = "s3cret-token";
+  options.token = "s3cret-token-0123456789";
   Explorer explorer(options);
   explorer::SyntheticTraceOptions small;
   small.target_events = 200;
   explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
   const Status st = explorer.Start();
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_NE(explorer.Url().find("?token=s3cret-token"), std::string::npos);
+  EXPECT_NE(explorer.Url().find("?token=s3cret-token-0123456789"), std::string::npos);
   httplib::Client client("127.0.0.1", explorer.port());
   EXPECT_EQ(client.Get("/api/info")->status, 401);
   EXPECT_EQ(client.Get("/")->status, 401);
   EXPECT_EQ(client.Get("/api/info?token=wrong")->status, 401);
-  auto with_query = client.Get("/?token=s3cret-token");
-  EXPECT_EQ(with_query->status, 200);
-  EXPECT_NE(with_query->get_header_value("Set-Cookie").find("opscope_token=s3cret-token"),
-            std::string::npos);
-  EXPECT_EQ(client.Get("/api/info", {{"X-Opscope-Token", "s3cret-token"}})->status, 200);
-  EXPECT_EQ(client.Get("/api/info", {{"Cookie", "a=b; opscope_token=s3cret-token"}})->status, 200);
-  EXPECT_EQ(client.Get("/api/info", {{"Cookie", "opscope_token=s3cret-tokex"}})->status, 401);
+  // A page opened with ?token= sets the cookie and is sent to its address without the token.
+  auto with_query = client.Get("/?token=s3cret-token-0123456789&x=1");
+  ASSERT_TRUE(with_query);
+  EXPECT_EQ(with_query->status, 303);
+  EXPECT_EQ(with_query->get_header_value("Location"), "/?x=1");
+  EXPECT_NE(
+      with_query->get_header_value("Set-Cookie").find("opscope_token=s3cret-token-0123456789"),
+      std::string::npos);
+  EXPECT_EQ(client.Get("/api/info?token=s3cret-token-0123456789")->status, 200);
+  EXPECT_EQ(client.Get("/api/info", {{"X-Opscope-Token", "s3cret-token-0123456789"}})->status, 200);
+  EXPECT_EQ(client.Get("/", {{"Cookie", "a=b; opscope_token=s3cret-token-0123456789"}})->status,
+            200);
+  EXPECT_EQ(client.Get("/api/info", {{"Cookie", "opscope_token=s3cret-token-012345678x"}})->status,
+            401);
+}
+
+TEST(ExplorerTokenTest, ShortTokensAreRefused) {
+  ExplorerOptions options;
+  options.token = "x";
+  Explorer explorer(options);
+  const Status st = explorer.Start();
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("at least 16 characters"), std::string::npos) << st.message();
+}
+
+// Eight (and more) connections trickling headers without a token do not lock out the holder.
+TEST(ExplorerTokenTest, SlowTokenlessClientsDoNotLockOutTheTokenHolder) {
+  ExplorerOptions options;
+  options.token = "s3cret-token-0123456789";
+  options.threads = 2;
+  Explorer explorer(options);
+  explorer::SyntheticTraceOptions small;
+  small.target_events = 200;
+  explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
+  const Status st = explorer.Start();
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<int> slow;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(explorer.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    send(fd, "GET /api/info HTTP/1.1\r\nX-Slow: 1\r\n", 36, MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", explorer.port());
+  client.set_read_timeout(2, 0);
+  for (int i = 0; i < 10; ++i) {
+    auto res = client.Get("/api/info", {{"X-Opscope-Token", "s3cret-token-0123456789"}});
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->status, 200);
+  }
+  for (int fd : slow) close(fd);
 }
 
 TEST(ExplorerTokenTest, NonLoopbackHostGetsAGeneratedToken) {
@@ -448,7 +598,7 @@ TEST(ExplorerStartTest, BadPortAndTakenAddressAreStatusErrors) {
   Explorer second(same);
   st = second.Start();
   EXPECT_EQ(st.code(), Status::Code::kIoError);
-  EXPECT_NE(st.message().find("cannot bind 127.0.0.1:" + std::to_string(first.port())),
+  EXPECT_NE(st.message().find(fmt::format("port {} on 127.0.0.1 is already in use", first.port())),
             std::string::npos)
       << st.message();
   same.fallback_to_any_port = true;

@@ -1,0 +1,405 @@
+#include "explorer/explorer_api.h"
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include <charconv>
+#include <cstdint>
+
+#include "explorer/assets.h"
+#include "explorer/chain.h"
+#include "explorer/device_view.h"
+#include "explorer/match_marks.h"
+#include "explorer/op_table.h"
+#include "explorer/summary.h"
+#include "trace/json_writer.h"
+
+namespace opscope::explorer {
+namespace {
+
+constexpr int kMaxWidthPx = 20000;
+constexpr size_t kMaxLaneList = 100000;
+constexpr size_t kMaxRegexLength = 256;
+constexpr size_t kMaxMatchedNameBytes = 512;  // longer names are matched on their first 512 bytes
+constexpr int64_t kRegexMemoryBytes = 8 << 20;
+constexpr int kMaxListLimit = 10000;
+constexpr int64_t kMaxTime = INT64_MAX / 4;
+
+// A request parameter that failed validation; answered with 400 and the message.
+struct BadRequest {
+  std::string message;
+};
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+int64_t IntParam(const HttpRequest& req, const char* key, int64_t fallback, int64_t lo,
+                 int64_t hi) {
+  if (!req.HasParam(key)) return fallback;
+  int64_t v = 0;
+  if (!ParseInt(req.Param(key), &v)) {
+    throw BadRequest{fmt::format("parameter '{}' must be an integer", key)};
+  }
+  if (v < lo || v > hi) {
+    throw BadRequest{fmt::format("parameter '{}' must be in [{}, {}]", key, lo, hi)};
+  }
+  return v;
+}
+
+struct TimeRange {
+  int64_t t0, t1;
+};
+
+// t0/t1 (default: the whole trace), t1 > t0.
+TimeRange RangeParams(const HttpRequest& req, const TraceIndex& index) {
+  const int64_t t0 = IntParam(req, "t0", index.start_ns(), -kMaxTime, kMaxTime);
+  const int64_t t1 = IntParam(req, "t1", index.end_ns(), -kMaxTime, kMaxTime);
+  if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+  return {t0, t1};
+}
+
+std::vector<uint32_t> LaneListParam(const HttpRequest& req, size_t num_lanes) {
+  std::vector<uint32_t> lanes;
+  if (!req.HasParam("lanes")) return lanes;
+  const std::string& text = req.Param("lanes");
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    int64_t v = 0;
+    if (!ParseInt(std::string_view(text).substr(pos, comma - pos), &v) || v < 0 ||
+        static_cast<size_t>(v) >= num_lanes) {
+      throw BadRequest{"parameter 'lanes' must be a comma-separated list of lane ids"};
+    }
+    lanes.push_back(static_cast<uint32_t>(v));
+    if (lanes.size() > kMaxLaneList) throw BadRequest{"too many lanes"};
+    pos = comma + 1;
+  }
+  return lanes;
+}
+
+void SendJson(HttpResponse& res, std::string body) {
+  res.status = 200;
+  res.SetHeader("Cache-Control", "no-store");
+  res.content_type = "application/json; charset=utf-8";
+  res.body = std::move(body);
+}
+
+// Wraps a handler: parameter errors become 400, anything else 500, never a crash.
+template <typename F>
+HttpHandler Api(F f) {
+  return [f = std::move(f)](const HttpRequest& req, HttpResponse& res) {
+    try {
+      f(req, res);
+    } catch (const BadRequest& e) {
+      SetJsonError(res, 400, e.message);
+    } catch (const std::exception& e) {
+      SetJsonError(res, 500, e.what());
+    }
+  };
+}
+
+// True when the request need not be answered further: its client has gone, or its deadline has
+// passed (then `res` says so).
+bool Abandoned(const HttpRequest& req, HttpResponse& res) {
+  if (!req.Cancelled()) return false;
+  SetJsonError(res, 503, "the request ran past its time limit; retry, or narrow it");
+  return true;
+}
+
+// Marks the names (string ids) that `pattern` matches; false when the time ran out first.
+bool MatchNames(const StringTable& strings, const RE2& pattern, const HttpRequest& req,
+                std::chrono::steady_clock::time_point until, std::vector<bool>* names) {
+  for (size_t i = 1; i < strings.size(); ++i) {
+    if ((i & 1023) == 0 && (req.Cancelled() || std::chrono::steady_clock::now() > until)) {
+      return false;
+    }
+    std::string_view s = strings.Get(static_cast<StringId>(i));
+    s = s.substr(0, kMaxMatchedNameBytes);
+    (*names)[i] = RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), pattern);
+  }
+  return true;
+}
+
+}  // namespace
+
+void SetJsonError(HttpResponse& res, int status, std::string_view message) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("error", message);
+  w.Field("status", status);
+  w.EndObject();
+  res.status = status;
+  res.SetHeader("Cache-Control", "no-store");
+  res.content_type = "application/json; charset=utf-8";
+  res.body = w.Take();
+}
+
+LoadedTrace& ExplorerApi::TraceParam(const HttpRequest& req) const {
+  int64_t i = 0;
+  if (req.captures.empty() || !ParseInt(req.captures[0], &i) || i < 0 ||
+      static_cast<size_t>(i) >= traces_.size()) {
+    throw BadRequest{"no such trace"};
+  }
+  return *traces_[static_cast<size_t>(i)];
+}
+
+uint32_t ExplorerApi::SliceParam(const LoadedTrace& t, const std::string& text) const {
+  int64_t i = 0;
+  if (!ParseInt(text, &i) || i < 0 || static_cast<size_t>(i) >= t.trace->slices().size()) {
+    throw BadRequest{"no such event"};
+  }
+  return static_cast<uint32_t>(i);
+}
+
+void ExplorerApi::Register(HttpServer* server) {
+  auto bind = [this](void (ExplorerApi::*handler)(const HttpRequest&, HttpResponse&)) {
+    return Api(
+        [this, handler](const HttpRequest& req, HttpResponse& res) { (this->*handler)(req, res); });
+  };
+  auto always = [](const HttpRequest&) { return true; };
+  server->Route("/api/info", bind(&ExplorerApi::Info));
+  server->Route("/api/trace/{n}/lanes", bind(&ExplorerApi::Lanes));
+  server->Route("/api/trace/{n}/viewport", bind(&ExplorerApi::Viewport));
+  server->Route("/api/trace/{n}/slice/{n}", bind(&ExplorerApi::SliceDetails));
+  server->Route("/api/trace/{n}/chain/{n}", bind(&ExplorerApi::Chain));
+  server->Route("/api/trace/{n}/device/{n}", bind(&ExplorerApi::DeviceView));
+  server->Route("/api/trace/{n}/ops", bind(&ExplorerApi::Ops),
+                [this](const HttpRequest& req) { return OpsIsHeavy(req); });
+  server->Route("/api/trace/{n}/select", bind(&ExplorerApi::Select), always);
+  server->Route("/api/trace/{n}/search", bind(&ExplorerApi::Search), always);
+  server->Route("/api/trace/{n}/marks", bind(&ExplorerApi::Marks), always);
+  server->Route("/api/trace/{n}/summary", bind(&ExplorerApi::Summary),
+                [this](const HttpRequest& req) { return SummaryIsHeavy(req); });
+  server->Route("/api/job", bind(&ExplorerApi::Job));
+  server->Route("/api/diff", bind(&ExplorerApi::Diff), always);
+  server->SetFallback(&ExplorerApi::Asset);
+}
+
+bool ExplorerApi::OpsIsHeavy(const HttpRequest& req) const {
+  if (req.HasParam("t0") || req.HasParam("t1") || req.HasParam("shapes")) return true;
+  int64_t i = 0;
+  if (!ParseInt(req.captures.at(0), &i) || i < 0 || static_cast<size_t>(i) >= traces_.size()) {
+    return false;  // answered with 400 at once
+  }
+  return !traces_[static_cast<size_t>(i)]->ops_ready;
+}
+
+bool ExplorerApi::SummaryIsHeavy(const HttpRequest& req) const {
+  int64_t i = 0;
+  if (!ParseInt(req.captures.at(0), &i) || i < 0 || static_cast<size_t>(i) >= traces_.size()) {
+    return false;
+  }
+  return !traces_[static_cast<size_t>(i)]->summary_ready;
+}
+
+void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("compare", options_.compare);
+  w.Field("job", !options_.job_json.empty());
+  w.Key("traces");
+  w.BeginArray();
+  for (size_t i = 0; i < traces_.size(); ++i) {
+    const LoadedTrace& t = *traces_[i];
+    w.BeginObject();
+    w.Field("index", static_cast<uint64_t>(i));
+    w.Field("name", t.name);
+    w.Field("source", t.source);
+    w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
+    w.Field("start_ns", t.index->start_ns());
+    w.Field("end_ns", t.index->end_ns());
+    w.Field("device_type", t.trace->metadata().device_type);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::Lanes(const HttpRequest& req, HttpResponse& res) {
+  JsonWriter w;
+  TraceParam(req).index->WriteLanes(&w);
+  SendJson(res, w.Take());
+}
+
+ViewportQuery ExplorerApi::ViewportParams(const HttpRequest& req, const LoadedTrace& t) const {
+  const TimeRange range = RangeParams(req, *t.index);
+  ViewportQuery q;
+  q.t0 = range.t0;
+  q.t1 = range.t1;
+  q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
+  q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
+  q.lanes = LaneListParam(req, t.index->lanes().size());
+  return q;
+}
+
+void ExplorerApi::Viewport(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  JsonWriter w;
+  t.index->WriteViewport(ViewportParams(req, t), &w);
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::SliceDetails(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  JsonWriter w;
+  t.index->WriteSlice(SliceParam(t, req.captures.at(1)), &w);
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::Chain(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  JsonWriter w;
+  WriteChain(*t.index, SliceParam(t, req.captures.at(1)), &w);
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::DeviceView(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  JsonWriter w;
+  WriteDeviceView(*t.index, SliceParam(t, req.captures.at(1)), &w);
+  SendJson(res, w.Take());
+}
+
+// The whole trace's table is computed once; a time range is aggregated over the slices the
+// index finds in it, without copying the trace.
+void ExplorerApi::Ops(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const bool shapes = IntParam(req, "shapes", 0, 0, 1) == 1;
+  const TimeRange range = RangeParams(req, *t.index);
+  const bool whole = range.t0 <= t.index->start_ns() && range.t1 >= t.index->end_ns();
+  if (whole && !shapes) {
+    std::call_once(t.ops_once, [&] {
+      JsonWriter w;
+      WriteOpTable(*t.trace, false, &w);
+      t.ops_json = w.Take();
+      t.ops_ready = true;
+    });
+    SendJson(res, t.ops_json);
+    return;
+  }
+  JsonWriter w;
+  if (whole) {
+    WriteOpTable(*t.trace, shapes, &w);
+  } else {
+    const std::vector<uint32_t> slices = t.index->SlicesOverlapping(range.t0, range.t1);
+    if (Abandoned(req, res)) return;
+    WriteOpTable(*t.trace, shapes, &w, &slices);
+  }
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::Select(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const TimeRange range = RangeParams(req, *t.index);
+  const int limit = static_cast<int>(IntParam(req, "limit", 50, 1, kMaxListLimit));
+  JsonWriter w;
+  t.index->WriteSelection(range.t0, range.t1, LaneListParam(req, t.index->lanes().size()), limit,
+                          &w);
+  SendJson(res, w.Take());
+}
+
+// Names are matched by RE2 (linear time, bounded memory) within a time budget: the answer says
+// "complete": false when the budget or the client ran out first.
+ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
+                                                  const HttpRequest& req) const {
+  const std::string& q = req.Param("q");
+  if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
+  const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
+  const StringTable& strings = t.trace->strings();
+  NameMatch match{std::vector<bool>(strings.size(), false), true};
+  if (exact) {  // any name of the trace, however long (templated kernel names run to KBs)
+    const StringId id = strings.Find(q);
+    if (id != kNone) match.names[id] = true;
+    return match;
+  }
+  if (q.size() > kMaxRegexLength) {
+    throw BadRequest{
+        fmt::format("parameter 'q' is too long for a regular expression ({} bytes, "
+                    "at most {}; exact=1 looks up a whole name)",
+                    q.size(), kMaxRegexLength)};
+  }
+  RE2::Options re_options;
+  re_options.set_case_sensitive(false);
+  re_options.set_log_errors(false);
+  re_options.set_max_mem(kRegexMemoryBytes);
+  const RE2 pattern(q, re_options);
+  if (!pattern.ok()) throw BadRequest{"bad regular expression: " + pattern.error()};
+  const auto until =
+      std::min(req.deadline(), std::chrono::steady_clock::now() +
+                                   std::chrono::milliseconds(options_.search_budget_ms));
+  match.complete = MatchNames(strings, pattern, req, until, &match.names);
+  return match;
+}
+
+void ExplorerApi::Search(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const int offset = static_cast<int>(IntParam(req, "offset", 0, 0, INT32_MAX));
+  const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
+  const NameMatch match = MatchingNames(t, req);
+  if (Abandoned(req, res)) return;
+  JsonWriter w;
+  t.index->WriteSearch(match.names, offset, limit, match.complete, &w);
+  SendJson(res, w.Take());
+}
+
+// Where a search's matches lie in one viewport (WriteMatchMarks).
+void ExplorerApi::Marks(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const ViewportQuery q = ViewportParams(req, t);
+  const NameMatch match = MatchingNames(t, req);
+  if (Abandoned(req, res)) return;
+  JsonWriter w;
+  WriteMatchMarks(*t.index, match.names, q, &w);
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  std::call_once(t.summary_once, [&] {
+    JsonWriter w;
+    WriteSummary(*t.index, &w, t.source);
+    t.summary_json = w.Take();
+    t.summary_ready = true;
+  });
+  SendJson(res, t.summary_json);
+}
+
+void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
+  if (options_.job_json.empty()) {
+    SetJsonError(res, 404, "these traces were not opened as one job");
+    return;
+  }
+  SendJson(res, options_.job_json);
+}
+
+void ExplorerApi::Diff(const HttpRequest& req, HttpResponse& res) {
+  const int64_t n = static_cast<int64_t>(traces_.size());
+  if (n < 2) throw BadRequest{"a comparison needs two traces"};
+  const int64_t a = IntParam(req, "a", 0, 0, n - 1);
+  const int64_t b = IntParam(req, "b", 1, 0, n - 1);
+  JsonWriter w;
+  WriteDiff(*traces_[a]->trace, *traces_[b]->trace, &w);
+  SendJson(res, w.Take());
+}
+
+// UI assets: exact matches against the compiled-in table; nothing else is ever served.
+void ExplorerApi::Asset(const HttpRequest& req, HttpResponse& res) {
+  const std::string path = req.path == "/" ? "/index.html" : req.path;
+  const explorer::Asset* asset = FindAsset(path);
+  if (asset == nullptr) {
+    SetJsonError(res, 404, "not found");
+    return;
+  }
+  res.SetHeader("Content-Security-Policy",
+                "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+  res.SetHeader("Cache-Control", "no-cache");
+  res.content_type = asset->mime;
+  res.body.assign(reinterpret_cast<const char*>(asset->data), asset->size);
+}
+
+}  // namespace opscope::explorer

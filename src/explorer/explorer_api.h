@@ -1,0 +1,104 @@
+// ExplorerApi: the Explorer's JSON API and UI assets as HttpServer routes, one named handler per
+// endpoint. Access control (token, same-origin) is the server's filter (explorer_server.cc).
+//
+//   GET /api/info                       traces: index, name, source, slices, start/end, device
+//   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
+//   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes
+//   GET /api/trace/N/slice/ID, /chain/ID, /device/ID
+//   GET /api/trace/N/ops?t0&t1&shapes   key_averages rows of the trace or of a time range
+//   GET /api/trace/N/select?t0&t1&lanes&limit
+//   GET /api/trace/N/search?q&offset&limit&exact   q: an RE2 regular expression, case-insensitive
+//   GET /api/trace/N/marks?q&exact&t0&t1&width&lanes   where the matches lie in a viewport
+//   GET /api/trace/N/summary
+//   GET /api/diff?a&b
+//
+// Bad parameters answer 400 with {"error","status"}. Whole-trace aggregations (ops of a range,
+// uncached tables, search, selection, diff) run on the server's heavy pool.
+//
+// Thread safety: the traces are read-only once serving starts; cached answers are computed once.
+#ifndef OPSCOPE_EXPLORER_EXPLORER_API_H_
+#define OPSCOPE_EXPLORER_EXPLORER_API_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "explorer/http_server.h"
+#include "explorer/trace_index.h"
+#include "opscope/trace.h"
+
+namespace opscope::explorer {
+
+// One trace the Explorer serves.
+struct LoadedTrace {
+  std::string name;    // what the UI shows
+  std::string source;  // where it came from, relative to what the user opened
+  std::unique_ptr<Trace> trace;
+  std::unique_ptr<TraceIndex> index;  // over *trace
+
+  // Whole-trace answers, computed on first use.
+  std::once_flag ops_once, summary_once;
+  std::atomic<bool> ops_ready{false}, summary_ready{false};
+  std::string ops_json, summary_json;
+};
+
+struct ExplorerApiOptions {
+  bool compare = false;  // reported by /api/info: the UI opens the comparison first
+  // Time a search may spend matching names before it answers with "complete": false.
+  int search_budget_ms = 2000;
+  // /api/job (explorer/job_view.h); empty when the traces are not one job.
+  std::string job_json;
+};
+
+class ExplorerApi {
+ public:
+  // `traces` must outlive the API and not change once the server runs.
+  ExplorerApi(const std::vector<std::unique_ptr<LoadedTrace>>& traces, ExplorerApiOptions options)
+      : traces_(traces), options_(options) {}
+
+  // Adds every route, and the UI assets as the fallback.
+  void Register(HttpServer* server);
+
+ private:
+  void Info(const HttpRequest& req, HttpResponse& res);
+  void Lanes(const HttpRequest& req, HttpResponse& res);
+  void Viewport(const HttpRequest& req, HttpResponse& res);
+  void SliceDetails(const HttpRequest& req, HttpResponse& res);
+  void Chain(const HttpRequest& req, HttpResponse& res);
+  void DeviceView(const HttpRequest& req, HttpResponse& res);
+  void Ops(const HttpRequest& req, HttpResponse& res);
+  void Select(const HttpRequest& req, HttpResponse& res);
+  void Search(const HttpRequest& req, HttpResponse& res);
+  void Marks(const HttpRequest& req, HttpResponse& res);
+  void Summary(const HttpRequest& req, HttpResponse& res);
+  void Diff(const HttpRequest& req, HttpResponse& res);
+  void Job(const HttpRequest& req, HttpResponse& res);
+  static void Asset(const HttpRequest& req, HttpResponse& res);
+
+  // Request cost classes (see HttpServer::Route).
+  bool OpsIsHeavy(const HttpRequest& req) const;
+  bool SummaryIsHeavy(const HttpRequest& req) const;
+
+  // The names (a bitmap over string ids) that parameter 'q' matches (the exact name when
+  // exact=1); `complete` is false when matching stopped at the time budget.
+  struct NameMatch {
+    std::vector<bool> names;
+    bool complete = true;
+  };
+  NameMatch MatchingNames(const LoadedTrace& t, const HttpRequest& req) const;
+  ViewportQuery ViewportParams(const HttpRequest& req, const LoadedTrace& t) const;
+  LoadedTrace& TraceParam(const HttpRequest& req) const;
+  uint32_t SliceParam(const LoadedTrace& t, const std::string& text) const;
+
+  const std::vector<std::unique_ptr<LoadedTrace>>& traces_;
+  ExplorerApiOptions options_;
+};
+
+// Writes {"error": message, "status": status} into `res`.
+void SetJsonError(HttpResponse& res, int status, std::string_view message);
+
+}  // namespace opscope::explorer
+
+#endif  // OPSCOPE_EXPLORER_EXPLORER_API_H_

@@ -1,0 +1,222 @@
+// `opscope explore` as a user runs it: argument checks, a busy port, a directory of many traces,
+// names relative to what was opened, and SIGTERM while requests run. Each run is bounded in time.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+fs::path Binary() {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  return fs::path(dir ? dir : "build") / "opscope";
+}
+
+// A running `opscope explore`; its stdout and stderr go to a pipe read line by line.
+class ExploreProcess {
+ public:
+  explicit ExploreProcess(std::vector<std::string> args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> argv;
+      std::string bin = Binary().string();
+      argv.push_back(bin.data());
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fds[0];
+  }
+  ~ExploreProcess() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) close(out_);
+  }
+
+  // Reads output until `needle` appears or `limit` passes; returns everything read so far.
+  const std::string& ReadUntil(std::string_view needle, std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    while (output_.find(needle) == std::string::npos && Clock::now() < until) {
+      fd_set set;
+      FD_ZERO(&set);
+      FD_SET(out_, &set);
+      timeval tv{0, 20000};
+      if (select(out_ + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(out_, buf, sizeof(buf));
+      if (n <= 0) break;
+      output_.append(buf, static_cast<size_t>(n));
+    }
+    return output_;
+  }
+
+  // The port from "serving ... at http://127.0.0.1:PORT/", or 0.
+  int Port() {
+    ReadUntil("press Ctrl-C", std::chrono::seconds(20));
+    const size_t at = output_.find("http://127.0.0.1:");
+    return at == std::string::npos ? 0 : std::atoi(output_.c_str() + at + 17);
+  }
+
+  // Waits for the exit code (-1 when killed by a signal or past `limit`).
+  int Wait(std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    int status = 0;
+    while (Clock::now() < until) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        ReadUntil("\x01", std::chrono::milliseconds(50));
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
+
+  pid_t pid() const { return pid_; }
+  const std::string& output() const { return output_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  bool exited_ = false;
+  std::string output_;
+};
+
+// Runs to completion (bounded) and returns {exit code, output}.
+std::pair<int, std::string> RunToEnd(std::vector<std::string> args) {
+  ExploreProcess p(std::move(args));
+  const int code = p.Wait(std::chrono::seconds(20));
+  return {code, p.output()};
+}
+
+class ExploreCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(Binary())) << Binary() << " not built";
+    dir_ = fs::temp_directory_path() / fmt::format("opscope_explore_cli_{}", getpid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A small valid Kineto trace.
+  void WriteTrace(const fs::path& path, int ops) {
+    fs::create_directories(path.parent_path());
+    std::ofstream out(path);
+    out << R"({"schemaVersion": 1, "traceEvents": [)";
+    for (int i = 0; i < ops; ++i) {
+      out << (i ? "," : "")
+          << fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "aten::op{}", "pid": 1, )"
+                         R"("tid": 1, "ts": {}, "dur": 5}})",
+                         i % 3, 10 * i);
+    }
+    out << "]}";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ExploreCliTest, BadArgumentsAreRefused) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"explore", "--synthetic", "9e18"},
+        {"explore", "--synthetic", "9000000000000000000"},
+        {"explore", "--synthetic", "0"},
+        {"explore", "--synthetic", "-5"},
+        {"explore", "--synthetic", "100", "--token", "short"},
+        {"explore", "--synthetic", "100", "--port", "70000"}}) {
+    const auto [code, output] = RunToEnd(args);
+    EXPECT_NE(code, 0) << fmt::format("{}", fmt::join(args, " ")) << "\n" << output;
+    EXPECT_EQ(output.find("serving"), std::string::npos) << output;
+  }
+  const auto [code, output] = RunToEnd({"explore", "--synthetic", "100", "--token", "short"});
+  EXPECT_NE(output.find("16 characters"), std::string::npos) << output;
+}
+
+TEST_F(ExploreCliTest, BusyPortIsAnErrorNamingThePort) {
+  ExploreProcess first({"explore", "--synthetic", "200", "--port", "0"});
+  const int port = first.Port();
+  ASSERT_GT(port, 0) << first.output();
+  const auto [code, output] =
+      RunToEnd({"explore", "--synthetic", "200", "--port", std::to_string(port)});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find(fmt::format("port {}", port)), std::string::npos) << output;
+  EXPECT_NE(output.find("in use"), std::string::npos) << output;
+}
+
+// More traces than any fixed cap, opened whole; /api/info names them relative to the directory.
+TEST_F(ExploreCliTest, DirectoryOfManyTracesOpensAllWithRelativeNames) {
+  const fs::path profiles = dir_ / "profiles";
+  for (int i = 0; i < 40; ++i) {
+    WriteTrace(profiles / fmt::format("rank{:02d}", i) / "trace.json", 3 + i % 4);
+  }
+  ExploreProcess p({"explore", profiles.string(), "--port", "0"});
+  const int port = p.Port();
+  ASSERT_GT(port, 0) << p.output();
+  EXPECT_NE(p.output().find("serving 40 traces"), std::string::npos) << p.output();
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Get("/api/info");
+  ASSERT_TRUE(res);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(res->body).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array traces = doc["traces"];
+  ASSERT_EQ(traces.size(), 40u);
+  EXPECT_EQ(std::string_view(traces.at(0)["name"]), "profiles/rank00/trace.json");
+  EXPECT_EQ(std::string_view(traces.at(0)["source"]), "rank00/trace.json");
+  EXPECT_EQ(res->body.find(dir_.string()), std::string::npos) << "absolute path in /api/info";
+  kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.Wait(std::chrono::seconds(5)), 0);
+}
+
+// SIGTERM stops the server promptly even while heavy requests are running.
+TEST_F(ExploreCliTest, SigtermStopsWithinASecondWhateverIsRunning) {
+  ExploreProcess p({"explore", "--synthetic", "300000", "--port", "0"});
+  const int port = p.Port();
+  ASSERT_GT(port, 0) << p.output();
+  std::vector<std::thread> clients;
+  for (const char* path : {"/api/trace/0/summary", "/api/trace/0/ops?shapes=1",
+                           "/api/trace/0/search?q=%28.%2A%29%7B20%7Dx", "/api/trace/0/select",
+                           "/api/trace/0/viewport?width=20000"}) {
+    clients.emplace_back([port, path] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_read_timeout(5, 0);
+      client.Get(path);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = Clock::now();
+  kill(p.pid(), SIGTERM);
+  const int code = p.Wait(std::chrono::seconds(10));
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(code, 0) << p.output();
+  EXPECT_LT(seconds, 1.5) << "took " << seconds << " s to stop";
+  EXPECT_NE(p.output().find("stopped"), std::string::npos) << p.output();
+}
+
+}  // namespace
+}  // namespace opscope
