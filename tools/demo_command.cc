@@ -2,11 +2,15 @@
 //                      [--out DIR] [--json]: the RMSNorm case study (tools/demo_rmsnorm.h).
 // opscope demo allreduce --ranks N [--straggler R --delay-us D] [--out DIR]: a data-parallel step
 //                      on N simulated NeuronCores (tools/demo_allreduce.h).
+#include <fmt/format.h>
+
+#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "opscope/job.h"
 #include "opscope/neuron.h"
@@ -22,35 +26,42 @@ namespace {
 struct DemoArgs {
   DemoOptions options;
   std::string shape;
+  bool shape_given = false;  // --shape was on the command line (even empty)
   std::string device_config;
   std::string preset;
   bool no_sync = false;
   bool json = false;
 };
 
-// "ROWS,HIDDEN" -> sizes; kInvalidArgument on anything else.
+// A positive decimal integer that fits int64, and nothing else.
+bool ParsePositive(std::string_view text, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size() && *out > 0;
+}
+
+// "ROWS,HIDDEN" -> sizes whose f32 tensor's bytes fit int64 (the allocator then says whether the
+// device holds it); kInvalidArgument on anything else.
 Status ParseShape(const std::string& text, int64_t* rows, int64_t* hidden) {
-  size_t comma = text.find(',');
-  char* end = nullptr;
-  if (comma != std::string::npos) {
-    long long r = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() + comma && r > 0) {
-      const char* h_text = text.c_str() + comma + 1;
-      long long h = std::strtoll(h_text, &end, 10);
-      if (end != h_text && *end == '\0' && h > 0) {
-        *rows = r;
-        *hidden = h;
-        return Status::Ok();
-      }
-    }
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos || !ParsePositive(std::string_view(text).substr(0, comma), rows) ||
+      !ParsePositive(std::string_view(text).substr(comma + 1), hidden)) {
+    return Status::InvalidArgument(
+        "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" + text +
+        "'");
   }
-  return Status::InvalidArgument(
-      "--shape expects ROWS,HIDDEN with two positive integers (e.g. 128,4096), got '" + text + "'");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(*rows, *hidden, &bytes) ||
+      __builtin_mul_overflow(bytes, int64_t{4}, &bytes)) {
+    return Status::InvalidArgument(
+        fmt::format("--shape {}: a [{}, {}] f32 tensor has more bytes than a 64-bit size can count",
+                    text, *rows, *hidden));
+  }
+  return Status::Ok();
 }
 
 int RunDemo(DemoArgs& args) {
   DemoOptions& o = args.options;
-  if (!args.shape.empty()) {
+  if (args.shape_given) {
     const Status st = ParseShape(args.shape, &o.rows, &o.hidden);
     if (!st.ok()) {
       std::fprintf(stderr, "opscope demo rmsnorm: %s\n", st.message().c_str());
@@ -141,9 +152,11 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
       "print key_averages tables sorted by device time");
   cmd->add_option("--device", args->options.device,
                   "neuron (default, = neuron:0), neuron:N or cpu");
-  cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
-  cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)");
-  cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)");
+  auto* shape = cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
+  cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   cmd->add_flag("--no-sync", args->no_sync,
                 "do not synchronize the device inside the profiled loop (the pitfall)");
   cmd->add_flag("--flush-on-stop", args->options.flush_on_stop,
@@ -155,7 +168,10 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
                   "key=value file overriding the Neuron model's parameters "
                   "(docs/neuron-model.md; also $OPSCOPE_NEURON_CONFIG)");
   cmd->add_option("--preset", args->preset, "Neuron model preset: trn1 (default) or trn2");
-  cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });
+  cmd->callback([args, shape, exit_code] {
+    args->shape_given = shape->count() > 0;
+    *exit_code = RunDemo(*args);
+  });
   AddAllReduceCommand(demo, exit_code);
 }
 

@@ -174,8 +174,8 @@ Tensor AllocateTensor(std::span<const int64_t> shape, Device device, DType dtype
                                     ShapeToString(shape)));
     }
   }
-  const int64_t numel = ShapeNumel(shape);
-  auto storage = std::make_shared<Storage>(device, static_cast<size_t>(numel) * ElementSize(dtype));
+  const int64_t bytes = NumelBytes(ShapeNumel(shape), ElementSize(dtype), shape);
+  auto storage = std::make_shared<Storage>(device, static_cast<size_t>(bytes));
   return Tensor(std::move(storage), Shape(shape.begin(), shape.end()), ContiguousStrides(shape), 0,
                 dtype);
 }

@@ -88,10 +88,15 @@ Out EmptyStrided(In, const OpAttrs& a) {
     if (a.shape[i] == 0) extent = 0;
   }
   if (extent != 0) {
-    for (size_t i = 0; i < a.shape.size(); ++i) extent += (a.shape[i] - 1) * a.strides[i];
+    for (size_t i = 0; i < a.shape.size(); ++i) {
+      const int64_t span = CheckedMul(a.shape[i] - 1, a.strides[i], "empty_strided's extent");
+      if (__builtin_add_overflow(extent, span, &extent)) {
+        throw TensorError("empty_strided's extent overflows int64");
+      }
+    }
   }
-  auto storage =
-      std::make_shared<Storage>(a.device, static_cast<size_t>(extent) * ElementSize(a.dtype));
+  const int64_t bytes = NumelBytes(extent, ElementSize(a.dtype), a.shape);
+  auto storage = std::make_shared<Storage>(a.device, static_cast<size_t>(bytes));
   return {Tensor(std::move(storage), a.shape, a.strides, 0, a.dtype)};
 }
 

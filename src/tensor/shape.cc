@@ -3,15 +3,49 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "opscope/device.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
 
+namespace {
+
+[[noreturn]] void ThrowShapeOverflow(const char* what, std::span<const int64_t> shape) {
+  throw TensorError(fmt::format("{} of shape {} overflows int64", what, ShapeToString(shape)));
+}
+
+}  // namespace
+
+int64_t CheckedMul(int64_t a, int64_t b, const char* what) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) {
+    throw TensorError(fmt::format("{} overflows int64 ({} x {})", what, a, b));
+  }
+  return out;
+}
+
 int64_t ShapeNumel(std::span<const int64_t> shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  bool overflow = false;
+  for (int64_t s : shape) overflow |= __builtin_mul_overflow(n, s, &n);
+  // A zero dim makes the tensor empty whatever the others are (as in PyTorch).
+  if (overflow) {
+    if (std::find(shape.begin(), shape.end(), 0) == shape.end()) {
+      ThrowShapeOverflow("the number of elements", shape);
+    }
+    return 0;
+  }
   return n;
+}
+
+int64_t NumelBytes(int64_t numel, size_t element_size, std::span<const int64_t> shape) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(element_size), &bytes)) {
+    ThrowShapeOverflow("the size in bytes", shape);
+  }
+  return bytes;
 }
 
 Shape ContiguousStrides(std::span<const int64_t> shape) {
@@ -19,7 +53,9 @@ Shape ContiguousStrides(std::span<const int64_t> shape) {
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    if (i > 0 && __builtin_mul_overflow(s, std::max<int64_t>(shape[i], 1), &s)) {
+      ThrowShapeOverflow("the strides", shape);
+    }
   }
   return strides;
 }
@@ -64,7 +100,9 @@ Shape InferSize(std::span<const int64_t> shape, int64_t numel) {
     } else if (out[i] < 0) {
       throw TensorError(fmt::format("invalid shape dimension {}", out[i]));
     } else {
-      known *= out[i];
+      if (__builtin_mul_overflow(known, out[i], &known)) {
+        ThrowShapeOverflow("the number of elements", shape);
+      }
     }
   }
   if (infer) {
@@ -104,8 +142,8 @@ std::optional<Shape> ViewStrides(std::span<const int64_t> sizes, std::span<const
     if (tensor_d == 0 ||
         (sizes[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base_stride;
-        view_numel *= new_shape[view_d];
+        new_strides[view_d] = CheckedMul(view_numel, chunk_base_stride, "a view's stride");
+        view_numel = CheckedMul(view_numel, new_shape[view_d], "a view's number of elements");
         --view_d;
       }
       if (view_numel != tensor_numel) return std::nullopt;

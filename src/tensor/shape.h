@@ -13,7 +13,13 @@ namespace opscope {
 
 using Shape = std::vector<int64_t>;
 
+// Every size computation below is checked: a product that does not fit int64 throws TensorError
+// naming the shape, never wraps around.
 int64_t ShapeNumel(std::span<const int64_t> shape);
+// Bytes of `numel` elements of `element_size` bytes (throws past int64).
+int64_t NumelBytes(int64_t numel, size_t element_size, std::span<const int64_t> shape);
+// a * b, throwing TensorError "`what` overflows int64 (a x b)" when it does not fit int64.
+int64_t CheckedMul(int64_t a, int64_t b, const char* what);
 // Row-major strides for `shape` (size-1 and size-0 dims get the stride they would have).
 Shape ContiguousStrides(std::span<const int64_t> shape);
 // "[2, 3]".

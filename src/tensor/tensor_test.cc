@@ -171,6 +171,29 @@ TEST_F(TensorTest, OutOfMemoryNamesTheRequestAndWhatIsFree) {
   EXPECT_EQ(empty({1 << 20}).numel(), 1 << 20);
 }
 
+// Sizes whose element or byte count does not fit int64 are refused before any allocation, never
+// wrapped around to a small (or zero) size.
+TEST_F(TensorTest, SizesThatOverflowAreRefused) {
+  const int64_t big = int64_t{1} << 32;
+  EXPECT_THAT(ErrorOf([&] {
+                empty({big, big});
+              }),
+              HasSubstr("the number of elements of shape [4294967296, 4294967296] overflows"));
+  EXPECT_THAT(ErrorOf([&] { randn({big, big}, 0); }), HasSubstr("overflows int64"));
+  EXPECT_THAT(ErrorOf([&] {
+                empty({int64_t{1} << 62, 4});
+              }),
+              HasSubstr("the number of elements of shape"));
+  // 2^61 elements fit int64, their 4-byte size does not.
+  EXPECT_THAT(ErrorOf([&] { empty({int64_t{1} << 61}); }),
+              HasSubstr("the size in bytes of shape [2305843009213693952] overflows"));
+  EXPECT_THAT(ErrorOf([&] { empty({2, int64_t{1} << 62, 2}); }), HasSubstr("overflows int64"));
+  EXPECT_THAT(ErrorOf([&] { arange(0, 4).view({big, big, -1}); }), HasSubstr("overflows int64"));
+  // A zero dim makes an empty tensor whatever the other sizes are.
+  EXPECT_EQ(empty({0, big}).numel(), 0);
+  EXPECT_EQ(empty({big, 0}).numel(), 0);
+}
+
 TEST_F(TensorTest, CapacityAllocatorCachesBlocksAndReleasesThemUnderPressure) {
   CapacityAllocator alloc(Device("neuron:0"), 4 << 20);
   alloc.set_cache_limit(2 << 20);
