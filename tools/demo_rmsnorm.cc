@@ -74,6 +74,25 @@ void Measure(const Profiler& prof, int iters, VariantResult* r) {
   r->bytes_per_call = bytes / iters;
 }
 
+// Exports one variant's trace; on failure the error says which traces were written before and
+// which were not (the demo then stops, so none of them is kept in memory).
+void ExportTrace(const Profiler& prof, const std::string& path, const DemoReport& report,
+                 size_t num_variants) {
+  try {
+    prof.export_chrome_trace(path);
+  } catch (const ProfilerError& e) {
+    std::string written;
+    for (const VariantResult& done : report.variants) {
+      written += (written.empty() ? "" : ", ") + done.trace_path;
+    }
+    const size_t missing = num_variants - report.variants.size();
+    throw std::runtime_error(fmt::format(
+        "{}.\nTraces written before: {}. Not written: this one{}.", e.what(),
+        written.empty() ? "none" : written,
+        missing > 1 ? fmt::format(" and the {} variant(s) after it", missing - 1) : ""));
+  }
+}
+
 }  // namespace
 
 std::vector<DemoVariant> RmsNormVariants() {
@@ -160,7 +179,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
         throw std::runtime_error(fmt::format("cannot create trace directory '{}/{}': {}", run_dir,
                                              v.name, ec.message()));
       }
-      prof.export_chrome_trace(r.trace_path);
+      ExportTrace(prof, r.trace_path, report, variants.size());
     }
     report.variants.push_back(std::move(r));
   }

@@ -52,7 +52,8 @@ class ProfilerError : public std::runtime_error {
 std::vector<int> ParseCoreList(std::string_view spec);
 
 // <dir>/<host>_pid_<pid>/<YYYYmmdd_HHMMSS>: the folder Neuron's profiler writes one run's
-// profiles under (local time, this process's pid).
+// profiles under (local time, this process's pid). Also removes the temporary trace files that
+// runs killed while exporting left under `dir` (their process is gone).
 std::string ProfileRunDirectory(const std::string& dir);
 
 // torch.profiler.schedule: after `skip_first` steps, cycles of `wait` idle steps, `warmup`
@@ -106,8 +107,10 @@ class Profiler {
   // The finalized trace of the last recorded window (empty before the first).
   const Trace& trace() const { return *trace_; }
   KeyAverages key_averages(bool group_by_input_shape = false) const;
-  // Kineto JSON; ".gz" suffix = gzip. Atomic (temp file + rename). Throws ProfilerError naming
-  // the path on failure; the trace is kept, so the call can be retried.
+  // Kineto JSON; ".gz" suffix = gzip. Atomic (temp file + rename; temp files that killed
+  // processes left in the folder are removed). Throws ProfilerError naming the path, the reason
+  // (a full disk, `ulimit -f`) and how much was written; the trace stays in the Profiler, so the
+  // call can be retried.
   void export_chrome_trace(const std::string& path) const;
   // The message of the last error swallowed by the destructor or a scope, or "".
   const std::string& last_error() const { return last_error_; }

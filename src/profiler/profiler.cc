@@ -236,7 +236,10 @@ void Profiler::Deliver() {
       return;
     }
     const Status st = internal::WriteChromeTrace(*trace_, path);
-    if (!st.ok()) pending_error_ = st.message() + " (the trace is kept)";
+    if (!st.ok()) {
+      pending_error_ =
+          st.message() + " (the trace is still held by this Profiler: export_chrome_trace)";
+    }
   }
 }
 
@@ -247,11 +250,13 @@ KeyAverages Profiler::key_averages(bool group_by_input_shape) const {
 void Profiler::export_chrome_trace(const std::string& path) const {
   const Status st = internal::WriteChromeTrace(*trace_, path);
   if (!st.ok()) {
-    throw ProfilerError(st.message() + " (the trace is kept; fix the path and export again)");
+    throw ProfilerError(st.message());  // the trace stays here: the caller may export it again
   }
 }
 
 std::string ProfileRunDirectory(const std::string& dir) {
+  // Leftovers of runs killed while exporting, anywhere in the layout (<host>_pid_<pid>/<time>/..).
+  internal::RemoveStaleTempTraces(dir, 4);
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
   std::time_t now = std::time(nullptr);
