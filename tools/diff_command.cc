@@ -22,7 +22,8 @@ struct DiffArgs {
   bool quiet = false;
 };
 
-bool Load(const std::string& path, Trace* trace, bool quiet) {
+// `role`: which of the two traces ("A (the baseline)" or "B"), for the messages.
+bool Load(const char* role, const std::string& path, Trace* trace, bool quiet) {
   ImportStats stats;
   ImportOptions options;
   ProgressBar progress("import " + std::filesystem::path(path).filename().string(), quiet);
@@ -30,12 +31,12 @@ bool Load(const std::string& path, Trace* trace, bool quiet) {
   Status st = ImportTrace(path, trace, &stats, options);
   progress.Done();
   if (!st.ok()) {
-    std::fprintf(stderr, "opscope diff: %s\n", st.message().c_str());
+    std::fprintf(stderr, "opscope diff: trace %s: %s\n", role, st.message().c_str());
     return false;
   }
   if (stats.skipped > 0) {
-    std::fprintf(stderr, "opscope diff: warning: %s: %llu events skipped%s%s\n", path.c_str(),
-                 static_cast<unsigned long long>(stats.skipped),
+    std::fprintf(stderr, "opscope diff: warning: trace %s: %s: %llu events skipped%s%s\n", role,
+                 path.c_str(), static_cast<unsigned long long>(stats.skipped),
                  stats.warnings.empty() ? "" : "; first: ",
                  stats.warnings.empty() ? "" : stats.warnings.front().c_str());
   }
@@ -63,7 +64,9 @@ int RunDiff(const DiffArgs& args) {
     return RunJobDiff(args);
   }
   Trace a, b;
-  if (!Load(args.a, &a, args.quiet) || !Load(args.b, &b, args.quiet)) return 1;
+  if (!Load("A (the baseline)", args.a, &a, args.quiet) || !Load("B", args.b, &b, args.quiet)) {
+    return 1;
+  }
   const TraceDiff diff = DiffTraces(a, b);
   const std::string out = args.json ? diff.ToJson() + "\n" : diff.ToText(args.rows);
   std::fwrite(out.data(), 1, out.size(), stdout);

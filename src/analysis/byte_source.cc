@@ -2,6 +2,7 @@
 #include "analysis/byte_source.h"
 
 #include <isa-l/igzip_lib.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -202,7 +203,13 @@ Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out)
     return error == ENOENT ? Status::NotFound(std::move(message), path)
                            : Status::IoError(std::move(message), path);
   }
-  return Sniff(std::make_unique<RawFile>(f), out);
+  struct stat st {};
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(f);
+    return Status::IoError(
+        "cannot open " + path + ": it is a directory (give a trace file, .json or .json.gz)", path);
+  }
+  return Sniff(std::make_unique<RawFile>(f), out).InFile(path);
 }
 
 std::unique_ptr<ByteSource> OpenMemorySource(std::string_view data) {

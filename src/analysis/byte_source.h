@@ -27,7 +27,8 @@ class ByteSource {
 };
 
 // Opens `path`; gzip is detected from the magic bytes, not the name. kNotFound when the file does
-// not exist, else kIoError when it cannot be opened.
+// not exist, else kIoError when it cannot be opened, is a directory or cannot be read; every
+// error names the path.
 Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
 // True when `source` (from OpenFileSource / OpenMemorySource) inflates gzip.
 bool IsGzipSource(const ByteSource* source);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -36,15 +37,12 @@ int ImportThreads(const ImportOptions& options) {
 }
 
 // Runs the pipeline over `source` into the empty trace `out`, which is finalized whatever happens.
-// `buffer_bytes`: the stream's starting buffer (it grows for larger values). `json_bytes_hint`:
-// expected JSON size, for reserving slice storage up front (no copies as it grows; pages that are
-// never written cost no memory). `input_size`: the input's size as stored, for progress.
+// `buffer_bytes`: the stream's starting buffer (it grows for larger values). `input_size`: the
+// input's size as stored, for progress only. Memory grows with what is read: nothing is reserved
+// from the input's size (a guess that a 35 GB file cannot meet); the slices are staged, and their
+// final storage sized once their number is known (SliceStage::MoveTo).
 Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
-                    const ImportOptions& options, size_t buffer_bytes, uint64_t json_bytes_hint,
-                    uint64_t input_size) {
-  // A complete event takes at least ~90 bytes of JSON.
-  out->ReserveSlices(
-      static_cast<size_t>(std::min<uint64_t>(json_bytes_hint / 90, uint64_t{1} << 31)));
+                    const ImportOptions& options, size_t buffer_bytes, uint64_t input_size) {
   analysis::ImportLog log(stats, options.max_warning_messages);
   analysis::JsonStream stream(source, options.max_depth, buffer_bytes);
   analysis::EventParser parser(options);
@@ -67,17 +65,23 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
   return st;
 }
 
-// JSON bytes to expect from `stored` bytes of input (gzip'd Kineto JSON inflates ~8-12x).
-uint64_t JsonBytesHint(uint64_t stored, bool gzip) { return gzip ? stored * 12 : stored; }
-
+// Imports from `source`. Running out of memory is an error that says how far the import got
+// (the partial trace is dropped), not an exception.
 Status Import(ByteSource* source, Trace* out, ImportStats* stats, const ImportOptions& options,
-              uint64_t json_bytes_hint, uint64_t input_size,
-              size_t buffer_bytes = size_t{128} << 10) {
+              uint64_t input_size, size_t buffer_bytes = size_t{128} << 10) {
   ImportStats local;
   ImportStats* s = stats ? stats : &local;
   *s = ImportStats{};
   *out = Trace();
-  return ImportStream(source, out, s, options, buffer_bytes, json_bytes_hint, input_size);
+  try {
+    return ImportStream(source, out, s, options, buffer_bytes, input_size);
+  } catch (const std::bad_alloc&) {
+    const uint64_t read = source->input_bytes();
+    *out = Trace();
+    return Status::Unavailable("out of memory after reading " + std::to_string(read) +
+                               " bytes of input (" + std::to_string(s->events) +
+                               " events): the trace does not fit in this machine's memory");
+  }
 }
 
 }  // namespace
@@ -86,13 +90,10 @@ Status ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
                    const ImportOptions& options) {
   std::unique_ptr<ByteSource> source;
   Status st = analysis::OpenFileSource(path, &source);
-  if (!st.ok()) return st;
+  if (!st.ok()) return st;  // names the file
   std::error_code ec;
   const uint64_t stored = std::filesystem::file_size(path, ec);
-  st =
-      Import(source.get(), out, stats, options,
-             ec ? 0 : JsonBytesHint(stored, analysis::IsGzipSource(source.get())), ec ? 0 : stored);
-  return std::move(st).InFile(path);
+  return Import(source.get(), out, stats, options, ec ? 0 : stored).InFile(path);
 }
 
 Status ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* stats,
@@ -100,10 +101,7 @@ Status ImportTraceFromMemory(std::string_view data, Trace* out, ImportStats* sta
   auto source = analysis::OpenMemorySource(data);
   // Small inputs (tests, fuzzing) get a small buffer; gzip may expand, and the buffer grows.
   const size_t buffer = std::clamp<size_t>(data.size() * 2, 4096, size_t{1} << 20);
-  const bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
-                    static_cast<unsigned char>(data[1]) == 0x8b;
-  return Import(source.get(), out, stats, options, JsonBytesHint(data.size(), gzip), data.size(),
-                buffer);
+  return Import(source.get(), out, stats, options, data.size(), buffer);
 }
 
 }  // namespace opscope

@@ -118,9 +118,11 @@ void SliceStage::Drain(TrackList* list, Trace* trace) {
 }
 
 void SliceStage::MoveTo(Trace* trace) {
+  trace->ReserveSlices(trace->slices().size() + size_);
   for (TrackList& list : tracks_) Drain(&list, trace);
   Drain(&no_track_, trace);
   tracks_.clear();
+  size_ = 0;
 }
 
 }  // namespace opscope::analysis

@@ -26,6 +26,7 @@ class SliceStage {
   // Appends `s` to the list of s.track (slices with an invalid track go to a list of their own,
   // handed over last).
   void Add(const Slice& s) {
+    ++size_;
     if (s.track < tracks_.size()) {
       TrackList& list = tracks_[s.track];
       if (list.used < list.capacity) {
@@ -37,8 +38,10 @@ class SliceStage {
   }
 
   // Hands every staged slice to `trace` (AddSlices), track by track in insertion order, and
-  // empties the stage.
+  // empties the stage. The trace's storage is reserved for exactly what was staged (never from
+  // a guess such as the file size).
   void MoveTo(Trace* trace);
+  size_t size() const { return size_; }
 
  private:
   struct Chunk {
@@ -60,6 +63,7 @@ class SliceStage {
 
   std::vector<TrackList> tracks_;  // by track index (dense: the trace hands them out)
   TrackList no_track_;             // slices whose track is not valid
+  size_t size_ = 0;                // slices staged
 };
 
 }  // namespace opscope::analysis

@@ -1,5 +1,5 @@
-// End-to-end tests of `opscope report` and `opscope diff` as a user runs them: exit codes,
-// output sections, JSON that parses, and clear errors for bad input.
+// End-to-end tests of `opscope report`, `opscope diff` and the demo's arguments as a user runs
+// them: exit codes, output sections, JSON that parses, and clear errors for bad input.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <sys/wait.h>
@@ -212,6 +212,43 @@ TEST_F(CliTest, CommunicationKernelsBelongToTheEnclosingOp) {
     const std::string_view name = op["name"].get_string().value();
     EXPECT_FALSE(name.starts_with("cudaLaunchKernel")) << name << " is a runtime call, not an op";
   }
+}
+
+// Errors name the file, and in diff which of the two it is.
+TEST_F(CliTest, InputErrorsNameTheFile) {
+  const std::string good = Fixture("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+  const std::string dir = fs::temp_directory_path().string();
+  CliRun r = Opscope("report '" + dir + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find(dir), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
+
+  r = Opscope("diff '" + good + "' '" + dir + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("trace B: cannot open " + dir), std::string::npos) << r.output;
+  r = Opscope("diff /nonexistent/a.json '" + good + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("trace A (the baseline): cannot open /nonexistent/a.json"),
+            std::string::npos)
+      << r.output;
+  // A file that opens but cannot be read.
+  r = Opscope("report /proc/self/mem");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("/proc/self/mem"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, DemoArgumentsAreChecked) {
+  for (const char* args :
+       {"--shape 4294967296,4294967296", "--shape ''", "--shape 0,4", "--shape 12", "--shape 1,2,3",
+        "--shape 1,x", "--shape 99999999999999999999,1", "--warmup -1", "--iters 0",
+        "--iters -3"}) {
+    const CliRun r = Opscope(std::string("demo rmsnorm --device cpu ") + args);
+    EXPECT_NE(r.exit_code, 0) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Self CPU"), std::string::npos) << args << ": ran\n" << r.output;
+  }
+  const CliRun r = Opscope("demo rmsnorm --device cpu --shape 4294967296,4294967296");
+  EXPECT_NE(r.output.find("--shape 4294967296,4294967296"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("64-bit"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Importer tests: every format variant the fixtures and opscope's own exporter produce, exact
 // timestamps, and bad input (clear error with offset, or a counted warning; never a crash).
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -400,6 +403,103 @@ TEST(ImportErrorTest, FileErrorsNameTheFileAndTheByte) {
   EXPECT_EQ(st.offset(), text.find('x'));
   EXPECT_EQ(st.message(), path + ": byte " + std::to_string(text.find('x')) +
                               ": expected ',' or ']' after traceEvents entry 0, found 'x'");
+}
+
+// Errors for paths that are not readable trace files name the path.
+TEST(ImportErrorTest, DirectoriesAndUnreadableFilesNameThePath) {
+  Trace t;
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  Status st = ImportTrace(dir, &t);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot open " + dir + ": it is a directory"), std::string::npos)
+      << st.message();
+  st = ImportTrace("/proc/self/mem", &t);  // opens, but reading fails
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("/proc/self/mem"), std::string::npos) << st.message();
+}
+
+// Memory is not reserved from the file's size: a 40 GB file (sparse: all zeros) and a "4 GB" gzip
+// file fail at their first bytes with a message naming them, not with std::bad_alloc.
+TEST(ImportErrorTest, HugeFilesFailOnTheirContentNotOnTheirSize) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string plain = (dir / ("opscope_huge_" + std::to_string(getpid()) + ".json")).string();
+  const std::string gz = plain + ".gz";
+  {
+    std::ofstream(plain) << "";
+    std::ofstream(gz, std::ios::binary) << "\x1f\x8b";
+  }
+  std::filesystem::resize_file(plain, uint64_t{40} << 30);
+  std::filesystem::resize_file(gz, uint64_t{4} << 30);
+  Trace t;
+  const Status a = ImportTrace(plain, &t);
+  const Status b = ImportTrace(gz, &t);
+  std::filesystem::remove(plain);
+  std::filesystem::remove(gz);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.message().find(plain), std::string::npos) << a.message();
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.message().find(gz), std::string::npos) << b.message();
+  EXPECT_NE(b.message().find("gzip"), std::string::npos) << b.message();
+}
+
+// Hostile inputs that held in an adversarial pass, kept as tests (smaller, to stay fast): a cut
+// anywhere (plain and gzip), nesting a million deep, a long name, NaN / 1e400 times, a
+// gzip bomb of whitespace.
+// Every third offset (each import of a tiny input costs the importer's full setup, ~1.5 ms).
+TEST(HostileInputTest, CutAnywhere) {
+  const std::string full = kModern;
+  for (size_t cut = 0; cut + 1 < full.size(); cut += 3) {
+    Trace t;
+    EXPECT_FALSE(ImportTraceFromMemory(full.substr(0, cut), &t).ok()) << "cut at " << cut;
+  }
+  const std::string gz = Gzip(full);
+  for (size_t cut = 1; cut < gz.size(); cut += 3) {
+    Trace t;
+    EXPECT_FALSE(ImportTraceFromMemory(gz.substr(0, cut), &t).ok()) << "gzip cut at " << cut;
+  }
+}
+
+TEST(HostileInputTest, MillionDeepNesting) {
+  EXPECT_FALSE(
+      ImportText(R"({"traceEvents": [{"ph": "X", "args": )" + std::string(1000000, '[')).ok());
+}
+
+TEST(HostileInputTest, HugeName) {
+  const std::string name(4 << 20, 'n');
+  Trace t;
+  ASSERT_TRUE(ImportTraceFromMemory(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": ")" +
+                                        name + R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})",
+                                    &t)
+                  .ok());
+  ASSERT_EQ(t.slices().size(), 1u);
+  EXPECT_EQ(t.Str(t.slices()[0].name).size(), name.size());
+}
+
+TEST(HostileInputTest, NanAndInfiniteTimes) {
+  Trace t;
+  ImportStats stats;
+  const Status st = ImportTraceFromMemory(
+      R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": NaN, "dur": 1},
+                          {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1e400, "dur": 1},
+                          {"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 1, "dur": -1e400}]})",
+      &t, &stats);
+  EXPECT_TRUE(!st.ok() || stats.skipped >= 2) << st.message();
+}
+
+// 16 MB of whitespace in 16 KB of gzip: streamed through, never held.
+TEST(HostileInputTest, GzipBombOfWhitespace) {
+  std::string bomb = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, )"
+                     R"("tid": 1, "ts": 1, "dur": 1},)";
+  bomb.append(size_t{16} << 20, ' ');
+  bomb += R"({"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1}]})";
+  const std::string compressed = Gzip(bomb);
+  bomb.clear();
+  bomb.shrink_to_fit();
+  EXPECT_LT(compressed.size(), size_t{1} << 20);
+  Trace t;
+  const Status st = ImportTraceFromMemory(compressed, &t);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(t.slices().size(), 2u);
 }
 
 // Every scanner kernel this CPU runs; each test below runs them all.
