@@ -111,6 +111,8 @@ INTERNAL_USES = [
     # benchmark, `opscope explore --synthetic`).
     ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc"]),
     ("src/explorer/summary.h", ["tests/explorer/*"]),
+    # A time range's op table is checked against the table of the range copied out.
+    ("src/explorer/op_table.h", ["tests/explorer/*"]),
     ("src/explorer/synthetic_trace.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                         "tools/explore_command.cc"]),
     # The CLI's own headers; its demo library (tools/CMakeLists.txt: opscope_demo) is also

@@ -259,18 +259,17 @@ Status Explorer::Start() {
   im.api->Register(im.server.get());
   im.server->SetFilter(
       [&im](const HttpRequest& req, HttpResponse& res) { return im.Filter(req, res); });
-  std::string bind_error;
-  bool ok = im.server->Start(&bind_error);
-  if (!ok && im.options.fallback_to_any_port && im.options.port != 0) {
+  Status st = im.server->Start();
+  if (!st.ok() && im.options.fallback_to_any_port && im.options.port != 0) {
     explorer::HttpServerOptions any = im.ServerOptions();
     any.port = 0;
     im.server = std::make_unique<explorer::HttpServer>(any);
     im.api->Register(im.server.get());
     im.server->SetFilter(
         [&im](const HttpRequest& req, HttpResponse& res) { return im.Filter(req, res); });
-    ok = im.server->Start(&bind_error);
+    st = im.server->Start();
   }
-  if (!ok) return Status::IoError(bind_error);
+  if (!st.ok()) return st;
   im.port = im.server->port();
   std::lock_guard<std::mutex> lock(im.mu);
   im.running = true;

@@ -224,6 +224,7 @@ struct HttpServer::Impl {
 
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
 
+  Status Listen();
   // I/O thread.
   void Accept();
   void OnAccepted(tcp::socket socket);
@@ -436,7 +437,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         res.body = ErrorJson(500, e.what());
       }
     }
-    if (req.control->cancelled) ++server_.stats.cancelled;
     asio::post(server_.ioc, [self = shared_from_this(), res = std::move(res)]() mutable {
       self->Reply(std::move(res));
     });
@@ -503,13 +503,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes after the answer: stops sending, then reads and drops what the client still sends
   // (for at most a second) so the answer is not lost to a reset.
   void Linger() {
-    ErrorCode ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    if (ec) {
-      Close();
-      return;
+    if (!lingering_) {
+      lingering_ = true;
+      ErrorCode ec;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+      if (ec) {
+        Close();
+        return;
+      }
+      stream_.expires_after(std::chrono::seconds(1));  // for all the reads that follow
     }
-    stream_.expires_after(std::chrono::seconds(1));
     buffer_.clear();
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = shared_from_this()](ErrorCode ec, size_t) {
@@ -532,6 +535,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   State state_ = State::kIdle;
   bool keep_alive_ = true;
   bool head_only_ = false;
+  bool lingering_ = false;
 };
 
 }  // namespace
@@ -634,46 +638,47 @@ void HttpServer::Route(std::string pattern, HttpHandler handler, HttpCostFn heav
 void HttpServer::SetFallback(HttpHandler handler) { impl_->fallback = std::move(handler); }
 void HttpServer::SetFilter(HttpFilter filter) { impl_->filter = std::move(filter); }
 
-bool HttpServer::Start(std::string* error) {
-  Impl& im = *impl_;
-  if (im.started) return true;
-  const HttpServerOptions& o = im.options;
-  if (o.port < 0 || o.port > 65535) {
-    *error = fmt::format("port {} is out of range (0-65535; 0 picks a free port)", o.port);
-    return false;
-  }
+// Binds exclusively: SO_REUSEADDR only lets a restarted server bind past TIME_WAIT; without
+// SO_REUSEPORT no other socket can listen on the port while this one does.
+Status HttpServer::Impl::Listen() {
   ErrorCode ec;
-  asio::ip::address address = asio::ip::make_address(o.host, ec);
+  asio::ip::address address = asio::ip::make_address(options.host, ec);
   if (ec) {
-    tcp::resolver resolver(im.ioc);
-    auto results = resolver.resolve(o.host, "", ec);
+    tcp::resolver resolver(ioc);
+    auto results = resolver.resolve(options.host, "", ec);
     if (ec || results.empty()) {
-      *error = fmt::format("cannot resolve host '{}'", o.host);
-      return false;
+      return Status::InvalidArgument(fmt::format("cannot resolve host '{}'", options.host));
     }
     address = results.begin()->endpoint().address();
   }
-  const tcp::endpoint endpoint(address, static_cast<uint16_t>(o.port));
-  // SO_REUSEADDR only lets a restarted server bind past TIME_WAIT; without SO_REUSEPORT no other
-  // socket can listen on the same port while this one does.
-  im.acceptor.open(endpoint.protocol(), ec);
-  if (!ec) im.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) im.acceptor.bind(endpoint, ec);
+  const tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) return Status::Ok();
+  ErrorCode ignored;
+  acceptor.close(ignored);
   if (ec == asio::error::address_in_use) {
-    *error = fmt::format(
+    return Status::IoError(fmt::format(
         "port {} on {} is already in use (another opscope explore?): choose another with "
         "--port N, or --port 0 for any free port",
-        o.port, o.host);
-  } else if (!ec) {
-    im.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+        options.port, options.host));
   }
-  if (ec) {
-    if (error->empty())
-      *error = fmt::format("cannot listen on {} port {}: {}", o.host, o.port, ec.message());
-    ErrorCode ignored;
-    im.acceptor.close(ignored);
-    return false;
+  return Status::IoError(
+      fmt::format("cannot listen on {} port {}: {}", options.host, options.port, ec.message()));
+}
+
+Status HttpServer::Start() {
+  Impl& im = *impl_;
+  if (im.started) return Status::Ok();
+  const HttpServerOptions& o = im.options;
+  if (o.port < 0 || o.port > 65535) {
+    return Status::InvalidArgument(
+        fmt::format("port {} is out of range (0-65535; 0 picks a free port)", o.port));
   }
+  Status st = im.Listen();
+  if (!st.ok()) return st;
   im.port = im.acceptor.local_endpoint().port();
   im.light_pool.Start(std::max(1, o.workers));
   im.heavy_pool.Start(std::max(1, o.heavy_workers));
@@ -681,7 +686,7 @@ bool HttpServer::Start(std::string* error) {
   im.Accept();
   im.io_thread = std::thread([&im] { im.ioc.run(); });
   im.started = true;
-  return true;
+  return Status::Ok();
 }
 
 bool HttpServer::Stop(std::chrono::milliseconds grace) {

@@ -3,8 +3,7 @@
 //
 //   explorer::HttpServer server({.host = "127.0.0.1", .port = 0});
 //   server.Route("/api/trace/{n}/lanes", [](const HttpRequest& req, HttpResponse& res) {...});
-//   std::string error;
-//   if (!server.Start(&error)) { ... }   // error names the address and port
+//   opscope::Status st = server.Start();   // the message names the address and port
 //   ...
 //   server.Stop(std::chrono::seconds(1));
 //
@@ -35,6 +34,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "opscope/status.h"
 
 namespace opscope::explorer {
 
@@ -125,8 +126,9 @@ class HttpServer {
   void SetFilter(HttpFilter filter);
 
   // Binds `host:port` exclusively (never shared with another process) and starts serving.
-  // False with a message naming the address and port when it cannot.
-  bool Start(std::string* error);
+  // kIoError naming the address and port when it cannot bind (kInvalidArgument for a bad port or
+  // host).
+  Status Start();
   // Stops accepting, closes every connection and cancels running handlers; returns true when
   // they all returned within `grace` (the rest are waited for by the destructor).
   bool Stop(std::chrono::milliseconds grace);

@@ -98,8 +98,8 @@ class HttpServerTest : public ::testing::Test {
           res.body = "{}";
         },
         [](const HttpRequest&) { return true; });
-    std::string error;
-    ASSERT_TRUE(server_->Start(&error)) << error;
+    const Status st = server_->Start();
+    ASSERT_TRUE(st.ok()) << st.message();
   }
   void TearDown() override {
     release_ = true;
@@ -299,10 +299,11 @@ TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
 TEST_F(HttpServerTest, PortIsBoundExclusively) {
   StartServer();
   HttpServer second({.port = server_->port()});
-  std::string error;
-  EXPECT_FALSE(second.Start(&error));
-  EXPECT_NE(error.find(fmt::format("port {}", server_->port())), std::string::npos) << error;
-  EXPECT_NE(error.find("in use"), std::string::npos) << error;
+  const Status st = second.Start();
+  EXPECT_EQ(st.code(), Status::Code::kIoError);
+  EXPECT_NE(st.message().find(fmt::format("port {}", server_->port())), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("in use"), std::string::npos) << st.message();
 
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;

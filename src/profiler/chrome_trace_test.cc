@@ -3,6 +3,7 @@
 #include "profiler/chrome_trace.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -66,12 +67,14 @@ class ChromeTraceFileTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// Under `ulimit -f`, exporting a larger trace fails with a message (in a child process, so the
-// limit and a SIGXFSZ that would kill it stay there).
+// Under `ulimit -f` (as on a full disk), exporting a larger trace fails with a message and leaves
+// an earlier file at the path as it was (in a child process, so the limit and a SIGXFSZ that
+// would kill it stay there).
 TEST_F(ChromeTraceFileTest, FileSizeLimitIsAWriteError) {
   const Trace trace = MakeTrace(5000);  // ~600 KB of JSON, ~20 KB gzip'd
   for (const char* name : {"trace.json", "trace.json.gz"}) {
     const std::string path = (dir_ / name).string();
+    std::ofstream(path) << "earlier";
     const pid_t child = fork();
     if (child == 0) {
       const rlimit limit{8 * 1024, RLIM_INFINITY};
@@ -89,7 +92,12 @@ TEST_F(ChromeTraceFileTest, FileSizeLimitIsAWriteError) {
     ASSERT_TRUE(WIFEXITED(status))
         << name << ": killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     EXPECT_EQ(WEXITSTATUS(status), 0) << name;
-    EXPECT_TRUE(Files().empty()) << name << ": left " << fmt::format("{}", fmt::join(Files(), " "));
+    EXPECT_EQ(Files(), std::vector<std::string>{name})
+        << fmt::format("{}", fmt::join(Files(), " "));
+    std::string kept;
+    std::getline(std::ifstream(path), kept);
+    EXPECT_EQ(kept, "earlier");
+    fs::remove(path);
   }
   // Without the limit the same export works.
   EXPECT_TRUE(WriteChromeTrace(trace, (dir_ / "trace.json").string()).ok());
