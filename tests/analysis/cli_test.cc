@@ -220,8 +220,7 @@ TEST_F(CliTest, InputErrorsNameTheFile) {
   const std::string dir = fs::temp_directory_path().string();
   CliRun r = Opscope("diff '" + good + "' '" + dir + "'");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("trace B: cannot open " + dir + ": it is a directory"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("trace B: cannot open " + dir + ": it is a directory"), std::string::npos)
       << r.output;
   r = Opscope("diff /nonexistent/a.json '" + good + "'");
   EXPECT_EQ(r.exit_code, 1);
