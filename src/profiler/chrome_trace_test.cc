@@ -81,7 +81,8 @@ TEST_F(ChromeTraceFileTest, FileSizeLimitIsAWriteError) {
       setrlimit(RLIMIT_FSIZE, &limit);
       const Status st = WriteChromeTrace(trace, path);
       const std::string& error = st.message();
-      const bool ok = st.code() == Status::Code::kIoError && error.find("File too large") != std::string::npos &&
+      const bool ok = st.code() == Status::Code::kIoError &&
+                      error.find("File too large") != std::string::npos &&
                       error.find("'" + path + "' was not written") != std::string::npos &&
                       error.find("had been written") != std::string::npos;
       if (!ok) std::fprintf(stderr, "unexpected message: %s\n", error.c_str());
