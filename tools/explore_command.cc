@@ -26,13 +26,18 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop = true; }
 
-// Returns on SIGINT / SIGTERM, or after `exit_after_s` seconds when that is > 0.
-void WaitForStopSignal(int exit_after_s) {
+// SIGINT / SIGTERM set g_stop from now on. Installed before the server starts, so a signal sent
+// as soon as the port is printed stops the server instead of killing the process.
+void InstallStopHandlers() {
   struct sigaction action {};
   action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+// Returns once g_stop is set (InstallStopHandlers), or after `exit_after_s` seconds when > 0.
+void WaitForStopSignal(int exit_after_s) {
   const auto start = std::chrono::steady_clock::now();
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -200,6 +205,7 @@ int RunExplore(const ExploreArgs& args) {
     return 1;
   }
   Explorer* server = &explorer;
+  InstallStopHandlers();
   if (const Status started = server->Start(); !started.ok()) {
     std::fprintf(stderr, "opscope explore: %s\n", started.message().c_str());
     return 1;
