@@ -6,19 +6,14 @@
 #include <map>
 #include <set>
 
+#include "job/job_format.h"
 #include "opscope/job.h"
 #include "trace/json_writer.h"
 
 namespace opscope {
 namespace {
 
-std::string Time(double ns) {
-  if (!std::isfinite(ns)) return "-";
-  const double a = std::fabs(ns);
-  if (a >= 1e9) return fmt::format("{:.3f}s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.3f}ms", ns / 1e6);
-  return fmt::format("{:.3f}us", ns / 1e3);
-}
+using job_format::Time;
 
 std::string Change(double a, double b) { return fmt::format("{} -> {}", Time(a), Time(b)); }
 
@@ -78,8 +73,8 @@ std::vector<InstancePair> PairInstances(const JobReport& a, const JobReport& b) 
 std::string Straggler(const JobReport& r) {
   if (r.stragglers.empty() || r.stragglers.front().wait_caused_ns == 0) return "none";
   const StragglerRow& s = r.stragglers.front();
-  return fmt::format("rank {} ({} caused over {} collectives)", s.rank,
-                     Time(static_cast<double>(s.wait_caused_ns)), s.times_last);
+  return fmt::format("rank {} ({} caused over {} collectives)", s.rank, Time(s.wait_caused_ns),
+                     s.times_last);
 }
 
 }  // namespace

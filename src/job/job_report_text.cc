@@ -6,19 +6,22 @@
 #include <numeric>
 #include <set>
 
+#include "job/job_format.h"
 #include "opscope/job.h"
 
 namespace opscope {
-namespace {
 
-std::string Time(double ns) {
+std::string job_format::Time(double ns) {
   if (!std::isfinite(ns)) return "-";
   const double a = std::fabs(ns);
   if (a >= 1e9) return fmt::format("{:.3f}s", ns / 1e9);
   if (a >= 1e6) return fmt::format("{:.3f}ms", ns / 1e6);
   return fmt::format("{:.3f}us", ns / 1e3);
 }
-std::string Time(int64_t ns) { return Time(static_cast<double>(ns)); }
+
+namespace {
+
+using job_format::Time;
 
 std::string Bytes(int64_t b) {
   if (b <= 0) return "-";
