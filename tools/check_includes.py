@@ -5,7 +5,8 @@
     tools/check_includes.py --self-test       checks the checker on a small tree with known faults
 
 Reads every `#include "..."` (and `#include <opscope/...>`) in src/, include/, tools/, tests/,
-bench/ and fuzz/, resolves it to a file, and fails on:
+bench/, fuzz/ and python/src/ (the extension module, which uses public headers only), resolves it
+to a file, and fails on:
   - an include that goes up the layers (a component including a public header or an internal
     header of a component to its right, or of its sibling device backend);
   - a `src/` header reached from outside its component that INTERNAL_USES does not list for that
@@ -47,7 +48,7 @@ COMPONENTS = {
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
 TOOLS_RANK = 8  # tools/: the opscope CLI, above every component
-TOP_RANK = 9    # tests/, bench/, fuzz/: may use every public header
+TOP_RANK = 9    # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
@@ -124,6 +125,9 @@ INTERNAL_USES = [
       "tests/device/neuron_calibration_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
     ("tests/analysis/test_support.h", ["tests/*"]),
+    # The extension module's own header (one Bind function per area); python/src/ otherwise
+    # uses public headers only, as an out-of-tree user would.
+    ("python/src/*.h", ["python/src/*"]),
 ]
 
 # Links between components of the same rank, with the reason (docs/architecture.md).
@@ -133,7 +137,7 @@ LINK_EXCEPTIONS = {
     ("device/neuron", "device/cpu"),
 }
 
-SCANNED_DIRS = ["src", "include", "tools", "tests", "bench", "fuzz"]
+SCANNED_DIRS = ["src", "include", "tools", "tests", "bench", "fuzz", "python/src"]
 SOURCE_EXTENSIONS = (".h", ".cc", ".inc")
 # Folders that are not opscope's code (installed npm packages, a project's own build output).
 SKIPPED_DIRS = {"node_modules", "build"}
@@ -354,6 +358,12 @@ def self_test():
         "tests/x/helper.h": "",
         "tools/main.cc": '#include "opscope/tensor.h"\n#include "tools/commands.h"\n',
         "tools/commands.h": "",
+        "python/src/bindings.h": '#include "opscope/status.h"\n',
+        "python/src/trace_bindings.cc": ('#include "opscope/opscope.h"\n'
+                                         '#include "python/src/bindings.h"\n'
+                                         '#include "trace/json_writer.h"\n'
+                                         '#include "tools/commands.h"\n'),
+        "include/opscope/status.h": "",
         "src/tensor/CMakeLists.txt": ("set(DEPS_ opscope_trace opscope_compile)\n"
                                       "opscope_library(NAME opscope_tensor SOURCES t.cc\n"
                                       "  DEPS ${DEPS_} fmt::fmt)\n"),
@@ -376,6 +386,8 @@ def self_test():
         "src/tensor/tensor.cc:2": "spell src headers by component",
         "src/tensor/tensor.cc:3": "names no file",
         "tests/x/x_test.cc:2": "trace's internal header",
+        "python/src/trace_bindings.cc:3": "trace's internal header",
+        "python/src/trace_bindings.cc:4": "an internal header tools/commands.h",
         "src/tensor/CMakeLists.txt:2": "links opscope_compile",
         "src/compile/runtime.cc:1": "reaches the device/neuron backend",
         "src/compile/runtime.cc:2": "reaches the device/neuron backend",

@@ -196,8 +196,7 @@ Status JsonStream::ReadValue(std::string_view* span) {
   }
 }
 
-Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
-                                Batch* batch, bool* end) {
+Status JsonStream::StartBatch(uint64_t first_index, Batch* batch, bool* end) {
   RestoreSentinel();
   batch->array = {};
   batch->elements.clear();
@@ -209,6 +208,67 @@ Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_
     return st;
   }
   if (first_index == 0) after_element_ = false;
+  return Status::Ok();
+}
+
+Status JsonStream::RefillBeforeElement(std::string_view what, uint64_t index) {
+  size_t got = 0;
+  Status st = Refill(pos_, &got);
+  if (!st.ok() || got > 0) return st;
+  return Status::InvalidInput(
+      "byte " + std::to_string(offset()) + ": unexpected end of input, expected " +
+          (after_element_
+               ? "',' or ']' after " + std::string(what) + " " + std::to_string(index - 1)
+               : std::string("a value")) +
+          " (truncated file?)",
+      offset());
+}
+
+Status JsonStream::ReadSeparator(std::string_view what, uint64_t index, bool* array_end) {
+  const char c = buf_[pos_];
+  if (c != ',' && c != ']') {
+    return Status::InvalidInput(
+        "byte " + std::to_string(offset()) + ": expected ',' or ']' after " + std::string(what) +
+            " " + std::to_string(index - 1) + ", found " + Describe(static_cast<unsigned char>(c)),
+        offset());
+  }
+  ++pos_;
+  after_element_ = false;
+  *array_end = c == ']';
+  return Status::Ok();
+}
+
+Status JsonStream::RefillInsideElement(std::string_view what, uint64_t index) {
+  const uint64_t value_offset = offset();
+  size_t got = 0;
+  Status st = Refill(pos_, &got);
+  if (!st.ok() || got > 0) return st;
+  size_t value_end = 0;
+  const char* missing = "";
+  Status error;
+  // A number or literal may end with the input.
+  if (ScanValue(pos_, &value_end, &missing, &error) == Scan::kComplete) return Status::Ok();
+  return Status::InvalidInput(
+      "byte " + std::to_string(base_ + end_) + ": unexpected end of input inside " +
+          std::string(what) + " " + std::to_string(index) + ", which starts at byte " +
+          std::to_string(value_offset) + "; expected " + missing + " (truncated file?)",
+      base_ + end_);
+}
+
+void JsonStream::WrapBatch(size_t first_start, size_t last_end, Batch* batch) {
+  // The byte before the first element was consumed (the headroom byte when the element starts
+  // the buffer); the byte after the last one is saved and restored by RestoreSentinel.
+  char* const first = buf_ + first_start;
+  first[-1] = '[';
+  sentinel_ = last_end;
+  sentinel_byte_ = buf_[last_end];
+  buf_[last_end] = ']';
+  batch->array = std::string_view(first - 1, last_end - first_start + 2);
+}
+
+Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_t first_index,
+                                Batch* batch, bool* end) {
+  if (Status st = StartBatch(first_index, batch, end); !st.ok()) return st;
   size_t first_start = 0, last_end = 0;
   // Fails the call, or, when elements were read, returns them and keeps the error for later.
   auto fail = [&](Status st) {
@@ -223,40 +283,15 @@ Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_
     while (pos_ < end_ && IsJsonSpace(buf_[pos_])) ++pos_;
     if (pos_ == end_) {
       if (!batch->elements.empty()) break;
-      size_t got = 0;
-      Status st = Refill(pos_, &got);
-      if (!st.ok()) return st;
-      if (got == 0) {
-        return Status::InvalidInput(
-            "byte " + std::to_string(offset()) + ": unexpected end of input, expected " +
-                (after_element_
-                     ? "',' or ']' after " + std::string(what) + " " + std::to_string(index() - 1)
-                     : std::string("a value")) +
-                " (truncated file?)",
-            offset());
-      }
+      if (Status st = RefillBeforeElement(what, index()); !st.ok()) return st;
       continue;
     }
-    const char c = buf_[pos_];
     if (after_element_) {
-      if (c == ']') {
-        ++pos_;
-        after_element_ = false;
-        *end = true;
-        break;
-      }
-      if (c != ',') {
-        return fail(Status::InvalidInput("byte " + std::to_string(offset()) +
-                                             ": expected ',' or ']' after " + std::string(what) +
-                                             " " + std::to_string(index() - 1) + ", found " +
-                                             Describe(static_cast<unsigned char>(c)),
-                                         offset()));
-      }
-      ++pos_;
-      after_element_ = false;
+      if (Status st = ReadSeparator(what, index(), end); !st.ok()) return fail(std::move(st));
+      if (*end) break;
       continue;
     }
-    if (c == ']' && index() == 0) {  // an empty array
+    if (buf_[pos_] == ']' && index() == 0) {  // an empty array
       ++pos_;
       *end = true;
       break;
@@ -273,18 +308,7 @@ Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_
     }
     if (r == Scan::kIncomplete) {
       if (!batch->elements.empty()) break;
-      const uint64_t value_offset = offset();
-      size_t got = 0;
-      Status st = Refill(pos_, &got);
-      if (!st.ok()) return st;
-      if (got == 0) {
-        if (ScanValue(pos_, &value_end, &missing, &error) == Scan::kComplete) continue;
-        return Status::InvalidInput(
-            "byte " + std::to_string(base_ + end_) + ": unexpected end of input inside " +
-                std::string(what) + " " + std::to_string(index()) + ", which starts at byte " +
-                std::to_string(value_offset) + "; expected " + missing + " (truncated file?)",
-            base_ + end_);
-      }
+      if (Status st = RefillInsideElement(what, index()); !st.ok()) return st;
       continue;
     }
     if (batch->elements.empty()) first_start = pos_;
@@ -294,16 +318,7 @@ Status JsonStream::ReadElements(size_t max_bytes, std::string_view what, uint64_
     pos_ = value_end;
     after_element_ = true;
   }
-  if (!batch->elements.empty()) {
-    // Wrap [first_start, last_end) in brackets: the byte before it was consumed (the headroom
-    // byte when the element starts the buffer); the byte after it is saved and restored.
-    char* const first = buf_ + first_start;
-    first[-1] = '[';
-    sentinel_ = last_end;
-    sentinel_byte_ = buf_[last_end];
-    buf_[last_end] = ']';
-    batch->array = std::string_view(first - 1, last_end - first_start + 2);
-  }
+  if (!batch->elements.empty()) WrapBatch(first_start, last_end, batch);
   return Status::Ok();
 }
 

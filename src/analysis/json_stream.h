@@ -77,6 +77,16 @@ class JsonStream {
   // Moves [keep_from, end_) to the front and reads more; grows the buffer when it is full.
   // *got = bytes added (0 at end of input).
   Status Refill(size_t keep_from, size_t* got);
+  // ReadElements' steps. StartBatch clears the batch and returns an error kept from the last call.
+  Status StartBatch(uint64_t first_index, Batch* batch, bool* end);
+  // Reads more input where the next element (or separator) is expected; fails at the end.
+  Status RefillBeforeElement(std::string_view what, uint64_t index);
+  // Consumes the ',' or ']' after element index - 1; *array_end says which.
+  Status ReadSeparator(std::string_view what, uint64_t index, bool* array_end);
+  // Reads more input while element `index` is incomplete; fails when the input ends inside it.
+  Status RefillInsideElement(std::string_view what, uint64_t index);
+  // Makes batch->array the elements [first_start, last_end) of buf_ wrapped in brackets.
+  void WrapBatch(size_t first_start, size_t last_end, Batch* batch);
   // Puts back the byte a batch's closing ']' overwrote.
   void RestoreSentinel() {
     if (sentinel_ != kNoSentinel) {

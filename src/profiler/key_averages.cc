@@ -3,7 +3,10 @@
 #include "opscope/key_averages.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "trace/saturating.h"
 
@@ -82,193 +85,277 @@ struct SliceSubset {
   }
 };
 
+// PyTorch's event list over the aggregated slices as flat arrays indexed by local index (see
+// AllSlices / SliceSubset): no per-event objects, so memory is a few bytes per aggregated slice.
+// Filled by the steps below, in order.
+template <typename Slices>
+struct EventList {
+  EventList(const Trace& trace_in, const Slices& ids_in)
+      : trace(trace_in),
+        ids(ids_in),
+        n(ids_in.size()),
+        role(n, kSkip),
+        name_class(trace_in.strings().size(), 0),
+        device_ns(n, 0),
+        parent(n, kNone),
+        merged_into(n, kNone),
+        children(n, 0),
+        row_of(n, kNone) {}
+
+  const Slice& slice(uint32_t i) const { return trace.slices()[ids.Global(i)]; }
+  // The row key's name: every ProfilerStep#N groups into one "ProfilerStep*" row.
+  StringId KeyOf(uint32_t i) const {
+    return name_class[slice(i).name] == 3 ? kStepKey : slice(i).name;
+  }
+  // The event that took the place of `e` after duplicates were merged.
+  uint32_t Resolve(uint32_t e) const {
+    while (e != kNone && merged_into[e] != kNone) e = merged_into[e];
+    return e;
+  }
+
+  const Trace& trace;
+  const Slices& ids;
+  uint32_t n;
+  std::vector<uint8_t> role;
+  std::vector<uint8_t> name_class;  // per string id: 0 unseen, 1 keep, 2 drop, 3 step
+  // An event's kernels after AddKernels, its device total after SumDeviceTotals.
+  std::vector<int64_t> device_ns;
+  std::vector<uint32_t> parent;       // CPU parent (after merging)
+  std::vector<uint32_t> merged_into;  // a removed duplicate -> the event that took its place
+  std::vector<uint8_t> children;      // CPU children, saturating at 2 ("exactly one" matters)
+  std::vector<uint32_t> row_of;       // the row an event adds to; kNone = none
+};
+
+// 1. Which slices are FunctionEvents. Name checks run once per distinct name.
+template <typename Slices>
+void ClassifyEvents(EventList<Slices>& events) {
+  for (uint32_t i = 0; i < events.n; ++i) {
+    const Slice& s = events.slice(i);
+    const bool host = IsHostEventKind(s.kind);
+    if (!host && !IsDeviceEventKind(s.kind)) continue;
+    uint8_t& cls = events.name_class[s.name];
+    if (cls == 0) {
+      std::string_view name = events.trace.Str(s.name);
+      cls = FilteredName(name) ? 2 : name.starts_with("ProfilerStep#") ? 3 : 1;
+    }
+    if (cls != 2) events.role[i] = host ? kHost : kDevice;
+  }
+}
+
+// 2. Kernels: device activity linked to a host op adds its duration to that op. Returns the
+// number of device activities linked to no host op.
+template <typename Slices>
+uint64_t AddKernels(EventList<Slices>& events) {
+  uint64_t unmatched = 0;
+  for (uint32_t i = 0; i < events.n; ++i) {
+    if (events.role[i] != kDevice) continue;
+    const Slice& s = events.slice(i);
+    events.device_ns[i] = s.dur_ns;
+    if (s.kind == ActivityKind::kDeviceAnnotation) continue;
+    const uint32_t linked = events.trace.Link(events.ids.Global(i)).op;
+    const uint32_t op = linked == kNone ? kNone : events.ids.Local(linked);
+    if (op == kNone || events.role[op] != kHost) {
+      unmatched += 1;
+      continue;
+    }
+    events.device_ns[op] = internal::SatAdd(events.device_ns[op], s.dur_ns);
+  }
+  return unmatched;
+}
+
+// 3. CPU parents per thread: PyTorch's stack walk over events sorted by (start, -end), which is
+// the trace's own order within a track (slices come grouped by track).
+template <typename Slices>
+void FindCpuParents(EventList<Slices>& events) {
+  const size_t tracks = events.trace.tracks().size();
+  std::vector<uint32_t> stack;
+  uint32_t track = kNone;
+  for (uint32_t i = 0; i < events.n; ++i) {
+    const Slice& s = events.slice(i);
+    if (events.role[i] != kHost || s.track >= tracks) continue;
+    if (s.track != track) {
+      track = s.track;
+      stack.clear();
+    }
+    const int64_t start = s.ts_ns, stop = start + s.dur_ns;
+    while (!stack.empty()) {
+      const Slice& p = events.slice(stack.back());
+      if (start < p.ts_ns + p.dur_ns && stop <= p.ts_ns + p.dur_ns) break;
+      stack.pop_back();
+    }
+    if (!stack.empty()) {
+      const uint32_t p = events.Resolve(stack.back());
+      events.parent[i] = p;
+      if (events.children[p] < 2) ++events.children[p];
+    }
+    stack.push_back(i);
+  }
+}
+
+// 4. _remove_dup_nodes: an only child that has its parent's name merges into the parent; the
+// child's kernels replace the parent's and its children are adopted. Walks events in list order
+// (parents precede their children within a track).
+template <typename Slices>
+void MergeDuplicates(EventList<Slices>& events) {
+  for (uint32_t i = 0; i < events.n; ++i) {
+    if (events.role[i] != kHost) continue;
+    const uint32_t p = events.Resolve(events.parent[i]);
+    events.parent[i] = p;
+    if (p == kNone || events.KeyOf(p) != events.KeyOf(i) || events.children[p] != 1) continue;
+    events.merged_into[i] = p;
+    events.device_ns[p] = events.device_ns[i];  // parent.kernels = child.kernels
+    events.children[p] = events.children[i];
+  }
+}
+
+// 5. Device totals bottom-up: children follow their parents, so walk backwards.
+template <typename Slices>
+void SumDeviceTotals(EventList<Slices>& events) {
+  for (uint32_t i = events.n; i-- > 0;) {
+    if (events.role[i] != kHost || events.merged_into[i] != kNone) continue;
+    if (const uint32_t p = events.parent[i]; p != kNone) {
+      events.device_ns[p] = internal::SatAdd(events.device_ns[p], events.device_ns[i]);
+    }
+  }
+}
+
+// Rows by key, with a small direct-mapped cache in front of the hash map (keys repeat heavily).
+class RowIndex {
+ public:
+  RowIndex() : cache_(1024) {}
+  // The row of `key`; *inserted is true when `key` is new and gets row `next_row`.
+  uint32_t Find(const RowKey& key, uint32_t next_row, bool* inserted) {
+    Entry& cached = cache_[(uint64_t{RowKeyHash{}(key)} * 0x9E3779B97F4A7C15ull) >> 54];
+    *inserted = false;
+    if (cached.row != kNone && cached.key == key) return cached.row;
+    auto [it, added] = rows_.emplace(key, next_row);
+    *inserted = added;
+    cached = {key, it->second};
+    return it->second;
+  }
+
+ private:
+  struct Entry {
+    RowKey key{};
+    uint32_t row = kNone;
+  };
+  std::unordered_map<RowKey, uint32_t, RowKeyHash> rows_;
+  std::vector<Entry> cache_;
+};
+
+// A new row for the event `i` with key `key`.
+template <typename Slices>
+KeyAverage NewRow(const EventList<Slices>& events, uint32_t i, const RowKey& key,
+                  const KeyAveragesOptions& options) {
+  KeyAverage row;
+  row.key =
+      key.name == kStepKey ? std::string("ProfilerStep*") : std::string(events.trace.Str(key.name));
+  if (options.group_by_input_shape) {
+    row.input_shapes = key.shapes == 0 ? "[]" : std::string(events.trace.Str(key.shapes));
+  }
+  row.is_user_annotation = (key.variant & 2) != 0;
+  row.is_device = events.role[i] == kDevice;
+  return row;
+}
+
+// 6. Group: sets row_of and appends a row per new key. A row's position is its first event's
+// place in PyTorch's event list; `first` holds it per row.
+template <typename Slices>
+void GroupRows(EventList<Slices>& events, const KeyAveragesOptions& options,
+               std::vector<KeyAverage>* rows, std::vector<Appearance>* first) {
+  RowIndex index;
+  for (uint32_t i = 0; i < events.n; ++i) {
+    if (events.role[i] == kSkip || events.merged_into[i] != kNone) continue;
+    const Slice& s = events.slice(i);
+    StringId shapes = 0;
+    if (options.group_by_input_shape) {
+      shapes = s.input_shapes;
+      if (shapes != 0 && events.trace.Str(shapes) == "[]") shapes = 0;
+    }
+    const bool annotation =
+        s.kind == ActivityKind::kUserAnnotation || s.kind == ActivityKind::kDeviceAnnotation;
+    const RowKey key{
+        events.KeyOf(i), shapes,
+        static_cast<uint8_t>((events.role[i] == kDevice ? 1 : 0) | (annotation ? 2 : 0))};
+    const Appearance here{s.ts_ns, -(s.ts_ns + s.dur_ns), i};
+    bool inserted = false;
+    const uint32_t r = index.Find(key, static_cast<uint32_t>(rows->size()), &inserted);
+    if (inserted) {
+      rows->push_back(NewRow(events, i, key, options));
+      first->push_back(here);
+    } else if (here < (*first)[r]) {
+      (*first)[r] = here;
+    }
+    events.row_of[i] = r;
+  }
+}
+
+// 7. Totals per row: an event's times add to its row and leave its parent's self times.
+template <typename Slices>
+void SumRows(const EventList<Slices>& events, std::vector<KeyAverage>* rows) {
+  for (uint32_t i = 0; i < events.n; ++i) {
+    const uint32_t r = events.row_of[i];
+    if (r == kNone) continue;
+    KeyAverage& row = (*rows)[r];
+    const int64_t device_ns = events.device_ns[i];
+    row.count += 1;
+    row.device_time_total_ns = internal::SatAdd(row.device_time_total_ns, device_ns);
+    row.self_device_time_total_ns = internal::SatAdd(row.self_device_time_total_ns, device_ns);
+    if (events.role[i] == kDevice) continue;
+    const int64_t dur = events.slice(i).dur_ns;
+    row.cpu_time_total_ns = internal::SatAdd(row.cpu_time_total_ns, dur);
+    row.self_cpu_time_total_ns = internal::SatAdd(row.self_cpu_time_total_ns, dur);
+    if (const uint32_t p = events.parent[i]; p != kNone) {
+      KeyAverage& parent_row = (*rows)[events.row_of[p]];
+      parent_row.self_cpu_time_total_ns = internal::SatSub(parent_row.self_cpu_time_total_ns, dur);
+      parent_row.self_device_time_total_ns =
+          internal::SatSub(parent_row.self_device_time_total_ns, device_ns);
+    }
+  }
+}
+
+// 8. Rows in order of first appearance.
+std::vector<KeyAverage> InAppearanceOrder(std::vector<KeyAverage> rows,
+                                          const std::vector<Appearance>& first) {
+  std::vector<uint32_t> order(rows.size());
+  for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return first[a] < first[b]; });
+  std::vector<KeyAverage> out;
+  out.reserve(order.size());
+  for (uint32_t r : order) out.push_back(std::move(rows[r]));
+  return out;
+}
+
+std::string UpperCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return text;
+}
+
 }  // namespace
 
 // Mirrors torch/autograd/profiler.py _parse_kineto_results and profiler_util.EventList
-// (_populate_cpu_children, _remove_dup_nodes, key_averages) over flat per-slice arrays: no
-// per-event objects, so memory is a few bytes per aggregated slice and the work is linear after
-// the trace's own sort. Arrays are indexed by local index (see AllSlices / SliceSubset).
+// (_populate_cpu_children, _remove_dup_nodes, key_averages), one step per function above; the
+// work is linear after the trace's own sort.
 template <typename Slices>
 KeyAverages KeyAverages::Aggregate(const Trace& trace, const Slices& ids,
                                    const KeyAveragesOptions& options) {
   KeyAverages out;
   out.options_ = options;
   for (const auto& [reason, count] : trace.metadata().dropped) out.dropped_events_ += count;
-  std::string device = trace.metadata().device_type;
-  std::transform(device.begin(), device.end(), device.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  out.device_name_ = device;
+  out.device_name_ = UpperCase(trace.metadata().device_type);
 
-  const auto& all = trace.slices();
-  const uint32_t n = ids.size();
-  auto slice = [&](uint32_t i) -> const Slice& { return all[ids.Global(i)]; };
-
-  // 1. Which slices are FunctionEvents, and their keys. Name checks run once per distinct name.
-  std::vector<uint8_t> role(n, kSkip);
-  std::vector<uint8_t> name_class(trace.strings().size(), 0);  // 0 unseen, 1 keep, 2 drop, 3 step
-  for (uint32_t i = 0; i < n; ++i) {
-    const Slice& s = slice(i);
-    const bool host = IsHostEventKind(s.kind);
-    if (!host && !IsDeviceEventKind(s.kind)) continue;
-    uint8_t& cls = name_class[s.name];
-    if (cls == 0) {
-      std::string_view name = trace.Str(s.name);
-      cls = FilteredName(name) ? 2 : name.starts_with("ProfilerStep#") ? 3 : 1;
-    }
-    if (cls != 2) role[i] = host ? kHost : kDevice;
-  }
-  auto key_of = [&](uint32_t i) {
-    return name_class[slice(i).name] == 3 ? kStepKey : slice(i).name;
-  };
-
-  // 2. Kernels: device activity linked to a host op adds its duration to that op. `device_ns`
-  // holds an event's kernels now and its device total after step 5.
-  std::vector<int64_t> device_ns(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (role[i] != kDevice) continue;
-    device_ns[i] = slice(i).dur_ns;
-    if (slice(i).kind == ActivityKind::kDeviceAnnotation) continue;
-    const uint32_t linked = trace.Link(ids.Global(i)).op;
-    const uint32_t op = linked == kNone ? kNone : ids.Local(linked);
-    if (op == kNone || role[op] != kHost) {
-      out.unmatched_device_activity_ += 1;
-      continue;
-    }
-    device_ns[op] = internal::SatAdd(device_ns[op], slice(i).dur_ns);
-  }
-
-  // 3 + 4. CPU parents per thread (PyTorch's stack walk over events sorted by (start, -end), which
-  // is the trace's own order within a track: slices come grouped by track), merging an only child
-  // that has its parent's name into the parent as it goes (_remove_dup_nodes): the child's
-  // kernels replace the parent's and its children are adopted. `merged_into` redirects a removed
-  // event to the event that took its place; `children` saturates at 2 (only "exactly one"
-  // matters).
-  std::vector<uint32_t> parent(n, kNone);
-  std::vector<uint32_t> merged_into(n, kNone);
-  std::vector<uint8_t> children(n, 0);
-  auto resolve = [&](uint32_t e) {
-    while (e != kNone && merged_into[e] != kNone) e = merged_into[e];
-    return e;
-  };
-  std::vector<uint32_t> stack;
-  uint32_t track = kNone;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (role[i] != kHost || slice(i).track >= trace.tracks().size()) continue;
-    if (slice(i).track != track) {
-      track = slice(i).track;
-      stack.clear();
-    }
-    const int64_t start = slice(i).ts_ns, stop = start + slice(i).dur_ns;
-    while (!stack.empty()) {
-      const Slice& p = slice(stack.back());
-      if (start >= p.ts_ns + p.dur_ns || stop > p.ts_ns + p.dur_ns) {
-        stack.pop_back();
-      } else {
-        break;
-      }
-    }
-    if (!stack.empty()) {
-      uint32_t p = resolve(stack.back());
-      parent[i] = p;
-      if (children[p] < 2) ++children[p];
-    }
-    stack.push_back(i);
-  }
-  // Merging walks events in list order; parents precede their children within a track.
-  for (uint32_t i = 0; i < n; ++i) {
-    if (role[i] != kHost) continue;
-    uint32_t p = resolve(parent[i]);
-    parent[i] = p;
-    if (p == kNone || key_of(p) != key_of(i) || children[p] != 1) continue;
-    merged_into[i] = p;
-    device_ns[p] = device_ns[i];  // parent.kernels = child.kernels
-    children[p] = children[i];
-  }
-
-  // 5. Device totals bottom-up: children follow their parents, so walk backwards.
-  for (uint32_t i = n; i-- > 0;) {
-    if (role[i] != kHost || merged_into[i] != kNone) continue;
-    if (uint32_t p = parent[i]; p != kNone)
-      device_ns[p] = internal::SatAdd(device_ns[p], device_ns[i]);
-  }
-
-  // 6. Group. A row's position is its first event's place in PyTorch's event list.
-  std::unordered_map<RowKey, uint32_t, RowKeyHash> row_of_key;
-  struct RowCacheEntry {
-    RowKey key{};
-    uint32_t row = kNone;
-  };
-  std::vector<RowCacheEntry> row_cache(1024);
+  EventList<Slices> events(trace, ids);
+  ClassifyEvents(events);
+  out.unmatched_device_activity_ = AddKernels(events);
+  FindCpuParents(events);
+  MergeDuplicates(events);
+  SumDeviceTotals(events);
   std::vector<Appearance> first;
-  std::vector<uint32_t> row_of(n, kNone);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (role[i] == kSkip || merged_into[i] != kNone) continue;
-    const Slice& s = slice(i);
-    StringId shapes = 0;
-    if (options.group_by_input_shape) {
-      shapes = s.input_shapes;
-      if (shapes != 0 && trace.Str(shapes) == "[]") shapes = 0;
-    }
-    const bool annotation =
-        s.kind == ActivityKind::kUserAnnotation || s.kind == ActivityKind::kDeviceAnnotation;
-    RowKey key{key_of(i), shapes,
-               static_cast<uint8_t>((role[i] == kDevice ? 1 : 0) | (annotation ? 2 : 0))};
-    Appearance here{s.ts_ns, -(s.ts_ns + s.dur_ns), i};
-    // Keys repeat heavily: a small direct-mapped cache answers most before the hash map.
-    RowCacheEntry& cached = row_cache[(uint64_t{RowKeyHash{}(key)} * 0x9E3779B97F4A7C15ull) >> 54];
-    uint32_t r;
-    if (cached.row != kNone && cached.key == key) {
-      r = cached.row;
-    } else {
-      auto [it, inserted] = row_of_key.emplace(key, static_cast<uint32_t>(out.rows_.size()));
-      r = it->second;
-      cached = {key, r};
-      if (inserted) {
-        KeyAverage row;
-        row.key =
-            key.name == kStepKey ? std::string("ProfilerStep*") : std::string(trace.Str(key.name));
-        if (options.group_by_input_shape) {
-          row.input_shapes = shapes == 0 ? "[]" : std::string(trace.Str(shapes));
-        }
-        row.is_user_annotation = annotation;
-        row.is_device = role[i] == kDevice;
-        out.rows_.push_back(std::move(row));
-        first.push_back(here);
-        row_of[i] = r;
-        continue;
-      }
-    }
-    if (here < first[r]) first[r] = here;
-    row_of[i] = r;
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t r = row_of[i];
-    if (r == kNone) continue;
-    KeyAverage& row = out.rows_[r];
-    row.count += 1;
-    row.device_time_total_ns = internal::SatAdd(row.device_time_total_ns, device_ns[i]);
-    row.self_device_time_total_ns = internal::SatAdd(row.self_device_time_total_ns, device_ns[i]);
-    if (role[i] == kDevice) continue;
-    const int64_t dur = slice(i).dur_ns;
-    row.cpu_time_total_ns = internal::SatAdd(row.cpu_time_total_ns, dur);
-    row.self_cpu_time_total_ns = internal::SatAdd(row.self_cpu_time_total_ns, dur);
-    if (uint32_t p = parent[i]; p != kNone) {
-      KeyAverage& parent_row = out.rows_[row_of[p]];
-      parent_row.self_cpu_time_total_ns = internal::SatSub(parent_row.self_cpu_time_total_ns, dur);
-      parent_row.self_device_time_total_ns =
-          internal::SatSub(parent_row.self_device_time_total_ns, device_ns[i]);
-    }
-  }
-
-  // Rows in order of first appearance.
-  std::vector<uint32_t> order(out.rows_.size());
-  for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return first[a] < first[b]; });
-  std::vector<KeyAverage> rows;
-  rows.reserve(order.size());
-  for (uint32_t r : order) rows.push_back(std::move(out.rows_[r]));
-  out.rows_ = std::move(rows);
+  GroupRows(events, options, &out.rows_, &first);
+  SumRows(events, &out.rows_);
+  out.rows_ = InAppearanceOrder(std::move(out.rows_), first);
   return out;
 }
 
