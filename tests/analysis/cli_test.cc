@@ -16,28 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using CliRun = testing::CommandResult;
 
-fs::path Binary() {
-  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
-  return fs::path(dir ? dir : "build") / "opscope";
-}
+fs::path Binary() { return testing::OpscopeBinary(); }
 
 CliRun Opscope(const std::string& args, bool with_stderr = true) {
-  const std::string cmd =
-      "'" + Binary().string() + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::RunOpscope(args,
+                             with_stderr ? testing::Stderr::kMerged : testing::Stderr::kDropped);
 }
 
 std::string Fixture(const char* relative) {

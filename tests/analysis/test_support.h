@@ -1,7 +1,12 @@
-// Helpers for the analysis tests: locating the shared fixtures and reading CSV files.
+// Helpers for the end-to-end tests: locating the shared fixtures, reading CSV files, and running
+// the opscope CLI (or any shell command) as a user would.
 #ifndef OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
 #define OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
 
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +94,42 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(const std::filesy
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+// What a command run by RunCommand or RunOpscope did.
+struct CommandResult {
+  int exit_code = -1;  // the exit status; -1 when it could not start or was killed by a signal
+  std::string output;  // stdout, with stderr when the command line merges it
+};
+
+// Runs `command` with /bin/sh and collects its stdout. Blocks until the command exits.
+inline CommandResult RunCommand(const std::string& command) {
+  CommandResult r;
+  std::FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// This build's CLI: $OPSCOPE_BINARY_DIR/opscope (ctest sets the variable; "build" otherwise).
+inline std::filesystem::path OpscopeBinary() {
+  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
+  return std::filesystem::path(dir ? dir : "build") / "opscope";
+}
+
+// OpscopeBinary() quoted for the shell, to start a command line with.
+inline std::string OpscopeCommand() { return "'" + OpscopeBinary().string() + "'"; }
+
+// Where the CLI's stderr goes: into CommandResult::output after stdout's text, or away.
+enum class Stderr { kDropped, kMerged };
+
+// Runs `opscope ARGS` (ARGS as the shell reads them: quote paths).
+inline CommandResult RunOpscope(const std::string& args, Stderr stderr_to = Stderr::kDropped) {
+  return RunCommand(OpscopeCommand() + " " + args +
+                    (stderr_to == Stderr::kMerged ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace opscope::testing

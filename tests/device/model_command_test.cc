@@ -2,9 +2,7 @@
 // the file and line), and the CLI end to end (text and --json, read back by a JSON parser).
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +11,7 @@
 
 #include "device/neuron/model_graph.h"
 #include "opscope/neuron.h"
+#include "tests/analysis/test_support.h"
 
 namespace opscope::neuron {
 namespace {
@@ -96,17 +95,11 @@ TEST(ModelGraph, FilesAreLimited) {
   }
 }
 
-// Runs the CLI; returns its exit status and stdout.
+// Runs `opscope model ARGS`; returns its exit status and its output (stdout and stderr).
 int RunCli(const std::string& args, std::string* out) {
-  const char* bin = std::getenv("OPSCOPE_BINARY_DIR");
-  const std::string cmd = std::string(bin ? bin : "build") + "/opscope model " + args + " 2>&1";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  std::array<char, 4096> buf{};
-  out->clear();
-  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out->append(buf.data(), n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::CommandResult r = testing::RunOpscope("model " + args, testing::Stderr::kMerged);
+  *out = std::move(r.output);
+  return r.exit_code;
 }
 
 TEST(ModelCommand, PrintsDeviceTimeAndTheBreakdown) {

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <simdjson.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,6 +19,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "tests/analysis/test_support.h"
 
 namespace opscope {
 namespace {
@@ -27,21 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using simdjson::dom::element;
 
-fs::path Binary() {
-  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
-  return fs::path(dir ? dir : "build") / "opscope";
-}
-
 // stdout of `opscope ARGS` (stderr dropped); empty when it fails.
 std::string Cli(const std::string& args) {
-  FILE* p = popen(("'" + Binary().string() + "' " + args + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return {};
-  std::string out;
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : std::string();
+  testing::CommandResult r = testing::RunOpscope(args);
+  return r.exit_code == 0 ? std::move(r.output) : std::string();
 }
 
 // Exact structural equality: same keys in the same order, same values; `why` says where not.

@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
+
+#include "tests/analysis/test_support.h"
 
 namespace opscope {
 namespace {
@@ -16,17 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string ReportJson(const std::string& dir, int* exit_code) {
-  const char* bin = std::getenv("OPSCOPE_BINARY_DIR");
-  const std::string cmd = "'" + (fs::path(bin ? bin : "build") / "opscope").string() +
-                          "' report '" + dir + "' --json 2>/dev/null";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while (p && (n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = p ? pclose(p) : -1;
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  testing::CommandResult r = testing::RunOpscope("report '" + dir + "' --json");
+  *exit_code = r.exit_code;
+  return std::move(r.output);
 }
 
 class DemoAllReduce : public ::testing::TestWithParam<std::tuple<int, int, double>> {};

@@ -3,12 +3,12 @@
 // claiming one rank, and a single trace keeping today's report byte for byte.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "tests/analysis/test_support.h"
 #include "tests/job/rank_set.h"
 
 namespace opscope {
@@ -16,25 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout (and stderr when asked)
-};
-
-CliRun Opscope(const std::string& args, bool with_stderr = false) {
-  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
-  const std::string cmd = "'" + (fs::path(dir ? dir : "build") / "opscope").string() + "' " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CommandResult;
+using testing::RunOpscope;
+using testing::Stderr;
 
 class JobCli : public ::testing::Test {
  protected:
@@ -55,11 +39,11 @@ class JobCli : public ::testing::Test {
 
 TEST_F(JobCli, JsonCarriesTheIssuesNames) {
   for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
-  const CliRun run = Opscope("report " + Q(dir_) + " --json");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const CommandResult run = RunOpscope("report " + Q(dir_) + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(run.out).get(doc), simdjson::SUCCESS) << run.out.substr(0, 300);
+  ASSERT_EQ(parser.parse(run.output).get(doc), simdjson::SUCCESS) << run.output.substr(0, 300);
   for (const char* key :
        {"rank", "file", "busy_us", "idle_us", "computation_us", "communication_us",
         "exposed_communication_us", "overlap_pct", "clock_offset_us"}) {
@@ -83,14 +67,14 @@ TEST_F(JobCli, CorruptRankFileIsReportedAndTheRestAnalysed) {
   const fs::path bad = dir_ / "rank1.json";
   const auto size = fs::file_size(bad);
   fs::resize_file(bad, size / 2);
-  const CliRun text = Opscope("report " + Q(dir_), /*with_stderr=*/true);
-  ASSERT_EQ(text.exit_code, 0) << text.out;
-  EXPECT_NE(text.out.find(bad.string() + ": byte "), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Partial report"), std::string::npos) << text.out;
-  const CliRun json = Opscope("report " + Q(dir_) + " --json");
+  const CommandResult text = RunOpscope("report " + Q(dir_), Stderr::kMerged);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find(bad.string() + ": byte "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Partial report"), std::string::npos) << text.output;
+  const CommandResult json = RunOpscope("report " + Q(dir_) + " --json");
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS);
+  ASSERT_EQ(parser.parse(json.output).get(doc), simdjson::SUCCESS);
   EXPECT_TRUE(doc["partial"].get_bool().value());
   EXPECT_EQ(std::string(doc["errors"].at(0)["file"].get_string().value()), bad.string());
   EXPECT_GT(doc["errors"].at(0)["offset"].get_uint64().value(), 0u);
@@ -100,32 +84,32 @@ TEST_F(JobCli, CorruptRankFileIsReportedAndTheRestAnalysed) {
 TEST_F(JobCli, TwoFilesClaimingOneRankIsAnError) {
   set_.Write(dir_, {.rank = 0}, 2);
   set_.Write(dir_, {.rank = 0, .file_name = "copy.json"}, 2);
-  const CliRun run = Opscope("report " + Q(dir_), /*with_stderr=*/true);
+  const CommandResult run = RunOpscope("report " + Q(dir_), Stderr::kMerged);
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.out.find("rank 0 is claimed by two traces"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("copy.json"), std::string::npos);
-  EXPECT_NE(run.out.find("rank0.json"), std::string::npos);
+  EXPECT_NE(run.output.find("rank 0 is claimed by two traces"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("copy.json"), std::string::npos);
+  EXPECT_NE(run.output.find("rank0.json"), std::string::npos);
 }
 
 TEST_F(JobCli, SingleTraceKeepsTodaysReport) {
   const fs::path file = testing::FixturesDir() / "traces/hta/nccl_parser_config/nccl_data.json.gz";
   fs::copy_file(file, dir_ / "only.json.gz");
   for (const char* flags : {"", " --json"}) {
-    const CliRun direct = Opscope("report " + Q(dir_ / "only.json.gz") + flags);
-    const CliRun folder = Opscope("report " + Q(dir_) + flags);
+    const CommandResult direct = RunOpscope("report " + Q(dir_ / "only.json.gz") + flags);
+    const CommandResult folder = RunOpscope("report " + Q(dir_) + flags);
     ASSERT_EQ(direct.exit_code, 0);
-    EXPECT_EQ(direct.out, folder.out);
-    EXPECT_NE(direct.out.find(flags[0] ? "\"key_averages\"" : "Self CUDA"), std::string::npos);
+    EXPECT_EQ(direct.output, folder.output);
+    EXPECT_NE(direct.output.find(flags[0] ? "\"key_averages\"" : "Self CUDA"), std::string::npos);
   }
 }
 
 TEST_F(JobCli, RankPrintsThatRanksKeyAverages) {
   for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
-  const CliRun run = Opscope("report " + Q(dir_) + " --rank 1 --rows 5");
+  const CommandResult run = RunOpscope("report " + Q(dir_) + " --rank 1 --rows 5");
   ASSERT_EQ(run.exit_code, 0);
-  EXPECT_NE(run.out.find("Rank 1: " + (dir_ / "rank1.json").string()), std::string::npos);
-  EXPECT_NE(run.out.find("Self CUDA"), std::string::npos) << run.out;
-  EXPECT_EQ(Opscope("report " + Q(dir_) + " --rank 7").exit_code, 1);
+  EXPECT_NE(run.output.find("Rank 1: " + (dir_ / "rank1.json").string()), std::string::npos);
+  EXPECT_NE(run.output.find("Self CUDA"), std::string::npos) << run.output;
+  EXPECT_EQ(RunOpscope("report " + Q(dir_) + " --rank 7").exit_code, 1);
 }
 
 // Two jobs compared: B's rank 1 arrives 80 us late at one collective and B has a third rank. The
@@ -141,11 +125,11 @@ TEST_F(JobCli, DiffComparesTwoJobsRankByRankAndCollectiveByCollective) {
     if (r == 1) spec.late_ns = {{2, kLateNs}};
     set_.Write(b, spec, 3);
   }
-  const CliRun json = Opscope("diff " + Q(a) + " " + Q(b) + " --json");
-  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const CommandResult json = RunOpscope("diff " + Q(a) + " " + Q(b) + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out.substr(0, 300);
+  ASSERT_EQ(parser.parse(json.output).get(doc), simdjson::SUCCESS) << json.output.substr(0, 300);
   simdjson::dom::array ranks = doc["ranks"].get_array().value();
   ASSERT_EQ(ranks.size(), 3u);
   EXPECT_EQ(ranks.at(2)["rank"].get_int64().value(), 2);
@@ -167,32 +151,32 @@ TEST_F(JobCli, DiffComparesTwoJobsRankByRankAndCollectiveByCollective) {
   // Ranks 0 and 2 each waited the 80 us.
   EXPECT_NEAR(top_b["wait_caused_us"].get_double().value(), 2 * kLateNs / 1e3, 0.01);
 
-  const CliRun text = Opscope("diff " + Q(a) + " " + Q(b));
-  ASSERT_EQ(text.exit_code, 0) << text.out;
-  EXPECT_NE(text.out.find("Jobs: 2 ranks"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Top straggler: none -> rank 1 (160.000us caused over 1 collectives)"),
+  const CommandResult text = RunOpscope("diff " + Q(a) + " " + Q(b));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("Jobs: 2 ranks"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Top straggler: none -> rank 1 (160.000us caused over 1 collectives)"),
             std::string::npos)
-      << text.out;
-  EXPECT_NE(text.out.find("only in job B"), std::string::npos) << text.out;
+      << text.output;
+  EXPECT_NE(text.output.find("only in job B"), std::string::npos) << text.output;
   // A file against a folder is a job diff too; a missing folder is an error.
-  EXPECT_EQ(Opscope("diff " + Q(a / "rank0.json") + " " + Q(b) + " --json").exit_code, 0);
-  EXPECT_EQ(Opscope("diff " + Q(dir_ / "none") + " " + Q(b)).exit_code, 1);
+  EXPECT_EQ(RunOpscope("diff " + Q(a / "rank0.json") + " " + Q(b) + " --json").exit_code, 0);
+  EXPECT_EQ(RunOpscope("diff " + Q(dir_ / "none") + " " + Q(b)).exit_code, 1);
 }
 
 // `opscope explore DIR` on a folder of rank traces opens them as one job (the job page), and on
 // a folder of traces without ranks opens them one by one as before.
 TEST_F(JobCli, ExploreOpensAFolderOfRanksAsOneJob) {
   for (int r = 0; r < 2; ++r) set_.Write(dir_, {.rank = r}, 2);
-  const CliRun job = Opscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
-  ASSERT_EQ(job.exit_code, 0) << job.out;
-  EXPECT_NE(job.out.find("opened a job: 2 ranks of 2"), std::string::npos) << job.out;
-  EXPECT_NE(job.out.find("/job.html"), std::string::npos) << job.out;
+  const CommandResult job = RunOpscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
+  ASSERT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_NE(job.output.find("opened a job: 2 ranks of 2"), std::string::npos) << job.output;
+  EXPECT_NE(job.output.find("/job.html"), std::string::npos) << job.output;
   set_.Write(dir_, {.rank = 1, .file_name = "again.json"}, 2);
-  const CliRun two = Opscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
-  ASSERT_EQ(two.exit_code, 0) << two.out;
-  EXPECT_NE(two.out.find("not one job (rank 1 is claimed by two traces"), std::string::npos)
-      << two.out;
-  EXPECT_NE(two.out.find("serving 3 traces"), std::string::npos) << two.out;
+  const CommandResult two = RunOpscope("explore " + Q(dir_) + " --port 0 --exit-after 1");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("not one job (rank 1 is claimed by two traces"), std::string::npos)
+      << two.output;
+  EXPECT_NE(two.output.find("serving 3 traces"), std::string::npos) << two.output;
 }
 
 }  // namespace

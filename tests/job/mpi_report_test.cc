@@ -3,13 +3,13 @@
 // the real NCCL fixture with shifted clocks and late arrivals. A build without MPI must say so
 // when an MPI launcher starts it.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
 #include "opscope/job_mpi.h"
+#include "tests/analysis/test_support.h"
 #include "tests/job/rank_set.h"
 #include "tools/demo_allreduce.h"
 
@@ -18,27 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct ShellRun {
-  int exit_code = -1;
-  std::string out;
-};
+using testing::CommandResult;
+using testing::RunCommand;
 
-ShellRun Shell(const std::string& cmd) {
-  ShellRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string Opscope() {
-  const char* dir = std::getenv("OPSCOPE_BINARY_DIR");
-  return "'" + (fs::path(dir ? dir : "build") / "opscope").string() + "'";
-}
+std::string Opscope() { return testing::OpscopeCommand(); }
 
 // mpirun as the tests need it: more processes than cores, and as root inside containers.
 std::string MpiRun(int processes) {
@@ -59,12 +42,12 @@ class MpiReport : public ::testing::Test {
   // One process's and three processes' JSON reports of `job`; both must succeed.
   void ExpectSameReport(const fs::path& job) {
     const std::string args = " report '" + job.string() + "' --json 2>/dev/null";
-    const ShellRun one = Shell(Opscope() + args);
-    ASSERT_EQ(one.exit_code, 0) << one.out;
-    ASSERT_NE(one.out.find("\"collectives\""), std::string::npos);
-    const ShellRun three = Shell(MpiRun(3) + Opscope() + args);
-    ASSERT_EQ(three.exit_code, 0) << three.out;
-    EXPECT_EQ(one.out, three.out);
+    const CommandResult one = RunCommand(Opscope() + args);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    ASSERT_NE(one.output.find("\"collectives\""), std::string::npos);
+    const CommandResult three = RunCommand(MpiRun(3) + Opscope() + args);
+    ASSERT_EQ(three.exit_code, 0) << three.output;
+    EXPECT_EQ(one.output, three.output);
   }
 
   fs::path dir_;
@@ -118,10 +101,10 @@ TEST_F(MpiReport, ShareIsBalancedBySize) {
 TEST_F(MpiReport, ABuildWithoutMpiSaysSo) {
   if (MpiBuilt()) GTEST_SKIP() << "built with MPI";
   // What an MPI launcher puts in the environment of each process it starts.
-  const ShellRun run = Shell("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 " + Opscope() +
-                             " report '" + dir_.string() + "' 2>&1");
+  const CommandResult run = RunCommand("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 " +
+                                       Opscope() + " report '" + dir_.string() + "' 2>&1");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.out.find("built without MPI"), std::string::npos) << run.out;
+  EXPECT_NE(run.output.find("built without MPI"), std::string::npos) << run.output;
 }
 
 }  // namespace
