@@ -90,8 +90,7 @@ bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFi
 
 bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobOptions& options,
              JobReport* report) {
-  std::vector<RankSummary> summaries;
-  for (const RankFile& f : files) summaries.push_back(LoadRankSummary(f));
+  std::vector<RankSummary> summaries = LoadRankSummaries(files);
   PrintImportErrors(command, summaries);
   *report = AnalyzeJob(std::move(summaries), options);
   if (!report->error.empty()) {
@@ -105,7 +104,7 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
   std::vector<RankSummary> summaries;
   std::vector<MpiJob::ProcessStats> stats;
   std::string error;
-  if (!mpi.LoadSummaries(files, &summaries, &stats, &error)) {
+  if (!mpi.LoadSummaries(files, &summaries, &stats, &error, args.threads)) {
     std::fprintf(stderr, "opscope report: %s\n", error.c_str());
     return mpi.ShareExitCode(2);
   }

@@ -19,7 +19,8 @@ struct JobReportArgs {
   int rank = -1;  // --rank N: that rank's key_averages table
   bool align_clocks = true;
   bool stats = false;  // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
-  int threads = 0;     // --threads N: threads that parse one trace (0: the cores available)
+  int threads = 0;     // --threads N: cores a process imports on (0: the cores available, shared
+                       // by the MPI processes on a host); one rank file per core
   bool quiet = false;  // --quiet: no progress bar on stderr
 };
 
@@ -27,7 +28,7 @@ struct JobReportArgs {
 bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
                        std::string* error);
 
-// Imports every rank file (one at a time, each trace dropped once summarized; spread over the MPI
+// Imports every rank file (one per core, each trace dropped once summarized; spread over the MPI
 // processes when started by mpirun) and analyses the job. Process 0 prints the report (text or
 // JSON); every process returns process 0's exit code.
 int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, MpiJob& mpi);

@@ -120,8 +120,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                 "recorded with record_shapes); --json rows carry input_shapes");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
   cmd->add_option("--threads", args->threads,
-                  "Threads that parse a trace (default: the cores available; the report is the "
-                  "same for every count)")
+                  "Threads that parse a trace; for a job, the cores each process imports rank "
+                  "files on, one file per core (default: the cores available, shared by the MPI "
+                  "processes on a host; the report is the same for every count)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->add_flag("--stats", args->stats,

@@ -4,8 +4,10 @@
 # Installs Debian's chromium if missing and playwright-core into tests/browser/node_modules,
 # generates the demo profile, starts `opscope explore` on a free loopback port with the demo
 # profile and two CUDA fixture traces (a small one, and a real model with deep Python stacks),
-# runs tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/,
-# stops the server, and exits non-zero on any failure.
+# generates a 4-rank job with a straggler (`opscope demo allreduce`), writes its `opscope report
+# --json` and serves it with a second `opscope explore` (the job page), runs
+# tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
+# the servers, and exits non-zero on any failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,12 +35,14 @@ fi
 
 # 2. Data: the demo profile (a synthetic Neuron-style trace if the demo fails) and two CUDA fixtures.
 WORK=$(mktemp -d)
-SERVER_PID=""
+SERVER_PIDS=()
 cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  for pid in "${SERVER_PIDS[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -64,31 +68,58 @@ else
 fi
 PATHS+=("$CUDA_SMALL" "$CUDA_DEEP")
 
-# 3. The server, on a free loopback port.
-"$OPSCOPE" explore "${PATHS[@]}" --port 0 >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-URL=""
-for _ in $(seq 1 600); do
-  URL=$(grep -o -m1 'http://127\.0\.0\.1:[0-9]*/' "$WORK/server.log" || true)
-  [ -n "$URL" ] && break
-  if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-if [ -z "$URL" ]; then
-  echo "run_browser_tests: opscope explore did not start:" >&2
-  cat "$WORK/server.log" >&2
+# A multi-rank job: 4 simulated NeuronCores, rank 2 computing 300 us longer every step.
+JOB="$WORK/job"
+if ! "$OPSCOPE" demo allreduce --ranks 4 --steps 3 --straggler 2 --delay-us 300 --out "$JOB" \
+    >"$WORK/job-demo.log" 2>&1; then
+  echo "run_browser_tests: 'opscope demo allreduce' failed:" >&2
+  tail -5 "$WORK/job-demo.log" >&2 || true
   exit 1
 fi
+if ! "$OPSCOPE" report "$JOB" --json >"$WORK/job-report.json" 2>"$WORK/job-report.log"; then
+  echo "run_browser_tests: 'opscope report $JOB --json' failed:" >&2
+  cat "$WORK/job-report.log" >&2
+  exit 1
+fi
+
+# 3. The servers, on free loopback ports: start_server LOG PATTERN ARGS... sets URL to the first
+# match of PATTERN in the server's output.
+start_server() {
+  local log=$1 pattern=$2
+  shift 2
+  "$OPSCOPE" explore "$@" --port 0 >"$log" 2>&1 &
+  local pid=$!
+  SERVER_PIDS+=("$pid")
+  URL=""
+  for _ in $(seq 1 600); do
+    URL=$(grep -o -m1 "$pattern" "$log" || true)
+    [ -n "$URL" ] && break
+    if ! kill -0 "$pid" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  if [ -z "$URL" ]; then
+    echo "run_browser_tests: opscope explore $* did not start:" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+}
+start_server "$WORK/server.log" 'http://127\.0\.0\.1:[0-9]*/' "${PATHS[@]}"
 echo "run_browser_tests: Explorer at $URL"
+start_server "$WORK/job-server.log" 'http://127\.0\.0\.1:[0-9]*/job\.html' "$JOB"
+JOB_URL=$URL
+URL=$(grep -o -m1 'http://127\.0\.0\.1:[0-9]*/' "$WORK/server.log")
+echo "run_browser_tests: job page at $JOB_URL"
 
 # 4. The tests.
 rm -rf "$ARTIFACTS"
 mkdir -p "$ARTIFACTS"
 status=0
 (cd "$ROOT/tests/browser" &&
-  OPSCOPE_URL="$URL" CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
+  OPSCOPE_URL="$URL" OPSCOPE_JOB_URL="$JOB_URL" OPSCOPE_JOB_REPORT="$WORK/job-report.json" \
+    CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
     node --test --test-reporter=spec explorer.test.mjs) || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true
+cp "$WORK/job-server.log" "$ARTIFACTS/job-server.log" || true
 echo "run_browser_tests: screenshots in $ARTIFACTS"
 if [ "$status" -ne 0 ]; then
   echo "run_browser_tests: FAILED" >&2

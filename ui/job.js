@@ -288,7 +288,21 @@ function renderSummary() {
   renderHeatmap();
 }
 
-// Ranks x steps: each cell a rank's ProfilerStep time, red as it exceeds the step's median rank.
+// The heatmap's colour for a wait: white at 0, dark red at the largest wait in the job.
+const heatColor = (wait, max) => `hsl(0 80% ${Math.round(98 - (max > 0 ? wait / max : 0) * 50)}%)`;
+
+// The legend under the heatmap: the colour scale from 0 to the largest per-step wait, in time units.
+function heatLegend(max) {
+  const stops = [0, 0.25, 0.5, 0.75, 1];
+  const bar = el('div', {class: 'heat-bar', style: `background: linear-gradient(to right, ${stops.map((f) => heatColor(f * max, max)).join(', ')})`});
+  const ticks = el('div', {class: 'heat-ticks'}, ...[0, 0.5, 1].map((f) => el('span', {}, fmtNs(f * max))));
+  return el('div', {id: 'job-heat-legend', class: 'heat-legend', 'data-max-ns': max},
+            el('span', {class: 'muted'}, 'sync wait in the step'), el('div', {}, bar, ticks));
+}
+
+// Ranks x steps: each cell a rank's sync wait in that step (the sum of its waits at the
+// collectives it started in the step, as report --json's step_wait), darker as it waits longer;
+// a click zooms the timeline to that rank's step.
 function renderHeatmap() {
   const {numbers, ranks} = S.job.steps;
   const box = $('job-heatmap');
@@ -297,30 +311,29 @@ function renderHeatmap() {
     return;
   }
   const cols = numbers.slice(0, 200).map((n, j) => j);
-  const medians = cols.map((j) => {
-    const v = ranks.map((r) => r.dur[j]).filter((d) => d !== null).sort((a, b) => a - b);
-    return v.length ? v[Math.floor((v.length - 1) / 2)] : 0;
-  });
+  let max = 0;
+  for (const r of ranks) for (const j of cols) if (r.wait[j] !== null) max = Math.max(max, r.wait[j]);
   const t = el('table', {class: 'heat'});
-  t.append(el('tr', {}, el('th', {}, ''), ...cols.map((j) => el('th', {}, numbers[j]))));
+  t.append(el('tr', {}, el('th', {}, 'rank / step'), ...cols.map((j) => el('th', {}, numbers[j]))));
   for (const r of ranks) {
     const tr = el('tr', {}, el('th', {}, `rank ${r.rank}`));
     for (const j of cols) {
-      const d = r.dur[j];
-      if (d === null) {
+      const wait = r.wait[j];
+      if (r.dur[j] === null || wait === null) {
         tr.append(el('td', {title: `rank ${r.rank}: no step ${numbers[j]}`}, '·'));
         continue;
       }
-      const ratio = medians[j] > 0 ? d / medians[j] : 1;
-      const heat = Math.max(0, Math.min(1, (ratio - 1) / 0.2));
-      const td = el('td', {title: `rank ${r.rank}, step ${numbers[j]}: ${fmtNs(d)} (${(100 * ratio).toFixed(1)}% of the median rank)`,
-                           style: `background: hsl(0 80% ${Math.round(97 - heat * 42)}%)`,
-                           onclick: () => setRange(r.start[j] - d * 0.05, r.start[j] + d * 1.05)});
-      tr.append(td);
+      const d = r.dur[j];
+      tr.append(el('td', {title: `rank ${r.rank}, step ${numbers[j]}: waited ${fmtNs(wait)} at collectives (step ${fmtNs(d)})`,
+                          'data-rank': r.rank, 'data-step': numbers[j], 'data-wait-ns': wait,
+                          style: `background: ${heatColor(wait, max)}`,
+                          onclick: () => setRange(r.start[j] - d * 0.05, r.start[j] + d * 1.05)}));
     }
     t.append(tr);
   }
   box.append(t);
+  if (cols.length < numbers.length) box.append(el('div', {class: 'muted'}, `first ${cols.length} of ${numbers.length} steps`));
+  box.append(heatLegend(max));
 }
 
 function wireCanvas() {

@@ -8,8 +8,7 @@
 //   std::vector<opscope::RankFile> files;
 //   std::string error;
 //   if (!opscope::FindRankFiles({"traces/"}, &files, &error)) { ... }
-//   std::vector<opscope::RankSummary> ranks;
-//   for (const opscope::RankFile& f : files) ranks.push_back(opscope::LoadRankSummary(f));
+//   std::vector<opscope::RankSummary> ranks = opscope::LoadRankSummaries(files);
 //   opscope::JobReport job = opscope::AnalyzeJob(std::move(ranks));
 //   if (!job.error.empty()) { ... }                 // e.g. two files claiming one rank
 //   std::cout << opscope::FormatJobReport(job);     // or JobReportJson(job)
@@ -118,12 +117,19 @@ struct RankSummary {
 RankSummary SummarizeRank(const Trace& trace, const RankFile& file);
 // Imports `file` and summarizes it; a file that fails to import gives a summary with `error` set.
 RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options = {});
+// LoadRankSummary of every file (same order), on `threads` cores (0 = the cores available): one
+// file per worker, each trace dropped once summarized, so memory is at most one trace per worker;
+// with fewer files than cores, each file's import gets the remaining cores.
+std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads = 0);
 
-// A compact binary encoding of summaries (little-endian, length-prefixed; versioned), for
-// gathering them from several processes. Parse returns false on malformed input.
+// A compact binary encoding of summaries (little-endian, length-prefixed), for gathering them
+// from several processes. The header carries RankSummaryFormatVersion(); Parse reads that version
+// only and returns false with a message on another version (naming both versions) or on
+// malformed input. Callers prefix the message with where the bytes came from.
 std::string SerializeRankSummaries(const std::vector<RankSummary>& summaries);
 bool ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries,
                         std::string* error);
+int RankSummaryFormatVersion();
 
 // ---------------------------------------------------------------------------------------------
 // The analyses
@@ -187,6 +193,14 @@ struct StragglerRow {
   int64_t worst_wait_ns = 0;
 };
 
+// One rank's sync wait per training step: the sum of its sync wait (CollectiveInstance::wait_ns)
+// at the collectives whose kernel started, on its own clock, within its ProfilerStep#N
+// [start, end). Collectives outside every step are not counted.
+struct StepWaitRow {
+  int rank = -1;
+  std::vector<int64_t> wait_ns;  // one per JobReport::step_numbers; -1 where it has no such step
+};
+
 struct OpAcrossRanks {
   std::string name;
   int64_t min_ns = 0, max_ns = 0;
@@ -217,8 +231,10 @@ struct JobReport {
   std::vector<CollectiveInstance> collectives;  // by (group, seq)
   std::vector<CollectiveSummaryRow> collective_summary;  // by count x mean transfer, descending
   std::vector<StragglerRow> stragglers;                  // by wait caused, descending
-  std::vector<OpAcrossRanks> ops;                        // by max device time, descending
-  std::vector<std::string> findings;                     // plain sentences, most important first
+  std::vector<int64_t> step_numbers;   // ProfilerStep# numbers found on any rank, ascending
+  std::vector<StepWaitRow> step_wait;  // per rank with steps, ascending rank (ranks x steps)
+  std::vector<OpAcrossRanks> ops;      // by max device time, descending
+  std::vector<std::string> findings;   // plain sentences, most important first
   // The per-rank summaries the report was built from (ascending rank), for --rank and diff.
   std::vector<RankSummary> summaries;
 };
@@ -228,8 +244,9 @@ struct JobReport {
 JobReport AnalyzeJob(std::vector<RankSummary> ranks, const JobOptions& options = {});
 
 std::string FormatJobReport(const JobReport& report, const JobOptions& options = {});
-// `ranks`, `collectives`, `collective_summary`, `stragglers`, `ops`, `findings`, `warnings`,
-// `errors`, `partial`: one JSON document, byte-identical for the same summaries.
+// `ranks`, `collectives`, `collective_summary`, `stragglers`, `step_numbers`, `step_wait`
+// ([{rank, wait_us: [per step, null where the rank has no such step]}]), `ops`, `findings`,
+// `warnings`, `errors`, `partial`: one JSON document, byte-identical for the same summaries.
 std::string JobReportJson(const JobReport& report);
 
 // ---------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 // Spreading a job's rank files over MPI processes: `mpirun -n K opscope report DIR --json`.
 //
 // Every process lists the same rank files, takes its share (balanced by size), imports and
-// summarizes its files one at a time, and sends the summaries to process 0, which analyses the
-// whole job exactly as one process would (AnalyzeJob does not depend on the order summaries
-// arrive in, and the summaries' encoding is lossless), so the report is byte-identical. A
-// process's memory is one trace at a time plus its share's summaries.
+// summarizes its files (one per core it has), and sends the summaries to process 0, which
+// analyses the whole job exactly as one process would (AnalyzeJob does not depend on the order
+// summaries arrive in, and the summaries' encoding is lossless), so the report is
+// byte-identical. A process's memory is one trace per core it imports on plus its share's
+// summaries.
 //
 //   opscope::MpiJob mpi(&argc, &argv);             // MPI_Init when started by an MPI launcher
 //   std::vector<opscope::RankSummary> all;         // filled on process 0 only
@@ -61,17 +62,19 @@ class MpiJob {
     double peak_rss_mb = 0;  // the process's peak resident memory afterwards
   };
 
-  // Loads this process's share of `files` and gathers every process's summaries, and `stats`
-  // (one per process), on process 0 (both stay empty elsewhere). Collective: every process must
-  // call it. False with a message when the gather fails.
+  // Loads this process's share of `files` on `threads` cores (LoadRankSummaries; 0 = its host's
+  // cores divided among the job's processes on that host) and gathers every process's summaries,
+  // and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective: every
+  // process must call it. False with a message when the gather fails.
   bool LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                     std::vector<ProcessStats>* stats, std::string* error);
+                     std::vector<ProcessStats>* stats, std::string* error, int threads = 0);
   // Process 0's exit code to every process (collective); returns it.
   int ShareExitCode(int code);
 
  private:
   int rank_ = 0;
   int size_ = 1;
+  int host_size_ = 1;  // the job's processes on this host
   bool initialized_ = false;
   std::string error_;
 };

@@ -39,9 +39,7 @@ std::shared_ptr<LoadedJob> LoadJob(const std::vector<std::string>& paths, bool a
     py::gil_scoped_release release;
     found = FindRankFiles(paths, &files, &error);
     if (found) {
-      std::vector<RankSummary> summaries;
-      for (const RankFile& f : files) summaries.push_back(LoadRankSummary(f));
-      job->report = AnalyzeJob(std::move(summaries), job->options);
+      job->report = AnalyzeJob(LoadRankSummaries(files), job->options);
     }
   }
   if (!found) RaiseTraceError(Status::NotFound(error), py::none());

@@ -40,6 +40,24 @@ bool IsLinked(const Trace& trace, uint32_t activity);
 // report, Explorer).
 bool IsCommunication(std::string_view name);
 
+// IsCommunication of a trace's interned names, each distinct name classified once: for passes
+// over every slice, where a few kernel names repeat many times. Not thread safe; `trace`
+// outlives it.
+class CommunicationNames {
+ public:
+  explicit CommunicationNames(const Trace& trace) : trace_(trace) {}
+  bool operator()(StringId name) {
+    if (name >= known_.size()) known_.resize(name + size_t{1}, kUnknown);
+    if (known_[name] == kUnknown) known_[name] = IsCommunication(trace_.Str(name)) ? 1 : 0;
+    return known_[name] == 1;
+  }
+
+ private:
+  static constexpr int8_t kUnknown = -1;
+  const Trace& trace_;
+  std::vector<int8_t> known_;  // by name id: kUnknown, 0 or 1
+};
+
 // The op a device activity is attributed to (TraceLens's "kernel launcher"): walk up from the
 // runtime call that launched it (linked by correlation) on the launching thread, skipping python
 // functions, user annotations (e.g. "nccl:all_reduce") and the pass-through "execute" op, to the

@@ -15,6 +15,7 @@ DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool 
   DeviceTimeline tl;
   const auto& slices = trace.slices();
   const auto& tracks = trace.tracks();
+  analysis::CommunicationNames is_communication(trace);
   for (uint32_t i = 0; i < slices.size(); ++i) {
     const Slice& s = slices[i];
     if (!analysis::IsTimelineActivity(s.kind)) continue;
@@ -29,7 +30,7 @@ DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool 
     all.push_back(iv);
     if (s.kind == ActivityKind::kMemcpy) {
       memcpy.push_back(iv);
-    } else if (analysis::IsCommunication(trace.Str(s.name))) {
+    } else if (is_communication(s.name)) {
       comm.push_back(iv);
     } else {
       comp.push_back(iv);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -105,12 +104,11 @@ void WriteCollectives(const JobReport& report, const std::map<int, RankView>& vi
   w->EndArray();
 }
 
-// Ranks x steps: each rank's ProfilerStep#N start and duration on the axis.
-void WriteSteps(const std::map<int, RankView>& views, int64_t origin_ns, JsonWriter* w) {
-  std::set<int64_t> numbers;
-  for (const auto& [rank, v] : views) {
-    for (const StepRecord& s : v.summary->steps) numbers.insert(s.step);
-  }
+// Ranks x steps: each rank's ProfilerStep#N start and duration on the axis, and its sync wait in
+// that step (JobReport::step_wait), for the report's step numbers.
+void WriteSteps(const JobReport& report, const std::map<int, RankView>& views, int64_t origin_ns,
+                JsonWriter* w) {
+  const std::vector<int64_t>& numbers = report.step_numbers;
   w->Key("steps");
   w->BeginObject();
   w->Key("numbers");
@@ -139,6 +137,18 @@ void WriteSteps(const std::map<int, RankView>& views, int64_t origin_ns, JsonWri
       }
       w->EndArray();
     }
+    const auto wait = std::find_if(report.step_wait.begin(), report.step_wait.end(),
+                                   [rank = rank](const StepWaitRow& r) { return r.rank == rank; });
+    w->Key("wait");
+    w->BeginArray();
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      if (wait == report.step_wait.end() || wait->wait_ns[i] < 0) {
+        w->Null();
+      } else {
+        w->Int(wait->wait_ns[i]);
+      }
+    }
+    w->EndArray();
     w->EndObject();
   }
   w->EndArray();
@@ -202,7 +212,7 @@ void WriteJobView(const JobReport& report, const std::vector<JobRankTrace>& rank
     w->EndObject();
   }
   w->EndArray();
-  WriteSteps(views, origin_ns, w);
+  WriteSteps(report, views, origin_ns, w);
   w->EndObject();
 }
 

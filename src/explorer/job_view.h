@@ -35,9 +35,10 @@ struct JobRankTrace {
 //                  "last_rank","members":[[rank,slice,lane,row,start,end,wait],...]}],
 //  "stragglers":[{"rank","times_last","wait_caused_us","worst_group","worst_seq",
 //                 "worst_wait_us"}],
-//  "steps":{"numbers":[...],"ranks":[{"rank","start":[...],"dur":[...]}]}}
-// Member and step times are axis ns (null where a rank has no such step); `slice` is -1 when the
-// kernel is not in the served trace.
+//  "steps":{"numbers":[...],"ranks":[{"rank","start":[...],"dur":[...],"wait":[...]}]}}
+// Member and step times are axis ns (null where a rank has no such step); `wait` is the rank's
+// sync wait in each step in ns (JobReport::step_wait); `slice` is -1 when the kernel is not in
+// the served trace.
 void WriteJobView(const JobReport& report, const std::vector<JobRankTrace>& ranks, JsonWriter* w);
 
 }  // namespace opscope::explorer

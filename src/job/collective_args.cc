@@ -151,11 +151,11 @@ std::vector<CollectiveRecord> ExtractCollectives(const Trace& trace) {
   simdjson::dom::parser parser;
   std::vector<CollectiveRecord> out;
   std::vector<std::pair<int64_t, bool>> seqs;  // explicit seq, present
+  analysis::CommunicationNames is_communication(trace);
   for (uint32_t i = 0; i < slices.size(); ++i) {
     const Slice& s = slices[i];
-    if (s.kind != ActivityKind::kKernel) continue;
+    if (s.kind != ActivityKind::kKernel || !is_communication(s.name)) continue;
     const std::string_view name = trace.Str(s.name);
-    if (!analysis::IsCommunication(name)) continue;
     CollectiveRecord r;
     r.kernel = std::string(name);
     r.stream = s.track < tracks.size() ? tracks[s.track].tid : 0;

@@ -149,6 +149,49 @@ std::vector<OpAcrossRanks> OpsAcrossRanks(const std::vector<const RankSummary*>&
   return out;
 }
 
+// Ranks x steps of sync wait (StepWaitRow). `instances` are in `matched`'s order, and each
+// instance's ranks in its members' order.
+void ComputeStepWait(const std::vector<CollectiveInstance>& instances, const job::Matched& matched,
+                     const std::vector<const RankSummary*>& ranks, JobReport* report) {
+  std::set<int64_t> numbers;
+  for (const RankSummary* r : ranks) {
+    for (const StepRecord& s : r->steps) numbers.insert(s.step);
+  }
+  report->step_numbers.assign(numbers.begin(), numbers.end());
+  if (numbers.empty()) return;
+  // Each rank's (its own start, its wait) at every instance it took part in.
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
+  auto instance = instances.begin();
+  for (const auto& [key, members] : matched) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      waits[members[i].first].emplace_back(members[i].second->start_ns, instance->wait_ns[i]);
+    }
+    ++instance;
+  }
+  for (const RankSummary* r : ranks) {
+    if (r->steps.empty()) continue;
+    StepWaitRow row;
+    row.rank = r->rank;
+    row.wait_ns.assign(numbers.size(), -1);
+    std::vector<std::pair<int64_t, int64_t>>& mine = waits[r->rank];
+    std::sort(mine.begin(), mine.end());
+    for (const StepRecord& s : r->steps) {
+      const auto column = static_cast<size_t>(
+          std::lower_bound(report->step_numbers.begin(), report->step_numbers.end(), s.step) -
+          report->step_numbers.begin());
+      int64_t sum = 0;
+      for (auto it = std::lower_bound(mine.begin(), mine.end(),
+                                      std::pair{s.start_ns, std::numeric_limits<int64_t>::min()});
+           it != mine.end() && it->first < s.end_ns; ++it) {
+        sum += it->second;
+      }
+      // A step number seen twice on one rank (restarted numbering) adds up.
+      row.wait_ns[column] = std::max<int64_t>(row.wait_ns[column], 0) + sum;
+    }
+    report->step_wait.push_back(std::move(row));
+  }
+}
+
 std::string Us(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 
 void AddFindings(JobReport* report) {
@@ -230,6 +273,7 @@ JobReport AnalyzeJob(std::vector<RankSummary> all, const JobOptions& options) {
   report.collectives = job::ComputeInstances(matched, fit_of_rank);
   report.collective_summary = job::SummarizeCollectives(report.collectives);
   report.stragglers = job::FindStragglers(report.collectives, matched, ranks, report.steps);
+  ComputeStepWait(report.collectives, matched, ranks, &report);
   report.ops = OpsAcrossRanks(ranks);
   AddFindings(&report);
   report.summaries = std::move(all);

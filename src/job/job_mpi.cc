@@ -2,9 +2,12 @@
 #include "opscope/job_mpi.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "job/mpi_share.h"
 
@@ -22,6 +25,12 @@ MpiJob::MpiJob(int* argc, char*** argv) {
   initialized_ = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm host;  // the processes sharing this host's memory, and so its cores
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+      MPI_SUCCESS) {
+    MPI_Comm_size(host, &host_size_);
+    MPI_Comm_free(&host);
+  }
 }
 
 MpiJob::~MpiJob() {
@@ -29,9 +38,14 @@ MpiJob::~MpiJob() {
 }
 
 bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                           std::vector<ProcessStats>* stats, std::string* error) {
+                           std::vector<ProcessStats>* stats, std::string* error, int threads) {
+  if (threads <= 0) {  // this host's cores, shared by its processes
+    threads = std::max(
+        1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, host_size_));
+  }
   ProcessStats my_stats;
-  std::vector<RankSummary> mine = job::LoadAndMeasure(ShareOf(files, rank_, size_), &my_stats);
+  std::vector<RankSummary> mine =
+      job::LoadAndMeasure(ShareOf(files, rank_, size_), threads, &my_stats);
   if (size_ == 1) {
     stats->assign(1, my_stats);
     *all = std::move(mine);
@@ -79,7 +93,13 @@ bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankS
     if (!ParseRankSummaries(std::string_view(gathered).substr(static_cast<size_t>(displs[p]),
                                                               static_cast<size_t>(counts[p])),
                             all, &parse_error)) {
-      *error = fmt::format("summaries from MPI process {}: {}", p, parse_error);
+      // Name what that process read: a version mismatch means another opscope build there.
+      std::vector<std::string> paths;
+      for (const RankFile& f : ShareOf(files, p, size_)) paths.push_back(f.path);
+      *error = fmt::format(
+          "summaries from MPI process {} (of {}): {}", p,
+          paths.empty() ? std::string("no rank files") : fmt::format("{}", fmt::join(paths, ", ")),
+          parse_error);
       return false;
     }
   }

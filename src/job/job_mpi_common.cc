@@ -51,15 +51,12 @@ double CpuSeconds() {
 
 }  // namespace
 
-std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files,
+std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files, int threads,
                                         MpiJob::ProcessStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = CpuSeconds();
-  std::vector<RankSummary> out;
-  for (const RankFile& f : files) {
-    out.push_back(LoadRankSummary(f));
-    stats->bytes += static_cast<double>(f.bytes);
-  }
+  std::vector<RankSummary> out = LoadRankSummaries(files, threads);
+  for (const RankFile& f : files) stats->bytes += static_cast<double>(f.bytes);
   stats->files = static_cast<int64_t>(files.size());
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stats->cpu_seconds = CpuSeconds() - cpu_start;

@@ -18,9 +18,9 @@ MpiJob::MpiJob(int*, char***) {
 MpiJob::~MpiJob() = default;
 
 bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                           std::vector<ProcessStats>* stats, std::string*) {
+                           std::vector<ProcessStats>* stats, std::string*, int threads) {
   stats->assign(1, {});
-  *all = job::LoadAndMeasure(files, &stats->front());
+  *all = job::LoadAndMeasure(files, threads, &stats->front());
   return true;
 }
 

@@ -120,6 +120,31 @@ void Stragglers(JsonWriter& w, const JobReport& r) {
   w.EndArray();
 }
 
+void StepWait(JsonWriter& w, const JobReport& r) {
+  w.Key("step_numbers");
+  w.BeginArray();
+  for (int64_t n : r.step_numbers) w.Int(n);
+  w.EndArray();
+  w.Key("step_wait");
+  w.BeginArray();
+  for (const StepWaitRow& row : r.step_wait) {
+    w.BeginObject();
+    w.Field("rank", row.rank);
+    w.Key("wait_us");
+    w.BeginArray();
+    for (int64_t ns : row.wait_ns) {
+      if (ns < 0) {
+        w.Null();
+      } else {
+        w.Double(static_cast<double>(ns) / 1e3);
+      }
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void Ops(JsonWriter& w, const JobReport& r) {
   w.Key("ops");
   w.BeginArray();
@@ -169,6 +194,7 @@ std::string JobReportJson(const JobReport& r) {
   Ranks(w, r);
   Collectives(w, r);
   Stragglers(w, r);
+  StepWait(w, r);
   w.Key("findings");
   w.BeginArray();
   for (const std::string& s : r.findings) w.String(s);

@@ -8,8 +8,9 @@
 
 namespace opscope::job {
 
-// Loads `files` one at a time (each trace dropped once summarized) and measures it.
-std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files,
+// Loads `files` on `threads` cores (LoadRankSummaries: each trace dropped once summarized) and
+// measures it.
+std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files, int threads,
                                         MpiJob::ProcessStats* stats);
 
 }  // namespace opscope::job

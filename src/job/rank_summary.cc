@@ -2,8 +2,12 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <map>
+#include <numeric>
+#include <thread>
 
 #include "analysis/device_activity.h"
 #include "job/collective_args.h"
@@ -36,10 +40,11 @@ void ReadDistributedInfo(const Trace& trace, RankSummary* out) {
 // Merged intervals of every device kernel, split as HTA's kernel types: communication and
 // computation (memcpy / memset are neither).
 void KernelIntervals(const Trace& trace, std::vector<Interval>* comm, std::vector<Interval>* comp) {
+  analysis::CommunicationNames is_communication(trace);
   for (const Slice& s : trace.slices()) {
     if (s.kind != ActivityKind::kKernel) continue;
     const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
-    (analysis::IsCommunication(trace.Str(s.name)) ? comm : comp)->push_back(iv);
+    (is_communication(s.name) ? comm : comp)->push_back(iv);
   }
   analysis::MergeIntervals(comm);
   analysis::MergeIntervals(comp);
@@ -128,6 +133,40 @@ RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) 
     return out;
   }
   return SummarizeRank(trace, file);
+}
+
+std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads) {
+  const size_t cores = threads > 0 ? static_cast<size_t>(threads)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = std::min(cores, files.size());
+  ImportOptions options;
+  options.threads = static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(workers, 1)));
+  std::vector<RankSummary> out(files.size());
+  // Largest files first, so that the workers finish together.
+  std::vector<size_t> order(files.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return files[a].bytes > files[b].bytes; });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < order.size();) {
+      const RankFile& f = files[order[i]];
+      try {
+        out[order[i]] = LoadRankSummary(f, options);
+      } catch (const std::exception& e) {  // e.g. memory running out while summarizing
+        out[order[i]] = RankSummary();
+        out[order[i]].file = f.path;
+        out[order[i]].file_bytes = f.bytes;
+        out[order[i]].rank = f.name_rank;
+        out[order[i]].error = f.path + ": " + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
 }
 
 }  // namespace opscope

@@ -1,9 +1,14 @@
 // Binary encoding of RankSummary lists, for gathering them from MPI processes.
 //
-// Layout: "OPSRS1", then per summary: a string table (count, then length-prefixed strings) that
+// Layout: "OPSRS" and the format version as one ASCII digit (kFormatVersion), the summary count,
+// then per summary: a string table (count, then length-prefixed strings) that
 // every string field refers to by index, then the fields in declaration order. Integers are
 // zigzag LEB128 varints; collective and step times are deltas (start from the previous start,
 // end from the start), so a collective costs ~20 bytes instead of ~150.
+//
+// Versions: 1 had no collective `slice`; it was then added under the same tag "OPSRS1", so a
+// version-1 stream has two possible layouts and is refused rather than guessed at. 2 adds the
+// slice. Any change to the layout bumps kFormatVersion.
 #include <fmt/format.h>
 
 #include <unordered_map>
@@ -13,7 +18,8 @@
 namespace opscope {
 namespace {
 
-constexpr std::string_view kMagic = "OPSRS1";
+constexpr std::string_view kMagic = "OPSRS";
+constexpr int kFormatVersion = 2;
 
 class Writer {
  public:
@@ -58,10 +64,13 @@ class Reader {
     pos_ += static_cast<size_t>(n);
     return true;
   }
-  bool Magic() {
-    if (in_.substr(pos_, kMagic.size()) != kMagic) return false;
-    pos_ += kMagic.size();
-    return true;
+  // The header's format version (0-9), or -1 when the input does not start with the magic.
+  int Version() {
+    if (in_.size() < kMagic.size() + 1 || in_.substr(0, kMagic.size()) != kMagic) return -1;
+    const char digit = in_[kMagic.size()];
+    if (digit < '0' || digit > '9') return -1;
+    pos_ = kMagic.size() + 1;
+    return digit - '0';
   }
   bool done() const { return pos_ == in_.size(); }
   size_t pos() const { return pos_; }
@@ -248,16 +257,28 @@ bool Decoder::Summary(RankSummary* s) {
 std::string SerializeRankSummaries(const std::vector<RankSummary>& summaries) {
   Writer w;
   w.out().append(kMagic);
+  w.out() += static_cast<char>('0' + kFormatVersion);
   w.Int(static_cast<int64_t>(summaries.size()));
   for (const RankSummary& s : summaries) Encode(s, w);
   return std::move(w.out());
 }
 
+int RankSummaryFormatVersion() { return kFormatVersion; }
+
 bool ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries,
                         std::string* error) {
   Reader r(bytes);
+  const int version = r.Version();
+  if (version >= 0 && version != kFormatVersion) {
+    *error = fmt::format(
+        "rank summaries in format version {} ({} opscope); this opscope reads version {} only: "
+        "run the same opscope build in every process",
+        version, version < kFormatVersion ? "written by an older" : "written by a newer",
+        kFormatVersion);
+    return false;
+  }
   int64_t n;
-  if (!r.Magic() || !r.Int(&n) || n < 0 || static_cast<uint64_t>(n) > bytes.size()) {
+  if (version < 0 || !r.Int(&n) || n < 0 || static_cast<uint64_t>(n) > bytes.size()) {
     *error = "not an opscope rank summary stream (bad header)";
     return false;
   }

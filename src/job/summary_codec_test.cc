@@ -111,5 +111,29 @@ TEST(SummaryCodec, RefusesMalformedInput) {
   EXPECT_FALSE(ParseRankSummaries(bytes + "x", &out, &error));
 }
 
+// A stream from another opscope build: the header's version is checked before any field, and the
+// message names both versions. Version 1 is refused: its tag was used for two layouts.
+TEST(SummaryCodec, RefusesOtherFormatVersions) {
+  const std::string bytes = SerializeRankSummaries({Sample(0)});
+  ASSERT_EQ(bytes.substr(0, 6), "OPSRS2");
+  EXPECT_EQ(RankSummaryFormatVersion(), 2);
+  for (const char version : {'1', '3'}) {
+    std::string other = bytes;
+    other[5] = version;
+    std::vector<RankSummary> out;
+    std::string error;
+    EXPECT_FALSE(ParseRankSummaries(other, &out, &error));
+    EXPECT_TRUE(out.empty());
+    EXPECT_NE(error.find(std::string("format version ") + version), std::string::npos) << error;
+    EXPECT_NE(error.find("reads version 2"), std::string::npos) << error;
+    EXPECT_NE(error.find(version == '1' ? "older" : "newer"), std::string::npos) << error;
+  }
+  // A version-1 stream as the old encoder wrote it (no slice per collective) is refused too.
+  std::vector<RankSummary> out;
+  std::string error;
+  EXPECT_FALSE(ParseRankSummaries(std::string("OPSRS1") + '\0', &out, &error));
+  EXPECT_NE(error.find("format version 1"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace opscope

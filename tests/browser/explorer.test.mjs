@@ -1,6 +1,8 @@
 // Browser tests of the opscope Explorer in real headless Chromium (driven by playwright-core),
 // one browser for all: tools/run_browser_tests.sh starts `opscope explore` on the demo profile
-// and fixture traces and sets OPSCOPE_URL, CHROMIUM and ARTIFACTS (screenshots go there).
+// and fixture traces and sets OPSCOPE_URL, CHROMIUM and ARTIFACTS (screenshots go there); the job
+// page's tests use a second server on a generated job (OPSCOPE_JOB_URL, OPSCOPE_JOB_REPORT).
 import './harness.mjs';
 import './views.mjs';
 import './navigation.mjs';
+import './job.mjs';

@@ -27,6 +27,35 @@ export async function api(p) {
   return res.json();
 }
 
+// The browser context (for pages a link opens in a new tab).
+export const browserContext = () => context;
+
+// Collects a page's script errors and console errors into page.errors.
+export function watchErrors(page) {
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+  });
+  return page;
+}
+
+// Waits until a page (the Explorer or the job page) says it is ready; fails if it says 'error'.
+export async function ready(page) {
+  await page.waitForFunction(() => document.body.dataset.ready === '1' || document.body.dataset.ready === 'error',
+                             null, {timeout: 20000});
+  assert.equal(await page.evaluate(() => document.body.dataset.ready), '1', `page failed: ${page.errors.join('; ')}`);
+}
+
+// Opens an absolute URL (another server's, such as the job page's) and waits until it is ready.
+export async function openUrl(url, {width = 1500, height = 950} = {}) {
+  const page = watchErrors(await context.newPage());
+  await page.setViewportSize({width, height});
+  await page.goto(url);
+  await ready(page);
+  return page;
+}
+
 export async function openPage(hash, {width = 1500, height = 950} = {}) {
   const page = await context.newPage();
   const errors = [];

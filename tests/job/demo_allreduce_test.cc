@@ -56,6 +56,21 @@ TEST_P(DemoAllReduce, ReportNamesTheStragglerAndTheWaitItCauses) {
   EXPECT_EQ(top["times_last"].get_int64().value(), 3);
   const double expected_us = (ranks - 1) * delay_us;
   EXPECT_NEAR(top["wait_caused_per_step_us"].get_double().value(), expected_us, 0.05 * expected_us);
+  // Ranks x steps of sync wait: every other rank waits D in every step, the straggler ~0.
+  ASSERT_EQ(doc["step_numbers"].get_array().size(), 3u);
+  ASSERT_EQ(doc["step_wait"].get_array().size(), static_cast<size_t>(ranks));
+  for (const auto row : doc["step_wait"].get_array()) {
+    const int64_t rank = row["rank"].get_int64().value();
+    ASSERT_EQ(row["wait_us"].get_array().size(), 3u);
+    for (const auto wait : row["wait_us"].get_array()) {
+      const double us = wait.get_double().value();
+      if (rank == straggler) {
+        EXPECT_LT(us, 0.05 * delay_us) << "rank " << rank;
+      } else {
+        EXPECT_NEAR(us, delay_us, 0.05 * delay_us) << "rank " << rank;
+      }
+    }
+  }
   const std::string finding(doc["findings"].at(0).get_string().value());
   EXPECT_NE(finding.find("rank " + std::to_string(straggler) + " is the top straggler"),
             std::string::npos)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "opscope/job.h"
 #include "tests/job/rank_set.h"
@@ -128,6 +129,32 @@ TEST_F(JobGroundTruth, WithoutAlignmentSkewIsTheClockOffset) {
   for (const CollectiveInstance& in : job.collectives) {
     EXPECT_EQ(in.skew_ns, 2'500'000);
     EXPECT_EQ(in.last_rank, 1);
+  }
+}
+
+// Several rank files imported at once (one per worker) give the summaries, in the files' order,
+// that importing them one by one gives; a corrupt file among them is its own error.
+TEST_F(JobGroundTruth, ConcurrentLoadingIsTheSameAsOneByOne) {
+  std::vector<RankFile> files;
+  for (int r = 0; r < 5; ++r) {
+    RankSpec spec;
+    spec.rank = r;
+    spec.offset_ns = r * 1'000'000;
+    const fs::path path = set_->Write(dir_, spec, 6);
+    files.push_back({path.string(), fs::file_size(path), RankFromPath(path.filename().string())});
+  }
+  const fs::path broken = dir_ / "rank5.json";
+  std::ofstream(broken) << "{\"traceEvents\": [{\"ph\": \"X\",";
+  files.push_back({broken.string(), fs::file_size(broken), 5});
+  std::vector<RankSummary> one_by_one;
+  for (const RankFile& f : files) one_by_one.push_back(LoadRankSummary(f));
+  const std::string expected = SerializeRankSummaries(one_by_one);
+  for (const int threads : {1, 2, 3, 8}) {
+    const std::vector<RankSummary> loaded = LoadRankSummaries(files, threads);
+    ASSERT_EQ(loaded.size(), files.size());
+    EXPECT_EQ(SerializeRankSummaries(loaded), expected) << threads << " threads";
+    EXPECT_FALSE(loaded.back().error.empty());
+    EXPECT_EQ(loaded.back().file, broken.string());
   }
 }
 
