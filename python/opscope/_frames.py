@@ -129,15 +129,17 @@ class Trace:
 
         Columns are the trace model's (opscope::Slice): ts_ns, dur_ns (relative to
         ``metadata['base_time_ns']``), name, category, kind and input_shapes (categoricals),
-        track (row of ``tracks()``), pid and tid (the track's), external_id, correlation,
+        track (row of ``tracks()``, -1 for none), pid and tid (the track's; -1 without a
+        track), external_id, correlation,
         parent (row index of the enclosing slice, -1 for none), depth, lane, args (handle,
         -1 for none). Rows are in the model's order: by track, then start, longer first.
         """
         cols = self._impl.slice_columns()
         tracks = self._impl.track_columns()
         track = cols["track"]
-        pid = np.asarray(tracks["pid"], dtype=np.int64)
-        tid = np.asarray(tracks["tid"], dtype=np.int64)
+        # A slice without a track (-1) gets pid and tid -1: the last row is the sentinel.
+        pid = np.asarray(tracks["pid"] + [-1], dtype=np.int64)
+        tid = np.asarray(tracks["tid"] + [-1], dtype=np.int64)
         data = {}
         for key, value in cols.items():
             if isinstance(value, tuple):
@@ -146,8 +148,8 @@ class Trace:
             else:
                 data[key] = value
             if key == "track":
-                data["pid"] = pid[track] if len(pid) else np.zeros(len(track), np.int64)
-                data["tid"] = tid[track] if len(tid) else np.zeros(len(track), np.int64)
+                data["pid"] = pid[track]
+                data["tid"] = tid[track]
         frame = pd.DataFrame(data, copy=False)
         frame.attrs = {"base_time_ns": self.metadata["base_time_ns"]}
         return frame

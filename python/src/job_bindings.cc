@@ -95,13 +95,23 @@ class ExplorerServer {
 
 void BindJob(py::module_& m) {
   py::class_<LoadedJob, std::shared_ptr<LoadedJob>>(m, "Job")
-      .def("report_json", [](const LoadedJob& j) { return JobReportJson(j.report); })
-      .def("report", [](const LoadedJob& j) { return FormatJobReport(j.report, j.options); })
-      .def("diff_json",
-           [](const LoadedJob& a, const LoadedJob& b) { return JobDiffJson(a.report, b.report); })
-      .def("diff_text", [](const LoadedJob& a, const LoadedJob& b, int rows) {
-        return FormatJobDiff(a.report, b.report, rows);
-      });
+      // Immutable once loaded: the documents are written without the GIL.
+      .def(
+          "report_json", [](const LoadedJob& j) { return JobReportJson(j.report); },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "report", [](const LoadedJob& j) { return FormatJobReport(j.report, j.options); },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "diff_json",
+          [](const LoadedJob& a, const LoadedJob& b) { return JobDiffJson(a.report, b.report); },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "diff_text",
+          [](const LoadedJob& a, const LoadedJob& b, int rows) {
+            return FormatJobDiff(a.report, b.report, rows);
+          },
+          py::call_guard<py::gil_scoped_release>());
   m.def("load_job", &LoadJob, py::arg("paths"), py::arg("align_clocks") = true,
         py::arg("rows") = 20,
         "Reads one trace per rank (files or folders) as one job; raises "

@@ -114,6 +114,9 @@ class InstructionGraph {
   uint32_t Write(int buffer, int pcore, int64_t rt, int64_t ct, int unit);
   void Produced(uint32_t t, uint32_t producer);
   void Finish(uint32_t id);
+  // Reads every input of `op` over rows [r0, r1) and columns [c0, c1) for one tile; returns how
+  // many of them stream (a one-column input is broadcast and does not).
+  int ReadInputs(const Op& op, int pcore, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int unit);
   void LowerElementwise(int oi, int64_t rt, int unit);
   void LowerRowReduce(int oi, int64_t rt, int unit);
   void LowerMatmulUnit(int oi, int64_t b, int64_t mt, int64_t n_begin, int64_t n_end, int unit);

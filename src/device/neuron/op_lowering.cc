@@ -25,6 +25,31 @@ int64_t SpaceRows(const Program& p, const Op& op) {
                                             : p.buffers[op.output].rows;
 }
 
+// The instruction of a vector-class op over one tile: `cols` columns of `streamed` inputs whose
+// widest element is `elem_bytes`, on the op's engine (or one of its candidates).
+Instruction OpInstruction(const Op& op, const char* name, int pcore, int64_t cols, int streamed,
+                          int elem_bytes) {
+  Instruction ins;
+  ins.name = name;
+  ins.engine = op.engine;
+  ins.engines = op.engines;
+  ins.pcore = uint8_t(pcore);
+  ins.work = {cols, std::max(1, streamed), elem_bytes, op.passes, false};
+  return ins;
+}
+
+// A copy of `cols` columns of `elem_bytes` out of PSUM into SBUF, on VectorE or ScalarE.
+Instruction EvictCopy(int pcore, int64_t cols, int elem_bytes) {
+  static const char* kCopy = InternName("tensor_copy");
+  Instruction cp;
+  cp.name = kCopy;
+  cp.engine = Engine::kVector;
+  cp.engines = kEvictEngines;
+  cp.pcore = uint8_t(pcore);
+  cp.work = {cols, 1, elem_bytes, 1, true};
+  return cp;
+}
+
 }  // namespace
 
 int64_t InstructionGraph::Units(int oi) const {
@@ -209,6 +234,16 @@ void InstructionGraph::LowerUnit(int oi, int64_t unit) {
   }
 }
 
+int InstructionGraph::ReadInputs(const Op& op, int pcore, int64_t r0, int64_t r1, int64_t c0,
+                                 int64_t c1, int unit) {
+  int streamed = 0;
+  for (int in : op.inputs) {
+    Read(in, pcore, r0, r1, c0, c1, unit);
+    streamed += program_->buffers[in].cols > 1 ? 1 : 0;
+  }
+  return streamed;
+}
+
 void InstructionGraph::LowerElementwise(int oi, int64_t rt, int unit) {
   const Op& op = program_->ops[oi];
   const Buffer& out = program_->buffers[op.output];
@@ -219,19 +254,9 @@ void InstructionGraph::LowerElementwise(int oi, int64_t rt, int unit) {
   const char* name = InternName(op.name);
   for (int64_t ct = 0; ct * F_ < out.cols; ++ct) {
     const int64_t c0 = ct * F_, c1 = std::min(c0 + F_, out.cols);
-    int streamed = 0;
-    for (int in : op.inputs) {
-      Read(in, pcore, r0, r1, c0, c1, unit);
-      streamed += program_->buffers[in].cols > 1 ? 1 : 0;
-    }
+    const int streamed = ReadInputs(op, pcore, r0, r1, c0, c1, unit);
     const uint32_t t = Write(op.output, pcore, rt, ct, unit);
-    Instruction ins;
-    ins.name = name;
-    ins.engine = op.engine;
-    ins.engines = op.engines;
-    ins.pcore = uint8_t(pcore);
-    ins.work = {c1 - c0, std::max(1, streamed), eb, op.passes, false};
-    const uint32_t id = Emit(ins);
+    const uint32_t id = Emit(OpInstruction(op, name, pcore, c1 - c0, streamed, eb));
     Finish(id);
     Produced(t, id);
   }
@@ -250,20 +275,10 @@ void InstructionGraph::LowerRowReduce(int oi, int64_t rt, int unit) {
   uint32_t prev = UINT32_MAX, t = UINT32_MAX;
   for (int64_t ct = 0; ct * F_ < in0.cols; ++ct) {
     const int64_t c0 = ct * F_, c1 = std::min(c0 + F_, in0.cols);
-    int streamed = 0;
-    for (int in : op.inputs) {
-      Read(in, pcore, r0, r1, c0, c1, unit);
-      streamed += program_->buffers[in].cols > 1 ? 1 : 0;
-    }
+    const int streamed = ReadInputs(op, pcore, r0, r1, c0, c1, unit);
     if (prev != UINT32_MAX) pending_deps_.push_back(prev);  // the running accumulation
     if ((ct + 1) * F_ >= in0.cols) t = Write(op.output, pcore, out_rt, 0, unit);
-    Instruction ins;
-    ins.name = name;
-    ins.engine = op.engine;
-    ins.engines = op.engines;
-    ins.pcore = uint8_t(pcore);
-    ins.work = {c1 - c0, std::max(1, streamed), eb, op.passes, false};
-    prev = Emit(ins);
+    prev = Emit(OpInstruction(op, name, pcore, c1 - c0, streamed, eb));
     Finish(prev);
   }
   if (t != UINT32_MAX) Produced(t, prev);
@@ -281,7 +296,6 @@ void InstructionGraph::LowerMatmulUnit(int oi, int64_t b, int64_t mt, int64_t n_
   const int64_t kt_n = CeilDiv(k, P_);
   const int in_eb = std::max(a.elem_bytes, bm.elem_bytes);
   static const char* kTranspose = InternName("transpose");
-  static const char* kCopy = InternName("tensor_copy");
   const char* name = InternName(op.name);
   // The stationary operand must have K on partitions: transpose each [rows, K-tile] block of A on
   // TensorE (into PSUM) and copy it back to SBUF, where it stays for this unit's matmuls.
@@ -304,13 +318,7 @@ void InstructionGraph::LowerMatmulUnit(int oi, int64_t b, int64_t mt, int64_t n_
     tiles_[t].bytes_pp = rows * a.elem_bytes;
     pending_deps_.push_back(tid);
     Write(pseudo, pcore, unit, kt, unit);
-    Instruction cp;
-    cp.name = kCopy;
-    cp.engine = Engine::kVector;
-    cp.engines = kEvictEngines;
-    cp.pcore = uint8_t(pcore);
-    cp.work = {rows, 1, a.elem_bytes, 1, true};
-    const uint32_t cid = Emit(cp);
+    const uint32_t cid = Emit(EvictCopy(pcore, rows, a.elem_bytes));
     Finish(cid);
     cores_[pcore].psum_free[bank] = cid;
     Produced(t, cid);
@@ -348,13 +356,7 @@ void InstructionGraph::LowerMatmulUnit(int oi, int64_t b, int64_t mt, int64_t n_
         outs.push_back(Write(op.output, pcore, rt, ct, unit));
       }
     }
-    Instruction cp;
-    cp.name = kCopy;
-    cp.engine = Engine::kVector;
-    cp.engines = kEvictEngines;
-    cp.pcore = uint8_t(pcore);
-    cp.work = {n1 - n0, 1, out.elem_bytes, 1, true};
-    const uint32_t cid = Emit(cp);
+    const uint32_t cid = Emit(EvictCopy(pcore, n1 - n0, out.elem_bytes));
     Finish(cid);
     cores_[pcore].psum_free[bank] = cid;
     for (uint32_t t : outs) Produced(t, cid);
