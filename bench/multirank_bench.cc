@@ -4,6 +4,7 @@
 //   multirank_bench                     32 generated ranks x 64 MB (kept in /tmp between runs)
 //   multirank_bench --ranks 8 --mb 16   a quick run
 //   multirank_bench --dir DIR           an existing job's rank files instead
+//   multirank_bench --no-explore        without the Explorer's first-view timing
 //
 // Each run is `opscope report DIR --json --stats` as a user runs it: one process on one core
 // (--threads 1, the baseline), mpirun -n 2 (each process on one core: the default divides a host's
@@ -11,17 +12,24 @@
 // figures per process come from --stats (import + summary time, CPU time, peak RSS), the wall
 // times from here. Every run must print the same JSON. Targets (docs/multi-rank.md): >= 400 MB/s
 // per process end to end, peak memory per process <= 0.5x the JSON it imports, 2 processes >=
-// 1.7x faster than 1.
+// 1.7x faster than 1; and `opscope explore` on 16 generated ranks x 50 MB: the job page's first
+// view (/api/job and every rank's first viewport answered) within 3 s.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <httplib.h>
+#include <simdjson.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -254,6 +262,97 @@ void PrintScalingModel(const RunFigures& one, const RunFigures& two, double job_
   }
 }
 
+// ---- opscope explore on a job: the time to the job page's first view ----------------------
+
+struct ExploreFigures {
+  bool ok = false;
+  double server_s = 0;      // until the job page's URL is printed (import, summaries, index)
+  double first_view_s = 0;  // until /api/job and every rank's first viewport have answered
+  size_t ranks = 0;
+};
+
+// One rank's first viewport as job.js asks for it: the whole aligned axis mapped onto the rank's
+// own clock, its device-stream lanes (the "hardware" group), 1290 pixels wide.
+std::string FirstViewportPath(simdjson::dom::element rank, int64_t axis_t1) {
+  const int64_t start = rank["start_ns"].get_int64().value_unsafe();
+  const int64_t at_start = rank["axis_at_start_ns"].get_int64().value_unsafe();
+  const double scale = rank["scale"].get_double().value_unsafe();
+  auto to_ts = [&](double a) { return static_cast<double>(start) + (a - at_start) / scale; };
+  std::string lanes;
+  for (simdjson::dom::element lane : rank["lanes"].get_array()) {
+    if (std::string_view(lane["group"].get_string().value_unsafe()) != "hardware") continue;
+    lanes += (lanes.empty() ? "" : ",") + std::to_string(lane["id"].get_int64().value_unsafe());
+  }
+  const auto t0 = static_cast<int64_t>(std::floor(to_ts(0)));
+  const auto t1 = std::max(t0 + 1, static_cast<int64_t>(std::ceil(to_ts(axis_t1))));
+  return fmt::format("/api/trace/{}/viewport?t0={}&t1={}&width=1290&lanes={}",
+                     rank["trace"].get_int64().value_unsafe(), t0, t1, lanes);
+}
+
+// Starts `opscope explore DIR --port 0` and times what a user waits for: from the start until
+// the job page's URL is printed, and until /api/job and every rank's first viewport have
+// answered (asked on 6 connections at once, as a browser does). Stops the server (SIGTERM).
+ExploreFigures TimeExplore(const std::string& dir) {
+  ExploreFigures f;
+  int out[2];
+  if (pipe(out) != 0) return f;
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    close(out[0]);
+    execl(OPSCOPE_BINARY, "opscope", "explore", dir.c_str(), "--port", "0", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* lines = fdopen(out[0], "r");
+  char line[4096];
+  int port = -1;
+  while (pid > 0 && lines && std::fgets(line, sizeof(line), lines)) {
+    const char* url = std::strstr(line, "http://127.0.0.1:");
+    if (url && std::strstr(line, "job.html")) {
+      port = std::atoi(url + std::strlen("http://127.0.0.1:"));
+      break;
+    }
+  }
+  f.server_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (port > 0) {
+    httplib::Client client("127.0.0.1", port);
+    auto job = client.Get("/api/job");
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (job && job->status == 200 && parser.parse(job->body).get(doc) == simdjson::SUCCESS) {
+      std::vector<std::string> paths;
+      for (simdjson::dom::element rank : doc["ranks"].get_array()) {
+        paths.push_back(FirstViewportPath(rank, doc["t1"].get_int64().value_unsafe()));
+      }
+      std::atomic<size_t> next{0};
+      std::atomic<bool> ok{true};
+      auto fetch = [&] {
+        httplib::Client c("127.0.0.1", port);
+        for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+          auto res = c.Get(paths[i].c_str());
+          if (!res || res->status != 200) ok = false;
+        }
+      };
+      std::vector<std::thread> connections;
+      for (int i = 0; i < 6; ++i) connections.emplace_back(fetch);
+      for (std::thread& t : connections) t.join();
+      f.first_view_s = std::chrono::duration<double>(Clock::now() - start).count();
+      f.ranks = paths.size();
+      f.ok = ok && !paths.empty();
+    }
+  }
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+  }
+  if (lines) std::fclose(lines);
+  return f;
+}
+
 double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -286,6 +385,7 @@ int main(int argc, char** argv) {
   int mb = 64;
   std::string dir;
   bool keep = true;
+  bool explore = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--ranks" && i + 1 < argc)
@@ -296,9 +396,12 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     else if (a == "--no-keep")
       keep = false;
+    else if (a == "--no-explore")
+      explore = false;
     else {
       std::fprintf(stderr,
-                   "usage: multirank_bench [--ranks N] [--mb MB] [--dir DIR] [--no-keep]\n");
+                   "usage: multirank_bench [--ranks N] [--mb MB] [--dir DIR] [--no-keep] "
+                   "[--no-explore]\n");
       return 2;
     }
   }
@@ -314,6 +417,20 @@ int main(int argc, char** argv) {
     }
     std::printf("generated %d ranks x %d MB in %s (%.1f s; kept for the next run)\n", ranks, mb,
                 dir.c_str(), std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  // The Explorer's target is on 16 ranks x 50 MB: its own generated job (with --dir, none).
+  std::string explore_dir;
+  double explore_mb = 0;
+  if (generated && explore) {
+    explore_dir = (fs::temp_directory_path() / "opscope_multirank_bench_16x50").string();
+    if (!Generate(explore_dir, 16, size_t{50} << 20)) {
+      std::fprintf(stderr, "multirank_bench: cannot write the generated ranks to %s\n",
+                   explore_dir.c_str());
+      return 1;
+    }
+    for (const auto& e : fs::directory_iterator(explore_dir)) {
+      explore_mb += static_cast<double>(e.file_size()) / 1e6;
+    }
   }
   double total_mb = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
@@ -380,5 +497,15 @@ int main(int argc, char** argv) {
   std::printf("  report identical in all runs: %s\n", same ? "yes" : "NO");
   PrintScalingModel(one, two, total_mb);
   if (generated && !keep) fs::remove_all(dir);
+  if (!explore_dir.empty()) {
+    TimeExplore(explore_dir);  // warms the page cache
+    const ExploreFigures e = TimeExplore(explore_dir);
+    std::printf(
+        "\nopscope explore %s (%zu ranks, %.0f MB of JSON): job page URL after %.2f s, first "
+        "view (/api/job and every rank's first viewport) after %.2f s\n",
+        explore_dir.c_str(), e.ranks, explore_mb, e.server_s, e.first_view_s);
+    std::printf("  16 ranks x 50 MB: first view <= 3 s: %.2f s  %s\n", e.first_view_s,
+                e.ok ? Met(e.first_view_s <= 3.0) : "NOT met (the server did not answer)");
+  }
   return same ? 0 : 1;
 }

@@ -125,12 +125,18 @@ struct Opened {
 // Imports (and for a job summarises) every file, one thread per core at most: a job's ranks are
 // independent traces. Each entry is written by one thread only.
 void ImportAll(std::vector<Opened>* opened, bool job) {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min<size_t>(opened->size(), cores);
+  // The cores are shared between the files: each import parses on its share of them (several
+  // files each on every core would only add threads that wait for one another).
+  ImportOptions options;
+  options.threads = static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(threads, 1)));
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < opened->size();) {
       Opened& o = (*opened)[i];
       const auto t0 = std::chrono::steady_clock::now();
-      o.status = ImportTrace(o.file, &o.trace, &o.stats);
+      o.status = ImportTrace(o.file, &o.trace, &o.stats, options);
       if (job) {
         std::error_code size_error;
         const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
@@ -148,8 +154,6 @@ void ImportAll(std::vector<Opened>* opened, bool job) {
       o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
   };
-  const size_t threads =
-      std::min<size_t>(opened->size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
