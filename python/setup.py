@@ -3,7 +3,8 @@
 The extension is built by the project's own CMake build (the same sources and flags as
 `make build`), with Debian's packages only, no network: when OPSCOPE_BUILD_DIR (default: the
 repository's build/) is a configured build, its opscope_python target is brought up to date
-there; otherwise a build without tests and benchmarks is configured in build-python/.
+there; otherwise a build without tests and benchmarks is configured in build-python/. An
+OPSCOPE_BUILD_DIR that is not a configured build is an error.
 """
 
 import os
@@ -27,7 +28,12 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build_dir = pathlib.Path(os.environ.get("OPSCOPE_BUILD_DIR", ROOT / "build"))
+        given = os.environ.get("OPSCOPE_BUILD_DIR")
+        build_dir = pathlib.Path(given or ROOT / "build").resolve()
+        if given and not (build_dir / "CMakeCache.txt").exists():
+            raise RuntimeError(f"OPSCOPE_BUILD_DIR={given} is not a configured build "
+                               f"(no {build_dir / 'CMakeCache.txt'}); run `make build` there "
+                               "or unset it to configure build-python/")
         if not (build_dir / "CMakeCache.txt").exists():
             build_dir = ROOT / "build-python"
             subprocess.run(
