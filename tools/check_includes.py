@@ -67,6 +67,7 @@ PUBLIC_HEADERS = {
     "analysis.h": "analysis",
     "job.h": "job",
     "job_mpi.h": "job",
+    "perf_analysis.h": "analysis",
     "explorer.h": "explorer",
     "opscope.h": None,  # the umbrella header: everything, for users (not for src/)
 }

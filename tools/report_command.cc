@@ -1,8 +1,11 @@
 // opscope report PATH... [--sort KEY] [--rows N] [--json] [--group-by-input-shape] [--rank N]
-// [--threads N] [--quiet]
-// [--no-clock-align]: import a torch.profiler / Kineto trace (plain or gzip) and print
-// key_averages, the device timeline, top kernels and launch statistics; paths naming several traces
-// are one distributed job, one trace per rank (tools/job_commands.h).
+//                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
+//                       NAME|FILE] [--step TEXT]
+//                       [--step-instance N]:
+// import a torch.profiler / Kineto trace (plain or gzip) and print key_averages, the device
+// timeline, top kernels and launch statistics, with --perf also the performance model, idle-time
+// breakdown and critical path; paths naming several traces are one distributed job, one trace per
+// rank (tools/job_commands.h).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -10,6 +13,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/neuron.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"
 #include "tools/progress.h"
@@ -17,6 +21,14 @@
 namespace opscope::tools {
 
 namespace {
+
+// One trace's --perf options (docs/perf-model.md).
+struct PerfArgs {
+  bool perf = false;
+  std::string device_spec;
+  std::string step = "ProfilerStep";
+  int step_instance = 0;
+};
 
 struct ReportArgs {
   std::string path;
@@ -26,21 +38,45 @@ struct ReportArgs {
   int threads = 0;
   bool quiet = false;
   bool group_by_input_shape = false;
+  PerfArgs perf;
 };
 
 int RunReport(const ReportArgs& args);
 
+// The simulated NeuronCore's peaks, from its model's parameters: every dtype at its engines' FP32
+// rates (TensorE for matrix work, VectorE for the rest) with the core's HBM bandwidth
+// (docs/neuron-model.md, docs/perf-model.md).
+std::vector<DeviceSpec> SimulatedNeuronSpecs() {
+  std::vector<DeviceSpec> specs;
+  for (const std::string& preset : neuron::PresetNames()) {
+    const neuron::Params p = neuron::Preset(preset);
+    DeviceSpec s;
+    s.name = "opscope-neuron-" + preset;
+    s.source = "opscope's simulated NeuronCore, " + preset +
+               " preset (src/device/neuron/params.cc, docs/neuron-model.md)";
+    s.mem_bw_gbps = p.hbm_gbps;
+    for (const char* d : {"fp32", "tf32", "bf16", "fp16", "fp8"}) {
+      s.tflops.emplace_back(std::string("matrix_") + d, p.tensor_fp32_tflops);
+    }
+    for (const char* d : {"fp32", "bf16", "fp16"}) {
+      s.tflops.emplace_back(std::string("vector_") + d, p.vector_fp32_tflops);
+    }
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
 // One trace file: today's single-trace report; several: the job report. Under mpirun the rank
 // files are spread over the processes and process 0 prints.
-int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape) {
+int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, const PerfArgs& perf) {
   MpiJob mpi(nullptr, nullptr);
   if (!mpi.error().empty()) {
     std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
     return 2;
   }
-  const ReportArgs single{job_args.paths.front(), job_args.sort_by, job_args.rows,
-                          job_args.json,          job_args.threads, job_args.quiet,
-                          group_by_input_shape};
+  const ReportArgs single{
+      job_args.paths.front(), job_args.sort_by, job_args.rows,        job_args.json,
+      job_args.threads,       job_args.quiet,   group_by_input_shape, perf};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -56,6 +92,14 @@ int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape) {
     ReportArgs one = single;
     one.path = files.front().path;
     return mpi.ShareExitCode(mpi.rank() == 0 ? RunReport(one) : 0);
+  }
+  if (perf.perf || !perf.device_spec.empty()) {
+    if (mpi.rank() == 0) {
+      std::fprintf(stderr,
+                   "opscope report: --perf and --device-spec apply to one trace; %zu given\n",
+                   files.size());
+    }
+    return mpi.ShareExitCode(1);
   }
   return RunJobReport(job_args, files, mpi);
 }
@@ -86,11 +130,16 @@ int RunReport(const ReportArgs& args) {
   options.rows = args.rows;
   options.file = args.path;
   options.group_by_input_shape = args.group_by_input_shape;
+  options.perf = args.perf.perf || !args.perf.device_spec.empty();
+  options.device_spec = args.perf.device_spec;
+  if (options.perf) options.extra_device_specs = SimulatedNeuronSpecs();
+  options.critical_path_step = args.perf.step;
+  options.critical_path_instance = args.perf.step_instance;
   try {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (args.json) std::fputc('\n', stdout);
-  } catch (const std::exception& e) {  // e.g. a sort key key_averages does not know
+  } catch (const std::exception& e) {  // e.g. a sort key key_averages does not know, a bad spec
     std::fprintf(stderr, "opscope report: %s\n", e.what());
     return 1;
   }
@@ -102,6 +151,7 @@ int RunReport(const ReportArgs& args) {
 void AddReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<JobReportArgs>();
   auto group_by_input_shape = std::make_shared<bool>(false);
+  auto perf = std::make_shared<PerfArgs>();
   auto* cmd = app.add_subcommand(
       "report",
       "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
@@ -131,8 +181,20 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-clock-align{false}", args->align_clocks,
                 "Job: compare ranks' timestamps as recorded (default: align each rank's clock "
                 "to the lowest rank's from collective end times)");
-  cmd->callback([args, group_by_input_shape, exit_code] {
-    *exit_code = RunReportOrJob(*args, *group_by_input_shape);
+  cmd->add_flag("--perf", perf->perf,
+                "Also the performance model per op with its roofline (TraceLens), the idle-time "
+                "breakdown per stream and the critical path (HTA); docs/perf-model.md");
+  cmd->add_option("--device-spec", perf->device_spec,
+                  "Roofline peaks: H100, H200, B200, MI300X, MI355X, trn1, trn2, "
+                  "opscope-neuron-trn1|trn2, or a TraceLens arch JSON file (default: from the "
+                  "trace's deviceProperties); implies --perf");
+  cmd->add_option("--step", perf->step,
+                  "Critical path: the step annotation to analyze (slices whose name contains it; "
+                  "default ProfilerStep, else the whole trace)");
+  cmd->add_option("--step-instance", perf->step_instance,
+                  "Critical path: which matching step, from 0 (default 0)");
+  cmd->callback([args, group_by_input_shape, perf, exit_code] {
+    *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf);
   });
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "opscope/key_averages.h"
+#include "opscope/perf_analysis.h"
 #include "opscope/status.h"
 #include "opscope/trace.h"
 
@@ -261,6 +262,17 @@ struct ReportOptions {
   std::string file = "";
   // key_averages(group_by_input_shape=True): one row per (op, Input Dims).
   bool group_by_input_shape = false;
+  // Also the performance model with its roofline, the idle-time breakdown and the critical path
+  // (opscope/perf_analysis.h).
+  bool perf = false;
+  // The roofline's device: a built-in name or a TraceLens arch JSON file; empty = from the trace.
+  // A name or file that cannot be used throws std::invalid_argument.
+  std::string device_spec = "";
+  // Device specs besides the built-in ones (the CLI adds the simulated NeuronCore's).
+  std::vector<DeviceSpec> extra_device_specs = {};
+  // The critical path's step: the instance-th slice whose name contains this text.
+  std::string critical_path_step = "ProfilerStep";
+  int critical_path_instance = 0;
 };
 
 // Every figure of the report, computed once: what FormatReport prints and ReportJson writes.

@@ -26,6 +26,7 @@
 #include "opscope/key_averages.h"
 #include "opscope/neuron.h"
 #include "opscope/ops.h"
+#include "opscope/perf_analysis.h"
 #include "opscope/profiler.h"
 #include "opscope/record.h"
 #include "opscope/status.h"

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analysis/perf_report.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
 #include "trace/json_writer.h"
@@ -154,6 +155,7 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   AppendKernels(trace, options.rows, &out);
   out += "\n";
   AppendLaunches(trace, options.rows, &out);
+  if (options.perf) analysis::AppendPerfSections(trace, options, &out);
   return out;
 }
 
@@ -189,6 +191,7 @@ std::string ReportJson(const Trace& trace, const Report& report, const ReportOpt
   w.Raw(report.kernels.ToJson());
   w.Key("launches");
   w.Raw(report.launches.ToJson());
+  if (options.perf) analysis::WritePerfJson(trace, options, &w);
   w.EndObject();
   return w.Take();
 }

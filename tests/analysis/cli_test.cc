@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/analysis/test_support.h"
@@ -230,6 +231,105 @@ TEST_F(CliTest, DemoArgumentsAreChecked) {
   const CliRun r = Opscope("demo rmsnorm --device cpu --shape 4294967296,4294967296");
   EXPECT_NE(r.output.find("--shape 4294967296,4294967296"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("64-bit"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ReportPerfPrintsTheModelAndItsJsonKeys) {
+  const std::string trace = Fixture("tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+  CliRun r = Opscope("report '" + trace + "' --perf --rows 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* section :
+       {"Performance model", "device MI300X", "Ops by category", "Per op and args",
+        "Kernel launchers by op and args", "Short kernels", "compute"}) {
+    EXPECT_NE(r.output.find(section), std::string::npos) << section << "\n" << r.output;
+  }
+  r = Opscope("report '" + trace + "' --perf --json --device-spec H100", false);
+  ASSERT_EQ(r.exit_code, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.output).get(doc), simdjson::SUCCESS) << r.output.substr(0, 300);
+  simdjson::dom::array rows;
+  ASSERT_EQ(doc["perf_model"].get_array().get(rows), simdjson::SUCCESS);
+  ASSERT_GT(rows.size(), 0u);
+  for (const char* key :
+       {"name", "category", "input_dims", "dtypes", "count", "gflops", "data_moved_mb",
+        "flops_per_byte", "tflops_per_s_mean", "tb_per_s_mean", "kernel_time_us_sum", "bound"}) {
+    EXPECT_EQ(rows.at(0)[key].error(), simdjson::SUCCESS) << key;
+  }
+  EXPECT_EQ(doc["ops_by_category"].get_array().error(), simdjson::SUCCESS);
+  std::string_view device;
+  ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
+  EXPECT_EQ(device, "H100");
+}
+
+TEST_F(CliTest, ReportPerfRejectsAnUnknownDeviceSpec) {
+  const CliRun r = Opscope(
+      "report '" + Fixture("tracelens/mi300/Falconsai_nsfw_image_detection__1016002.json.gz") +
+      "' --device-spec no_such_gpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no_such_gpu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MI355X"), std::string::npos) << "lists the known devices\n" << r.output;
+}
+
+// opscope's own simulated NeuronCore, whose critical path is known by construction: the naive
+// RMSNorm queues its six device executions faster than the device runs them, so they run back to
+// back and every one is on the path; the path's device compute is their total time, with no idle
+// gap between them. The roofline uses the simulated device's own peaks.
+TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
+  const fs::path out =
+      fs::temp_directory_path() / ("opscope_cli_cp_demo_" + std::to_string(getpid()));
+  CliRun r = Opscope("demo rmsnorm --iters 1 --out '" + out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::path trace;
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    if (e.path().filename() == "trace.json" && e.path().parent_path().filename() == "naive") {
+      trace = e.path();
+    }
+  }
+  ASSERT_FALSE(trace.empty()) << "no naive/trace.json under " << out;
+  std::ifstream in(trace);
+  std::stringstream text;
+  text << in.rdbuf();
+  simdjson::dom::parser trace_parser;
+  simdjson::dom::element trace_doc;
+  ASSERT_EQ(trace_parser.parse(text.str()).get(trace_doc), simdjson::SUCCESS);
+  double kernel_us = 0;
+  int kernels = 0;
+  for (simdjson::dom::element e : trace_doc["traceEvents"].get_array()) {
+    std::string_view cat;
+    double dur = 0;
+    if (e["cat"].get_string().get(cat) || cat != "kernel" || e["dur"].get_double().get(dur)) {
+      continue;
+    }
+    kernel_us += dur;
+    ++kernels;
+  }
+  ASSERT_EQ(kernels, 6);
+  r = Opscope("report '" + trace.string() + "' --perf --json", false);
+  fs::remove_all(out);
+  ASSERT_EQ(r.exit_code, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.output).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element cp = doc["critical_path"];
+  bool ok = false;
+  ASSERT_EQ(cp["ok"].get_bool().get(ok), simdjson::SUCCESS);
+  ASSERT_TRUE(ok);
+  double compute = 0, idle = -1;
+  ASSERT_EQ(cp["breakdown"]["device_compute_us"].get_double().get(compute), simdjson::SUCCESS);
+  ASSERT_EQ(cp["breakdown"]["idle_us"].get_double().get(idle), simdjson::SUCCESS);
+  EXPECT_NEAR(compute, kernel_us, 1e-3);
+  EXPECT_EQ(idle, 0);
+  int on_path = 0;
+  for (simdjson::dom::element e : cp["events"].get_array()) {
+    std::string_view name;
+    if (e["name"].get_string().get(name) == simdjson::SUCCESS && name == "nc_exec_running") {
+      ++on_path;
+    }
+  }
+  EXPECT_EQ(on_path, 6);
+  std::string_view device;
+  ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
+  EXPECT_EQ(device, "opscope-neuron-trn1");
 }
 
 }  // namespace

@@ -1,0 +1,193 @@
+// The idle-time breakdown against HTA's definition (get_idle_time_breakdown), computed here
+// independently from each fixture's raw JSON: per stream, events sorted by start, each gap to the
+// previous event's end is host wait when the event's runtime call started after that end, kernel
+// wait when under 30 ns, else other. And one hand-made trace with one gap of each kind.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "opscope/analysis.h"
+#include "opscope/perf_analysis.h"
+#include "tests/analysis/test_support.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadMaybeGzip(const fs::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::string out;
+  if (!f) return out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+struct Expected {
+  int64_t host_ns = 0, kernel_ns = 0, other_ns = 0;
+  int64_t host = 0, kernel = 0, other = 0;
+};
+
+// A JSON number of microseconds ("1712195495505543.2") as integer nanoseconds, from its text
+// (a double cannot hold these timestamps to the nanosecond).
+int64_t MicrosToNs(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  int64_t whole = 0, frac = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] != '.'; ++i) whole = whole * 10 + (text[i] - '0');
+  int digits = 0;
+  if (i < text.size()) {
+    for (++i; i < text.size() && digits < 3; ++i, ++digits) frac = frac * 10 + (text[i] - '0');
+  }
+  for (; digits < 3; ++digits) frac *= 10;
+  const int64_t ns = whole * 1000 + frac;
+  return negative ? -ns : ns;
+}
+
+// HTA's definition straight from the JSON: device events with a "stream" arg, by (pid, tid).
+std::map<std::pair<int64_t, int64_t>, Expected> FromJson(const std::string& text) {
+  struct Ev {
+    int64_t ts, end, corr;
+  };
+  std::map<std::pair<int64_t, int64_t>, std::vector<Ev>> streams;
+  std::unordered_map<int64_t, int64_t> runtime_ts;
+  simdjson::ondemand::parser parser;
+  const simdjson::padded_string json(text);
+  simdjson::ondemand::document doc = parser.iterate(json);
+  for (simdjson::ondemand::object e : doc["traceEvents"].get_array()) {
+    std::string_view ph, cat, ts, dur;
+    int64_t pid = 0, tid = 0, corr = 0, stream = -1;
+    bool ids = true;
+    for (simdjson::ondemand::field f : e) {
+      const std::string_view key = f.unescaped_key().value();
+      simdjson::ondemand::value v = f.value();
+      if (key == "ph") {
+        ph = v.get_string().value();
+      } else if (key == "cat") {
+        cat = v.get_string().value();
+      } else if (key == "ts") {
+        ts = v.raw_json_token();
+      } else if (key == "dur") {
+        dur = v.raw_json_token();
+      } else if (key == "pid") {
+        ids &= v.get_int64().get(pid) == simdjson::SUCCESS;
+      } else if (key == "tid") {
+        ids &= v.get_int64().get(tid) == simdjson::SUCCESS;
+      } else if (key == "args") {
+        for (simdjson::ondemand::field a : v.get_object()) {
+          const std::string_view k = a.unescaped_key().value();
+          if (k == "correlation" && a.value().get_int64().get(corr)) corr = 0;
+          if (k == "stream" && a.value().get_int64().get(stream)) stream = -1;
+        }
+      }
+    }
+    if (ph != "X" || ts.empty() || dur.empty() || !ids) continue;
+    const int64_t t = MicrosToNs(ts), d = MicrosToNs(dur);
+    if (cat.ends_with("runtime") || cat.ends_with("driver")) {
+      if (corr != 0) runtime_ts.emplace(corr, t);
+      continue;
+    }
+    // Device events only: Inductor's triton cpu_ops carry a "stream" arg too.
+    if (stream == -1 || !(cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
+                          cat == "cuda_sync" || cat == "mtia_ccp_events")) {
+      continue;
+    }
+    streams[{pid, tid}].push_back({t, t + d, corr});
+  }
+  std::map<std::pair<int64_t, int64_t>, Expected> out;
+  for (auto& [key, evs] : streams) {
+    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
+    Expected& x = out[key];
+    for (size_t k = 1; k < evs.size(); ++k) {
+      const int64_t interval = evs[k].ts - evs[k - 1].end;
+      auto rt = runtime_ts.find(evs[k].corr);
+      if (evs[k].corr != 0 && rt != runtime_ts.end() && rt->second > evs[k - 1].end) {
+        x.host_ns += interval;
+        ++x.host;
+      } else if (interval < 30) {
+        x.kernel_ns += interval;
+        ++x.kernel;
+      } else {
+        x.other_ns += interval;
+        ++x.other;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(IdleBreakdown, MatchesHtasDefinitionOnEveryFixtureWithDeviceStreams) {
+  int checked_streams = 0;
+  for (const fs::path& path : testing::TraceFiles(testing::FixturesDir() / "traces")) {
+    SCOPED_TRACE(path.filename().string());
+    Trace trace;
+    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok());
+    const IdleBreakdown idle = ComputeIdleBreakdown(trace);
+    const auto expected = FromJson(ReadMaybeGzip(path));
+    EXPECT_EQ(idle.streams.size(), expected.size());
+    for (const StreamIdle& s : idle.streams) {
+      auto it = expected.find({s.device, s.stream});
+      ASSERT_NE(it, expected.end()) << "stream " << s.device << "/" << s.stream;
+      const Expected& x = it->second;
+      EXPECT_EQ(s.host_wait_intervals, x.host) << s.stream;
+      EXPECT_EQ(s.kernel_wait_intervals, x.kernel) << s.stream;
+      EXPECT_EQ(s.other_intervals, x.other) << s.stream;
+      EXPECT_EQ(s.host_wait_ns, x.host_ns) << s.stream;
+      EXPECT_EQ(s.kernel_wait_ns, x.kernel_ns) << s.stream;
+      EXPECT_EQ(s.other_ns, x.other_ns) << s.stream;
+      ++checked_streams;
+    }
+  }
+  EXPECT_GE(checked_streams, 10);
+}
+
+// Four kernels on one stream: B's runtime call starts after A ends (host wait 10 us), C follows
+// B 20 ns later with its call long issued (kernel wait), D comes 5 us after C (other).
+TEST(IdleBreakdown, OneGapOfEachKind) {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0,
+     "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 15,
+     "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 16,
+     "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 17,
+     "dur": 1, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "A", "pid": 0, "tid": 7, "ts": 2, "dur": 8,
+     "args": {"correlation": 1, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "B", "pid": 0, "tid": 7, "ts": 20, "dur": 10,
+     "args": {"correlation": 2, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "C", "pid": 0, "tid": 7, "ts": 30.02, "dur": 10,
+     "args": {"correlation": 3, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "D", "pid": 0, "tid": 7, "ts": 45.02, "dur": 1,
+     "args": {"correlation": 4, "stream": 7}}]})";
+  Trace trace;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &trace).ok());
+  const IdleBreakdown idle = ComputeIdleBreakdown(trace);
+  ASSERT_EQ(idle.streams.size(), 1u);
+  const StreamIdle& s = idle.streams[0];
+  EXPECT_EQ(s.stream, 7);
+  EXPECT_EQ(s.host_wait_ns, 10000);
+  EXPECT_EQ(s.host_wait_intervals, 1);
+  EXPECT_EQ(s.kernel_wait_ns, 20);
+  EXPECT_EQ(s.kernel_wait_intervals, 1);
+  EXPECT_EQ(s.other_ns, 5000);
+  EXPECT_EQ(s.other_intervals, 1);
+  // A larger threshold turns the 5 us gap into kernel wait.
+  EXPECT_EQ(ComputeIdleBreakdown(trace, 10000).streams[0].kernel_wait_intervals, 2);
+}
+
+}  // namespace
+}  // namespace opscope
