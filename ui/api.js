@@ -29,5 +29,6 @@ export const api = {
   search: (t, p) => getJson(`/api/trace/${t}/search`, p),
   marks: (t, p) => getJson(`/api/trace/${t}/marks`, p),
   summary: (t) => getJson(`/api/trace/${t}/summary`),
+  criticalPath: (t, p) => getJson(`/api/trace/${t}/critical_path`, p),
   diff: (a, b) => getJson('/api/diff', {a, b}),
 };

@@ -6,6 +6,7 @@ import {fmtNs, el} from './format.js';
 import * as panels from './panels.js';
 import {renderOps, OP_COLUMNS} from './tables.js';
 import {renderSummary} from './summary.js';
+import {renderCriticalPath} from './critical_path.js';
 import {parseHash, formatHash} from './url_state.js';
 import {DeviceView} from './device.js';
 import {CompareView} from './compare.js';
@@ -26,6 +27,7 @@ let search = null;
 let hashTimer = null;
 let written = '';
 let summaryLoadedFor = null;
+const cp = {step: 'ProfilerStep', instance: 0, loadedFor: null, highlighted: false};
 
 function setStatus(text) {
   $('status').textContent = text;
@@ -81,6 +83,7 @@ function showTab(tab) {
   document.body.classList.toggle('comparing', tab === 'compare');
   if (tab === 'ops') loadOps();
   if (tab === 'summary') loadSummary();
+  if (tab === 'critical') loadCriticalPath();
   if (tab === 'device') device.load(state.sel);
   if (tab === 'compare') compare.load();
   writeHash();
@@ -186,6 +189,35 @@ async function loadSummary() {
   }
 }
 
+// The Critical path panel: the path of the step asked for, once per trace and step.
+async function loadCriticalPath() {
+  const key = `${state.trace}\x1f${cp.step}\x1f${cp.instance}`;
+  if (cp.loadedFor === key) return;
+  const box = $('critical');
+  box.textContent = 'finding the critical path…';
+  const query = {step: cp.step, instance: cp.instance};
+  try {
+    const r = await api.criticalPath(state.trace, query);
+    cp.loadedFor = key;
+    renderCriticalPath(box, r, panelCtx(), {
+      query, highlighted: cp.highlighted,
+      onQuery: (q) => {
+        cp.step = q.step;
+        cp.instance = q.instance;
+        if (cp.highlighted) timeline.setHighlight({criticalPath: {step: cp.step, instance: cp.instance}});
+        loadCriticalPath();
+      },
+      onHighlight: (on) => {
+        cp.highlighted = on;
+        timeline.setHighlight(on ? {criticalPath: {step: cp.step, instance: cp.instance}} : null);
+        setStatus(on ? `critical path of ${r.step || 'the trace'} marked` : '');
+      },
+    });
+  } catch (e) {
+    box.textContent = `critical path: ${e.message}`;
+  }
+}
+
 function onLayoutChange() {
   renderGroupChips($('groups'), timeline);
   writeHash();
@@ -199,6 +231,8 @@ async function openTrace(index) {
   state.mark = null;
   state.ops.loadedFor = null;
   summaryLoadedFor = null;
+  cp.loadedFor = null;
+  cp.highlighted = false;
   device.reset();
   search.reset();
   const lanes = await api.lanes(index);

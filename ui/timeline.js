@@ -31,7 +31,7 @@ export class Timeline {
     this.extent = null;    // {t0, t1}: zooming and panning stay around it
     this.data = null;
     this.marks = null;     // lane id -> [[ts, dur, row, count]] matching the highlight
-    this.highlight = null; // {q, exact}: events to mark (search, op table)
+    this.highlight = null; // {q, exact} or {criticalPath: {step, instance}}: events to mark
     this.selected = null;
     this.chain = null;
     this.box = null;
@@ -160,7 +160,8 @@ export class Timeline {
       const hl = this.highlight;
       const [d, marks] = await Promise.all([
         this.api.viewport(this.trace, params),
-        hl ? this.api.marks(this.trace, {...params, q: hl.q, exact: hl.exact ? 1 : undefined}).catch(() => null) : null,
+        hl ? this.api.marks(this.trace, hl.criticalPath ? {...params, critical_path: 1, ...hl.criticalPath}
+             : {...params, q: hl.q, exact: hl.exact ? 1 : undefined}).catch(() => null) : null,
       ]);
       if (seq < this.accepted) return;
       this.accepted = seq;

@@ -5,7 +5,7 @@
 //   "key:asc|desc" and filter), cmp (comparison traces "a,b[,c]"), align (comparison anchor).
 // parseHash checks each value and returns messages for those it cannot use, never throwing.
 
-export const TABS = ['details', 'device', 'ops', 'summary', 'compare', 'search'];
+export const TABS = ['details', 'device', 'ops', 'summary', 'compare', 'search', 'critical'];
 
 function ints(text) {
   if (text === null || text === '') return [];

@@ -24,6 +24,8 @@ constexpr size_t kMaxMatchedNameBytes = 512;  // longer names are matched on the
 constexpr int64_t kRegexMemoryBytes = 8 << 20;
 constexpr int kMaxListLimit = 10000;
 constexpr int64_t kMaxTime = INT64_MAX / 4;
+constexpr size_t kMaxStepLength = 256;
+constexpr int kCriticalPathEvents = 200;  // path events the critical-path view lists
 
 // A request parameter that failed validation; answered with 400 and the message.
 struct BadRequest {
@@ -174,6 +176,8 @@ void ExplorerApi::Register(HttpServer* server) {
   server->Route("/api/trace/{n}/marks", bind(&ExplorerApi::Marks), always);
   server->Route("/api/trace/{n}/summary", bind(&ExplorerApi::Summary),
                 [this](const HttpRequest& req) { return SummaryIsHeavy(req); });
+  server->Route("/api/trace/{n}/critical_path", bind(&ExplorerApi::CriticalPath),
+                [this](const HttpRequest& req) { return CriticalPathIsHeavy(req); });
   server->Route("/api/job", bind(&ExplorerApi::Job));
   server->Route("/api/diff", bind(&ExplorerApi::Diff), always);
   server->SetFallback(&ExplorerApi::Asset);
@@ -194,6 +198,56 @@ bool ExplorerApi::SummaryIsHeavy(const HttpRequest& req) const {
     return false;
   }
   return !traces_[static_cast<size_t>(i)]->summary_ready;
+}
+
+namespace {
+
+// The cache key of the step a critical-path request names; empty when its parameters are bad.
+std::string CriticalPathKey(const HttpRequest& req, CriticalPathOptions* options) {
+  if (req.HasParam("step")) options->annotation = req.Param("step");
+  if (options->annotation.size() > kMaxStepLength) return "";
+  int64_t instance = 0;
+  if (req.HasParam("instance") &&
+      (!ParseInt(req.Param("instance"), &instance) || instance < 0 || instance > INT32_MAX)) {
+    return "";
+  }
+  options->instance = static_cast<int>(instance);
+  return fmt::format("{}\x1f{}", options->annotation, options->instance);
+}
+
+}  // namespace
+
+bool ExplorerApi::CriticalPathIsHeavy(const HttpRequest& req) const {
+  int64_t i = 0;
+  if (!ParseInt(req.captures.at(0), &i) || i < 0 || static_cast<size_t>(i) >= traces_.size()) {
+    return false;
+  }
+  CriticalPathOptions o;
+  const std::string key = CriticalPathKey(req, &o);
+  if (key.empty()) return false;  // answered with 400 at once
+  LoadedTrace& t = *traces_[static_cast<size_t>(i)];
+  std::lock_guard<std::mutex> lock(t.cp_mu);
+  return !(t.cp && t.cp_key == key);
+}
+
+std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace& t,
+                                                                    const HttpRequest& req) const {
+  CriticalPathOptions o;
+  const std::string key = CriticalPathKey(req, &o);
+  if (key.empty()) {
+    IntParam(req, "instance", 0, 0, INT32_MAX);  // throws when 'instance' is the bad one
+    throw BadRequest{"parameter 'step' is too long"};
+  }
+  {
+    std::lock_guard<std::mutex> lock(t.cp_mu);
+    if (t.cp && t.cp_key == key) return t.cp;
+  }
+  auto view = std::make_shared<const CriticalPathView>(
+      MakeCriticalPathView(*t.index, o, kCriticalPathEvents));
+  std::lock_guard<std::mutex> lock(t.cp_mu);
+  t.cp_key = key;
+  t.cp = view;
+  return view;
 }
 
 void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
@@ -347,10 +401,19 @@ void ExplorerApi::Search(const HttpRequest& req, HttpResponse& res) {
   SendJson(res, w.Take());
 }
 
-// Where a search's matches lie in one viewport (WriteMatchMarks).
+// Where a search's matches lie in one viewport (WriteMatchMarks), or with critical_path=1 the
+// events of a step's critical path (WriteSliceMarks).
 void ExplorerApi::Marks(const HttpRequest& req, HttpResponse& res) {
   LoadedTrace& t = TraceParam(req);
   const ViewportQuery q = ViewportParams(req, t);
+  if (IntParam(req, "critical_path", 0, 0, 1) == 1) {
+    const std::shared_ptr<const CriticalPathView> cp = CriticalPathOf(t, req);
+    if (Abandoned(req, res)) return;
+    JsonWriter w;
+    WriteSliceMarks(*t.index, cp->on_path, q, &w);
+    SendJson(res, w.Take());
+    return;
+  }
   const NameMatch match = MatchingNames(t, req);
   if (Abandoned(req, res)) return;
   JsonWriter w;
@@ -375,6 +438,13 @@ void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
     return;
   }
   SendJson(res, options_.job_json);
+}
+
+void ExplorerApi::CriticalPath(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const std::shared_ptr<const CriticalPathView> cp = CriticalPathOf(t, req);
+  if (Abandoned(req, res)) return;
+  SendJson(res, cp->json);
 }
 
 void ExplorerApi::Diff(const HttpRequest& req, HttpResponse& res) {

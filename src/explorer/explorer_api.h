@@ -9,11 +9,16 @@
 //   GET /api/trace/N/select?t0&t1&lanes&limit
 //   GET /api/trace/N/search?q&offset&limit&exact   q: an RE2 regular expression, case-insensitive
 //   GET /api/trace/N/marks?q&exact&t0&t1&width&lanes   where the matches lie in a viewport
+//   GET /api/trace/N/marks?critical_path=1&step&instance&t0&t1&width&lanes
+//                                       where the critical path's events lie in a viewport
+//   GET /api/trace/N/critical_path?step&instance   HTA's critical path of a step
+//                                       (explorer/critical_path_view.h)
 //   GET /api/trace/N/summary
 //   GET /api/diff?a&b
 //
 // Bad parameters answer 400 with {"error","status"}. Whole-trace aggregations (ops of a range,
-// uncached tables, search, selection, diff) run on the server's heavy pool.
+// uncached tables, search, selection, diff, a critical path not yet computed) run on the server's
+// heavy pool.
 //
 // Thread safety: the traces are read-only once serving starts; cached answers are computed once.
 #ifndef OPSCOPE_EXPLORER_EXPLORER_API_H_
@@ -25,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "explorer/critical_path_view.h"
 #include "explorer/http_server.h"
 #include "explorer/trace_index.h"
 #include "opscope/trace.h"
@@ -42,6 +48,11 @@ struct LoadedTrace {
   std::once_flag ops_once, summary_once;
   std::atomic<bool> ops_ready{false}, summary_ready{false};
   std::string ops_json, summary_json;
+
+  // The critical path last asked for, by its key (step and instance); guarded by cp_mu.
+  std::mutex cp_mu;
+  std::string cp_key;
+  std::shared_ptr<const CriticalPathView> cp;
 };
 
 struct ExplorerApiOptions {
@@ -75,11 +86,18 @@ class ExplorerApi {
   void Summary(const HttpRequest& req, HttpResponse& res);
   void Diff(const HttpRequest& req, HttpResponse& res);
   void Job(const HttpRequest& req, HttpResponse& res);
+  void CriticalPath(const HttpRequest& req, HttpResponse& res);
   static void Asset(const HttpRequest& req, HttpResponse& res);
 
   // Request cost classes (see HttpServer::Route).
   bool OpsIsHeavy(const HttpRequest& req) const;
   bool SummaryIsHeavy(const HttpRequest& req) const;
+  bool CriticalPathIsHeavy(const HttpRequest& req) const;
+
+  // The critical path of the step named by the `step` (default "ProfilerStep") and `instance`
+  // (default 0) parameters, computed once per trace and step and shared by later requests.
+  std::shared_ptr<const CriticalPathView> CriticalPathOf(LoadedTrace& t,
+                                                         const HttpRequest& req) const;
 
   // The names (a bitmap over string ids) that parameter 'q' matches (the exact name when
   // exact=1); `complete` is false when matching stopped at the time budget.

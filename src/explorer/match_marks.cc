@@ -12,15 +12,15 @@ struct Mark {
   int64_t count = 0;
 };
 
-// Marks of one row: matches in [t0, t1), those within `px_ns` of the previous mark's end merged.
-void RowMarks(const Trace& trace, const LaneRow& row, const std::vector<bool>& names, int64_t t0,
-              int64_t t1, int64_t px_ns, std::vector<Mark>* out) {
-  const auto& slices = trace.slices();
+// Marks of one row: matches (`match(slice id)`) in [t0, t1), those within `px_ns` of the previous
+// mark's end merged.
+template <typename Match>
+void RowMarks(const LaneRow& row, const Match& match, int64_t t0, int64_t t1, int64_t px_ns,
+              std::vector<Mark>* out) {
   size_t i = std::upper_bound(row.end.begin(), row.end.end(), t0) - row.end.begin();
   while (i > 0 && row.end[i - 1] == t0 && row.start[i - 1] == t0) --i;
   for (; i < row.ids.size() && row.start[i] < t1; ++i) {
-    const StringId name = slices[row.ids[i]].name;
-    if (name >= names.size() || !names[name]) continue;
+    if (!match(row.ids[i])) continue;
     if (!out->empty() && row.start[i] < out->back().end + px_ns) {
       out->back().end = std::max(out->back().end, row.end[i]);
       ++out->back().count;
@@ -30,10 +30,9 @@ void RowMarks(const Trace& trace, const LaneRow& row, const std::vector<bool>& n
   }
 }
 
-}  // namespace
-
-void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
-                     const ViewportQuery& q, JsonWriter* w) {
+template <typename Match>
+void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery& q,
+                JsonWriter* w) {
   const double ns_per_px =
       std::max(1e-3, static_cast<double>(q.t1 - q.t0) / std::max(1, q.width_px));
   const int64_t px_ns = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)));
@@ -55,7 +54,7 @@ void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
     bool open = false;
     for (size_t r = 0; r < lane.rows.size(); ++r) {
       marks.clear();
-      RowMarks(index.trace(), lane.rows[r], names, q.t0, q.t1, px_ns, &marks);
+      RowMarks(lane.rows[r], match, q.t0, q.t1, px_ns, &marks);
       if (marks.empty()) continue;
       if (!open) {
         w->BeginObject();
@@ -82,6 +81,26 @@ void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
   w->EndArray();
   w->Field("matches", matches);
   w->EndObject();
+}
+
+}  // namespace
+
+void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
+                     const ViewportQuery& q, JsonWriter* w) {
+  const auto& slices = index.trace().slices();
+  WriteMarks(
+      index,
+      [&](uint32_t id) {
+        const StringId name = slices[id].name;
+        return name < names.size() && names[name];
+      },
+      q, w);
+}
+
+void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,
+                     const ViewportQuery& q, JsonWriter* w) {
+  WriteMarks(
+      index, [&](uint32_t id) { return id < slices.size() && slices[id]; }, q, w);
 }
 
 }  // namespace opscope::explorer

@@ -17,6 +17,9 @@ namespace opscope::explorer {
 // Cost: one pass over the events in range of the queried lanes, no allocation per event.
 void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
                      const ViewportQuery& q, JsonWriter* w);
+// The same for the slices set in `slices` (a bitmap over slice indices), e.g. a critical path's.
+void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,
+                     const ViewportQuery& q, JsonWriter* w);
 
 }  // namespace opscope::explorer
 

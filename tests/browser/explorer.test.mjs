@@ -6,3 +6,4 @@ import './harness.mjs';
 import './views.mjs';
 import './navigation.mjs';
 import './job.mjs';
+import './critical_path.mjs';
