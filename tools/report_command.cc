@@ -43,9 +43,10 @@ struct ReportArgs {
 
 int RunReport(const ReportArgs& args);
 
-// The simulated NeuronCore's peaks, from its model's parameters: every dtype at its engines' FP32
-// rates (TensorE for matrix work, VectorE for the rest) with the core's HBM bandwidth
-// (docs/neuron-model.md, docs/perf-model.md).
+// The simulated NeuronCore's peaks, from its model's parameters (docs/neuron-model.md): TensorE
+// moves one column of 16-bit data per cycle through its partitions x partitions array (2 FLOPs
+// per cell), FP32 and FP8 at the model's dtype factors; VectorE streams vector_elems_per_cycle
+// (16-bit: vector_elems_per_cycle_16bit) elements per cycle, one FLOP each; HBM per core.
 std::vector<DeviceSpec> SimulatedNeuronSpecs() {
   std::vector<DeviceSpec> specs;
   for (const std::string& preset : neuron::PresetNames()) {
@@ -55,12 +56,15 @@ std::vector<DeviceSpec> SimulatedNeuronSpecs() {
     s.source = "opscope's simulated NeuronCore, " + preset +
                " preset (src/device/neuron/params.cc, docs/neuron-model.md)";
     s.mem_bw_gbps = p.hbm_gbps;
-    for (const char* d : {"fp32", "tf32", "bf16", "fp16", "fp8"}) {
-      s.tflops.emplace_back(std::string("matrix_") + d, p.tensor_fp32_tflops);
-    }
-    for (const char* d : {"fp32", "bf16", "fp16"}) {
-      s.tflops.emplace_back(std::string("vector_") + d, p.vector_fp32_tflops);
-    }
+    const double tensor16 = 2 * p.partitions * p.partitions * p.tensor_ghz / 1e3;  // TFLOPS
+    s.tflops.emplace_back("matrix_bf16", tensor16);
+    s.tflops.emplace_back("matrix_fp16", tensor16);
+    s.tflops.emplace_back("matrix_fp32", tensor16 / p.tensor_fp32_factor);
+    s.tflops.emplace_back("matrix_tf32", tensor16 / p.tensor_fp32_factor);
+    s.tflops.emplace_back("matrix_fp8", tensor16 / p.tensor_fp8_factor);
+    s.tflops.emplace_back("vector_fp32", p.vector_elems_per_cycle * p.vector_ghz / 1e3);
+    s.tflops.emplace_back("vector_bf16", p.vector_elems_per_cycle_16bit * p.vector_ghz / 1e3);
+    s.tflops.emplace_back("vector_fp16", p.vector_elems_per_cycle_16bit * p.vector_ghz / 1e3);
     specs.push_back(std::move(s));
   }
   return specs;
