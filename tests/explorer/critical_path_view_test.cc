@@ -56,8 +56,8 @@ class CriticalPathViewTest : public ::testing::Test {
     Trace made;
     ASSERT_TRUE(ImportTraceFromMemory(kHandMade, &made).ok());
     explorer_->AddTrace("hand_made", std::move(made), "hand_made.json");
-    std::string error;
-    ASSERT_TRUE(explorer_->Start(&error)) << error;
+    const Status started = explorer_->Start();
+    ASSERT_TRUE(started.ok()) << started.message();
   }
   static void TearDownTestSuite() {
     delete explorer_;
