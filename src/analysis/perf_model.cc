@@ -46,10 +46,10 @@ class Collector {
     BindActivity(&out);
     MarkOps();
     out.pairs = MakePairs();
-    out.ops.reserve(activity_.size() + 16);
     std::sort(out.pairs.begin(), out.pairs.end(), [](const ActivityOfOp& a, const ActivityOfOp& b) {
       return a.op < b.op || (a.op == b.op && a.activity < b.activity);
     });
+    out.ops.reserve(CountOps(out.pairs));
     for (uint32_t i = 0; i < out.pairs.size();) {
       uint32_t j = i;
       while (j < out.pairs.size() && out.pairs[j].op == out.pairs[i].op) ++j;
@@ -64,6 +64,18 @@ class Collector {
   }
 
  private:
+  // At most how many instances Emit makes: one per op with activity, one per modeled op without.
+  size_t CountOps(const std::vector<ActivityOfOp>& sorted_pairs) const {
+    size_t n = 0;
+    for (size_t i = 0; i < sorted_pairs.size(); ++i) {
+      n += i == 0 || sorted_pairs[i].op != sorted_pairs[i - 1].op;
+    }
+    for (uint32_t s = 0; s < slices_.size(); ++s) {
+      n += (flags_[s] & kModeled) && !(flags_[s] & kHasGpu);
+    }
+    return n;
+  }
+
   // Every timeline activity with its launcher (LauncherOf), and the flags it implies.
   void BindActivity(Instances* out) {
     int64_t first = INT64_MAX, last = INT64_MIN;
@@ -126,12 +138,15 @@ class Collector {
   std::vector<ActivityOfOp> MakePairs() {
     std::vector<ActivityOfOp> pairs;
     pairs.reserve(activity_.size() * 2);
-    std::unordered_map<uint32_t, uint32_t> collected;  // launcher -> collected op
+    // Activity comes in slice order, so a launcher's activities mostly follow one another: the
+    // collected op of the previous launcher is kept, and CollectedFor is a pure function of the
+    // launcher, so a launcher seen again gets the same answer.
+    uint32_t last_launcher = kNone;
     for (const auto& [act, launcher] : activity_) {
-      auto [it, fresh] = collected.try_emplace(launcher, kNone);
-      if (fresh) {
-        it->second = CollectedFor(launcher);
-        if (it->second != kNone) flags_[it->second] |= kCollected;
+      if (launcher != last_launcher) {
+        last_launcher = launcher;
+        const uint32_t collected = CollectedFor(launcher);
+        if (collected != kNone) flags_[collected] |= kCollected;
       }
       const uint8_t nccl = Nccl(act) ? ActivityOfOp::kNccl : 0;
       for (uint32_t p = launcher; p != kNone; p = slices_[p].parent) {
@@ -171,15 +186,14 @@ class Collector {
     const uint8_t f = flags_[op];
     const bool collected = (f & kCollected) && !((f & kLeaf) && !(f & kModeled) && any_nccl);
     if (!launcher && !(f & kModeled) && !collected) return;
-    MergeIntervals(&sub_);
-    MergeIntervals(&dir_);
+    if (sub_.size() > 1) MergeIntervals(&sub_);
+    if (dir_.size() > 1) MergeIntervals(&dir_);
     inst.subtree_ns = Length(sub_);
     inst.direct_ns = Length(dir_);
     inst.args = args_->Get(op);
     // TraceLens's kernel_details[0]: the earliest activity the op launched itself, else under it.
     const uint32_t k0 = first_direct != kNone ? first_direct : first;
-    inst.category = CategorizeOp(trace_.Str(slices_[op].name),
-                                 k0 == kNone ? std::string_view() : trace_.Str(slices_[k0].name));
+    inst.category = CategoryOf(op, k0);
     if (f & kModeled) {
       inst.model = ModelFor(op, inst.args);
       if (!inst.model->ok) ++out->failed_models;
@@ -189,6 +203,22 @@ class Collector {
     if (launcher) out->launchers.push_back(index);
     if (collected) out->unified.push_back(index);
     if (f & kModeled) out->modeled.push_back(index);
+  }
+
+  // CategorizeOp of the op's name and its first kernel's, once per pair of names.
+  std::string_view CategoryOf(uint32_t op, uint32_t kernel) {
+    const StringId name = slices_[op].name;
+    const StringId kernel_name = kernel == kNone ? kNone : slices_[kernel].name;
+    const uint64_t key = (static_cast<uint64_t>(name) << 32) | kernel_name;
+    auto it = categories_.find(key);
+    if (it == categories_.end()) {
+      it = categories_
+               .emplace(key, CategorizeOp(trace_.Str(name), kernel_name == kNone
+                                                                ? std::string_view()
+                                                                : trace_.Str(kernel_name)))
+               .first;
+    }
+    return it->second;
   }
 
   OpKind KindOf(uint32_t s) {
@@ -227,6 +257,7 @@ class Collector {
   std::vector<std::pair<uint32_t, uint32_t>> activity_;  // (activity, launcher)
   std::unordered_map<StringId, OpKind> kinds_;
   std::unordered_map<StringId, bool> nccl_;
+  std::unordered_map<uint64_t, std::string_view> categories_;  // (name, kernel name) -> category
   ArgsCache* args_;
   std::vector<std::unique_ptr<OpModel>>* models_;
   std::unordered_map<ModelKey, size_t, ModelKeyHash> model_index_;  // -> 1 + index in models_
