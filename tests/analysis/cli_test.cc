@@ -4,11 +4,13 @@
 #include <simdjson.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/analysis/test_support.h"
 
@@ -293,17 +295,24 @@ TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
   simdjson::dom::element trace_doc;
   ASSERT_EQ(trace_parser.parse(text.str()).get(trace_doc), simdjson::SUCCESS);
   double kernel_us = 0;
-  int kernels = 0;
+  std::vector<std::pair<double, double>> runs;  // (ts, end) in us
   for (simdjson::dom::element e : trace_doc["traceEvents"].get_array()) {
     std::string_view cat;
-    double dur = 0;
-    if (e["cat"].get_string().get(cat) || cat != "kernel" || e["dur"].get_double().get(dur)) {
+    double ts = 0, dur = 0;
+    if (e["cat"].get_string().get(cat) || cat != "kernel" || e["ts"].get_double().get(ts) ||
+        e["dur"].get_double().get(dur)) {
       continue;
     }
     kernel_us += dur;
-    ++kernels;
+    runs.emplace_back(ts, ts + dur);
   }
-  ASSERT_EQ(kernels, 6);
+  ASSERT_EQ(runs.size(), 6u);
+  // By construction the executions run back to back; a host descheduled for longer than an
+  // execution (a loaded machine) leaves the device waiting, and then the path may cross the host.
+  std::sort(runs.begin(), runs.end());
+  bool back_to_back = true;
+  for (size_t i = 1; i < runs.size(); ++i)
+    back_to_back &= runs[i].first <= runs[i - 1].second + 1e-3;
   r = Opscope("report '" + trace.string() + "' --perf --json", false);
   fs::remove_all(out);
   ASSERT_EQ(r.exit_code, 0);
@@ -317,6 +326,14 @@ TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
   double compute = 0, idle = -1;
   ASSERT_EQ(cp["breakdown"]["device_compute_us"].get_double().get(compute), simdjson::SUCCESS);
   ASSERT_EQ(cp["breakdown"]["idle_us"].get_double().get(idle), simdjson::SUCCESS);
+  std::string_view device;
+  ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
+  EXPECT_EQ(device, "opscope-neuron-trn1");
+  EXPECT_LE(compute, kernel_us + 1e-3);
+  if (!back_to_back) {
+    std::printf("the device waited for the host between executions; path checks skipped\n");
+    return;
+  }
   EXPECT_NEAR(compute, kernel_us, 1e-3);
   EXPECT_EQ(idle, 0);
   int on_path = 0;
@@ -327,9 +344,6 @@ TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
     }
   }
   EXPECT_EQ(on_path, 6);
-  std::string_view device;
-  ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
-  EXPECT_EQ(device, "opscope-neuron-trn1");
 }
 
 }  // namespace
