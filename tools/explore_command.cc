@@ -1,4 +1,5 @@
-// opscope explore PATH... [--port N] [--host ADDR]: serve traces to the browser Explorer.
+// opscope explore PATH... [--port N] [--host ADDR] [--threads N] [--quiet]: serve traces to the
+// browser Explorer.
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "opscope/explorer.h"
 #include "opscope/job.h"
 #include "tools/commands.h"
+#include "tools/progress.h"
 
 namespace opscope::tools {
 namespace {
@@ -80,6 +83,8 @@ struct ExploreArgs {
   std::string token;
   int exit_after_s = 0;
   int64_t synthetic_events = 0;
+  int threads = 0;     // --threads: threads importing one trace (0: the cores available)
+  bool quiet = false;  // --quiet: no progress bar on stderr
 };
 
 // Folders only (no file named on its own) holding several traces are one distributed job.
@@ -122,15 +127,25 @@ struct Opened {
   double seconds = 0;   // importing (and summarising) it
 };
 
-// Imports (and for a job summarises) every file, one thread per core at most: a job's ranks are
-// independent traces. Each entry is written by one thread only.
-void ImportAll(std::vector<Opened>* opened, bool job) {
+// Imports (and for a job summarises) every file. One file: on `threads` threads (0: the cores
+// available), a bar of bytes read on stderr. Several: as many at once as there are cores (a job's
+// ranks are independent traces), each on its share of the cores unless `threads` is given, a bar
+// of files done. Each entry is written by one thread only.
+void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet) {
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::min<size_t>(opened->size(), cores);
-  // The cores are shared between the files: each import parses on its share of them (several
-  // files each on every core would only add threads that wait for one another).
+  const size_t pool_size = std::min<size_t>(opened->size(), cores);
   ImportOptions options;
-  options.threads = static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(threads, 1)));
+  options.threads = threads > 0 || pool_size <= 1
+                        ? threads
+                        : static_cast<int>(std::max<size_t>(1, cores / pool_size));
+  const bool one = opened->size() == 1;
+  ProgressBar progress(
+      one ? "import " + std::filesystem::path(opened->front().file).filename().string()
+          : "import " + std::string(job ? "rank files" : "traces"),
+      quiet);
+  if (one) options.progress = progress.Callback();
+  std::mutex progress_mu;
+  size_t files_done = 0;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < opened->size();) {
@@ -152,12 +167,17 @@ void ImportAll(std::vector<Opened>* opened, bool job) {
         }
       }
       o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!one) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress.UpdateCount(++files_done, opened->size(), job ? "rank files" : "traces");
+      }
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (size_t t = 1; t < pool_size; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+  progress.Done();
 }
 
 int RunExplore(const ExploreArgs& args) {
@@ -182,7 +202,7 @@ int RunExplore(const ExploreArgs& args) {
       o.file = std::move(file);
     }
   }
-  ImportAll(&opened, job);
+  if (!opened.empty()) ImportAll(&opened, job, args.threads, args.quiet);
   std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
   for (Opened& o : opened) {
     if (job) summaries.push_back(std::move(o.summary));
@@ -286,6 +306,11 @@ void AddExploreCommand(CLI::App& app, int* exit_code) {
                   "(1 to 20000000)")
       ->check(CLI::Range(int64_t{1}, kMaxSyntheticEvents));
   cmd->add_option("--exit-after", args->exit_after_s, "stop after this many seconds (for scripts)");
+  cmd->add_option("--threads", args->threads,
+                  "threads that import one trace (default: the cores available; a directory's "
+                  "traces import side by side, sharing them)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->callback([args, exit_code] {
     if (args->paths.empty() && args->synthetic_events <= 0) {
       std::fprintf(stderr, "opscope explore: give a trace file or profile directory to open\n");

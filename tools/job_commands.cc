@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "opscope/key_averages.h"
+#include "tools/progress.h"
 
 namespace opscope::tools {
 namespace {
@@ -104,7 +105,17 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
   std::vector<RankSummary> summaries;
   std::vector<MpiJob::ProcessStats> stats;
   std::string error;
-  if (!mpi.LoadSummaries(files, &summaries, &stats, &error, args.threads)) {
+  // Process 0 draws its share's rank files done (under mpirun the others' stderr interleaves).
+  ProgressBar progress("import rank files", args.quiet || mpi.rank() != 0);
+  RankFileProgress on_file;
+  if (progress.enabled()) {
+    on_file = [&progress](size_t done, size_t total) {
+      progress.UpdateCount(done, total, "rank files");
+    };
+  }
+  const bool loaded = mpi.LoadSummaries(files, &summaries, &stats, &error, args.threads, on_file);
+  progress.Done();
+  if (!loaded) {
     std::fprintf(stderr, "opscope report: %s\n", error.c_str());
     return mpi.ShareExitCode(2);
   }

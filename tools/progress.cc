@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -38,6 +39,34 @@ void ProgressBar::Update(uint64_t done, uint64_t total) {
   }
   line += buf;
   line += "\x1b[K";  // clear what a longer previous line left
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressBar::UpdateCount(uint64_t done, uint64_t total, const char* unit) {
+  if (!enabled_ || total == 0) return;
+  const Clock::time_point now = Clock::now();
+  if (done < total && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  constexpr int kWidth = 20;
+  const uint64_t shown = std::min(done, total);
+  const int filled =
+      static_cast<int>(static_cast<double>(shown) / static_cast<double>(total) * kWidth);
+  std::string line =
+      "\r" + label_ + "  [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]";
+  char buf[160];
+  if (shown > 0) {
+    const double left = seconds / static_cast<double>(shown) * static_cast<double>(total - shown);
+    std::snprintf(buf, sizeof(buf), "  %llu / %llu %s  %.1f s left",
+                  static_cast<unsigned long long>(shown), static_cast<unsigned long long>(total),
+                  unit, left);
+  } else {
+    std::snprintf(buf, sizeof(buf), "  0 / %llu %s", static_cast<unsigned long long>(total), unit);
+  }
+  line += buf;
+  line += "\x1b[K";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   drawn_ = true;

@@ -27,6 +27,8 @@ class ProgressBar {
   bool enabled() const { return enabled_; }
   // `done` of `total` bytes (total 0: unknown, no bar or time left).
   void Update(uint64_t done, uint64_t total);
+  // `done` of `total` items named `unit` ("rank files"), with a bar and the time left.
+  void UpdateCount(uint64_t done, uint64_t total, const char* unit);
   // Clears the line (the work's own output follows on a clean terminal).
   void Done();
   // Update as a callback for ImportOptions::progress; empty when the bar is not drawn.

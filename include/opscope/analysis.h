@@ -47,8 +47,11 @@ struct ImportOptions {
   // Parse events in batches, one parser pass over many events (fast). false parses each event
   // alone; the result is the same, which the fuzz target checks.
   bool batch_events = true;
-  // Threads that parse events: 0 = the cores available, 1 = the calling thread alone. The result
-  // (trace, stats, warnings and their order) is the same for every count.
+  // Threads that import events: 0 = the cores available, from the first 8 MiB of JSON on (a
+  // smaller trace imports on the calling thread alone, which is faster there); 1 = the calling
+  // thread alone; N >= 2 = the calling thread reads and parses, one thread turns events into the
+  // model in stream order, N - 2 more parse. The result (trace, stats, warnings and their order)
+  // is the same for every count.
   int threads = 0;
   // With several threads, events are parsed in chunks of about this many bytes of JSON (tests set
   // it small to spread a small input over every thread).

@@ -30,7 +30,9 @@
 #ifndef OPSCOPE_JOB_H_
 #define OPSCOPE_JOB_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -119,8 +121,11 @@ RankSummary SummarizeRank(const Trace& trace, const RankFile& file);
 RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options = {});
 // LoadRankSummary of every file (same order), on `threads` cores (0 = the cores available): one
 // file per worker, each trace dropped once summarized, so memory is at most one trace per worker;
-// with fewer files than cores, each file's import gets the remaining cores.
-std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads = 0);
+// with fewer files than cores, each file's import gets the remaining cores. `progress` (may be
+// empty) is called after each file with the files done and their total, one call at a time.
+using RankFileProgress = std::function<void(size_t done, size_t total)>;
+std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads = 0,
+                                           const RankFileProgress& progress = {});
 
 // A compact binary encoding of summaries (little-endian, length-prefixed), for gathering them
 // from several processes. The header carries RankSummaryFormatVersion(); Parse reads that version

@@ -67,7 +67,8 @@ class MpiJob {
   // and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective: every
   // process must call it. False with a message when the gather fails.
   bool LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                     std::vector<ProcessStats>* stats, std::string* error, int threads = 0);
+                     std::vector<ProcessStats>* stats, std::string* error, int threads = 0,
+                     const RankFileProgress& progress = {});
   // Process 0's exit code to every process (collective); returns it.
   int ShareExitCode(int code);
 

@@ -5,14 +5,17 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 namespace opscope::analysis {
 
-// Batches copied out of the stream, and what parsing them said.
+// Batches copied out of the stream, and what parsing them said. Chunks are reused (Reset keeps
+// every buffer's capacity): fresh memory for each chunk cost a page fault per 4 KiB of records.
 struct ParallelEventParser::Chunk {
   struct OwnedBatch {
     std::unique_ptr<char[]> text;  // the batch's array, then JsonStream::kPadding zero bytes
+    size_t capacity = 0;           // of `text`
     size_t size = 0;               // of the array
     JsonStream::Batch batch;       // views into `text`
   };
@@ -21,7 +24,8 @@ struct ParallelEventParser::Chunk {
     uint32_t index;   // into events, or into skips when `skipped`
     bool skipped;
   };
-  std::vector<OwnedBatch> batches;
+  std::vector<OwnedBatch> batches;  // the first `used_batches` are this chunk's
+  size_t used_batches = 0;
   size_t bytes = 0;
   std::vector<Entry> entries;
   std::vector<EventFields> events;  // views into `batches` and `strings`
@@ -31,7 +35,31 @@ struct ParallelEventParser::Chunk {
   std::vector<std::unique_ptr<char[]>> strings;
   size_t block_size = 0;  // of the last block
   size_t block_used = 0;
+  bool parsed = false;  // guarded by the parser's mu_
 
+  // Empties the chunk for reuse, keeping its buffers.
+  void Reset() {
+    used_batches = 0;
+    bytes = 0;
+    entries.clear();
+    events.clear();
+    skips.clear();
+    strings.clear();
+    block_size = block_used = 0;
+    parsed = false;
+  }
+  // The next batch slot, with room for `n` bytes of text and the padding.
+  OwnedBatch& NextBatch(size_t n) {
+    if (used_batches == batches.size()) batches.emplace_back();
+    OwnedBatch& b = batches[used_batches++];
+    if (b.capacity < n + JsonStream::kPadding) {
+      b.capacity = std::max(n + JsonStream::kPadding, size_t{40} << 10);
+      b.text = std::make_unique<char[]>(b.capacity);
+    }
+    b.size = n;
+    b.batch.elements.clear();
+    return b;
+  }
   // A copy of `s` that lives as long as the chunk.
   std::string_view Keep(std::string_view s) {
     constexpr size_t kBlock = 64u << 10;
@@ -45,7 +73,6 @@ struct ParallelEventParser::Chunk {
     block_used += s.size();
     return std::string_view(at, s.size());
   }
-  bool parsed = false;  // guarded by the parser's mu_
 };
 
 // Records a parser's calls into a chunk.
@@ -78,10 +105,12 @@ class ParallelEventParser::Recorder final : public EventSink {
   uint64_t offset_ = 0;
 };
 
-ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads)
+ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads,
+                                         uint64_t start_after_bytes)
     : options_(options),
       sink_(sink),
       threads_(threads < 2 ? 2 : threads),
+      start_after_bytes_(start_after_bytes),
       max_in_flight_(2 * static_cast<size_t>(threads_)),
       own_parser_(options) {}
 
@@ -91,13 +120,20 @@ ParallelEventParser::~ParallelEventParser() {
     stop_ = true;
   }
   work_cv_.notify_all();
+  ready_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
 void ParallelEventParser::Submit(const JsonStream::Batch& batch) {
   if (batch.elements.empty()) return;
+  if (!filling_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      filling_ = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
   if (!filling_) filling_ = std::make_unique<Chunk>();
-  Chunk::OwnedBatch owned;
   // A batch cut short by an error has no array text (the parser takes its elements one by one):
   // then the copy covers the elements alone.
   const bool wrapped = !batch.array.empty();
@@ -105,84 +141,82 @@ void ParallelEventParser::Submit(const JsonStream::Batch& batch) {
   const char* const base = wrapped ? batch.array.data() : batch.elements.front().data();
   const size_t n =
       wrapped ? batch.array.size() : static_cast<size_t>(last.data() + last.size() - base);
-  owned.text = std::make_unique<char[]>(n + JsonStream::kPadding);
-  owned.size = n;
-  std::memcpy(owned.text.get(), base, n);
-  std::memset(owned.text.get() + n, 0, JsonStream::kPadding);
-  const char* const copy = owned.text.get();
+  Chunk::OwnedBatch& owned = filling_->NextBatch(n);
+  char* const copy = owned.text.get();
+  std::memcpy(copy, base, n);
+  std::memset(copy + n, 0, JsonStream::kPadding);
   owned.batch.array = wrapped ? std::string_view(copy, n) : std::string_view();
-  owned.batch.elements.reserve(batch.elements.size());
   for (std::string_view e : batch.elements) {
     owned.batch.elements.emplace_back(copy + (e.data() - base), e.size());
   }
   owned.batch.offsets = batch.offsets;
   filling_->bytes += n;
-  filling_->batches.push_back(std::move(owned));
   if (filling_->bytes >= options_.chunk_bytes) Dispatch();
 }
 
 void ParallelEventParser::Dispatch() {
-  if (!filling_) return;
-  {
+  if (filling_) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(filling_.get());
     order_.push_back(std::move(filling_));
-    if (order_.size() > peak_in_flight_) peak_in_flight_ = order_.size();
-    // Workers start once there is more than one chunk to parse.
-    if (workers_.empty() && order_.size() > 1) {
-      for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-    }
+    ++in_flight_;
+    peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+    // Threads start once there is more than one chunk.
+    if (++dispatched_ == 2) StartThreads();
   }
   work_cv_.notify_one();
-  HandOver(false);
-  // The bound: wait until a chunk is handed over before reading more.
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (order_.size() < max_in_flight_) return;
+  WorkUntil([this] { return in_flight_ < max_in_flight_ && queue_.size() <= parse_workers_; });
+}
+
+void ParallelEventParser::StartThreads() {
+  try {
+    workers_.emplace_back([this] { Guarded([this] { HandOverLoop(); }); });
+    hand_over_thread_ = true;
+    for (int i = 2; i < threads_; ++i) {
+      workers_.emplace_back([this] { Guarded([this] { WorkerLoop(); }); });
+      ++parse_workers_;
     }
-    HandOver(true);
+  } catch (const std::system_error&) {
+    // No more threads to be had (a process or address-space limit): the ones running do the work.
   }
 }
 
-void ParallelEventParser::HandOver(bool need_one) {
+template <typename Done>
+void ParallelEventParser::WorkUntil(Done done) {
   for (;;) {
-    std::unique_ptr<Chunk> ready;
-    Chunk* help = nullptr;
+    Chunk* parse = nullptr;
+    std::unique_ptr<Chunk> deliver;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (order_.empty()) return;
-      if (order_.front()->parsed) {
-        ready = std::move(order_.front());
-        order_.pop_front();
-      } else if (!need_one) {
-        return;
-      } else if (!queue_.empty()) {
-        help = queue_.front();  // parse one here rather than wait
+      if (error_) std::rethrow_exception(error_);
+      if (done()) return;
+      if (queue_.size() > parse_workers_ ||
+          (!queue_.empty() && hand_over_thread_ && in_flight_ >= max_in_flight_)) {
+        parse = queue_.front();
         queue_.pop_front();
+      } else if (!hand_over_thread_ && !order_.empty() && order_.front()->parsed) {
+        deliver = std::move(order_.front());
+        order_.pop_front();
+      } else if (!hand_over_thread_ && !order_.empty() && queue_.empty()) {
+        ready_cv_.wait(lock, [&] { return error_ || order_.front()->parsed; });
+        continue;
       } else {
-        done_cv_.wait(lock, [&] { return order_.front()->parsed; });
+        space_cv_.wait(lock);
         continue;
       }
     }
-    if (help != nullptr) {
-      ParseChunk(help, &own_parser_);
-      continue;
+    if (parse != nullptr) {
+      ParseChunk(parse, &own_parser_);
+    } else {
+      Deliver(*deliver);
+      Recycle(std::move(deliver));
     }
-    Deliver(*ready);
-    need_one = false;
   }
 }
 
 void ParallelEventParser::Drain() {
   Dispatch();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (order_.empty()) return;
-    }
-    HandOver(true);
-  }
+  WorkUntil([this] { return in_flight_ == 0; });
 }
 
 void ParallelEventParser::Deliver(const Chunk& chunk) {
@@ -196,14 +230,65 @@ void ParallelEventParser::Deliver(const Chunk& chunk) {
   }
 }
 
+void ParallelEventParser::Recycle(std::unique_ptr<Chunk> chunk) {
+  chunk->Reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_flight_;
+  free_.push_back(std::move(chunk));
+}
+
+template <typename Body>
+void ParallelEventParser::Guarded(Body body) {
+  try {
+    body();
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+    work_cv_.notify_all();
+    ready_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+}
+
+void ParallelEventParser::HandOverLoop() {
+  EventParser parser(options_);
+  for (;;) {
+    Chunk* parse = nullptr;
+    std::unique_ptr<Chunk> deliver;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ready_cv_.wait(lock, [&] {
+        return stop_ || error_ || (!order_.empty() && (order_.front()->parsed || !queue_.empty()));
+      });
+      if (stop_ || error_) return;
+      if (order_.front()->parsed) {
+        deliver = std::move(order_.front());
+        order_.pop_front();
+      } else {
+        parse = queue_.front();  // the next in order is being parsed: parse a later one
+        queue_.pop_front();
+      }
+    }
+    if (parse != nullptr) {
+      ParseChunk(parse, &parser);
+      continue;
+    }
+    Deliver(*deliver);
+    Recycle(std::move(deliver));
+    space_cv_.notify_one();
+  }
+}
+
 void ParallelEventParser::WorkerLoop() {
   EventParser parser(options_);
   for (;;) {
     Chunk* chunk = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
+      work_cv_.wait(lock, [&] { return stop_ || error_ || !queue_.empty(); });
+      if (stop_ || error_) return;
       chunk = queue_.front();
       queue_.pop_front();
     }
@@ -213,7 +298,8 @@ void ParallelEventParser::WorkerLoop() {
 
 void ParallelEventParser::ParseChunk(Chunk* chunk, EventParser* parser) {
   Recorder recorder(chunk);
-  for (const Chunk::OwnedBatch& b : chunk->batches) {
+  for (size_t i = 0; i < chunk->used_batches; ++i) {
+    const Chunk::OwnedBatch& b = chunk->batches[i];
     recorder.SetBatch(std::string_view(b.text.get(), b.size));
     parser->Parse(b.batch, &recorder);
   }
@@ -221,7 +307,8 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, EventParser* parser) {
     std::lock_guard<std::mutex> lock(mu_);
     chunk->parsed = true;
   }
-  done_cv_.notify_all();
+  ready_cv_.notify_all();
+  space_cv_.notify_one();
 }
 
 }  // namespace opscope::analysis

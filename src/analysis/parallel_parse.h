@@ -1,24 +1,38 @@
-// Parsing traceEvents on several threads with the same result as one.
+// Parsing and translating traceEvents on several threads with the same result as one.
 //
 // The reading thread hands batches of complete events (JsonStream::ReadElements) to Submit, which
-// copies them into chunks of about ImportOptions::chunk_bytes. Worker threads parse whole chunks,
-// each with its own EventParser, into a record of what the parser said: for every entry, its offset
-// and its fields or the reason it was skipped. The records are handed to the sink in stream order
-// on the calling thread, so the sink (the translator: interning, tracks, staging) sees exactly the
-// calls a single-threaded parse makes, in the same order: same model, same warnings, same string
-// ids.
+// copies them into chunks of about ImportOptions::chunk_bytes. Chunks are parsed whole, each by one
+// thread with its own EventParser, into a record of what the parser said: for every entry, its
+// offset and its fields or the reason it was skipped. One hand-over thread gives the records to the
+// sink (the translator: interning, tracks, args, staging) in stream order, so the sink sees exactly
+// the calls a single-threaded parse makes, in the same order: same model, same warnings, same
+// string ids. The translator is the costliest stage, so it runs beside the reading thread instead
+// of after it.
 //
-// At most 2 x threads chunks are in flight (queued, being parsed, or parsed and not yet handed
-// over); Submit blocks past that, and while it waits the calling thread parses queued chunks
-// itself. Workers start with the second chunk, so a small trace runs on the calling thread alone.
+// With `threads` = N: the reading thread, the hand-over thread and N - 2 parse workers. The reading
+// thread parses a chunk itself whenever more chunks wait than there are parse workers (with N = 2,
+// every chunk), and the hand-over thread parses the oldest waiting chunk when the next one in order
+// is not parsed yet. Threads start with the second chunk, so a small trace runs on the calling
+// thread alone. A thread that cannot be started is done without: its work falls to the others (the
+// hand-over to the reading thread).
 //
-// Not thread-safe: Submit and Drain are called from one thread; the sink is called only from it.
+// At most 2 x N chunks are in flight (queued, being parsed, parsed and not yet handed over, or
+// being handed over); Submit blocks past that, parsing waiting chunks meanwhile. Handed-over
+// chunks are kept for reuse, so the chunks' memory is bounded by 2 x N + 1 chunks.
+//
+// An exception in any thread (std::bad_alloc above all) stops the others and is rethrown on the
+// reading thread by the next Submit or Drain, so the importer reports it like one on one thread.
+//
+// Not thread-safe: Submit and Drain are called from one thread. The sink is called from one thread
+// at a time (the hand-over thread, or the reading thread); once Drain returns, all calls to it
+// happen-before Drain's return.
 #ifndef OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 #define OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -32,50 +46,76 @@ namespace opscope::analysis {
 
 class ParallelEventParser {
  public:
-  // `threads` >= 2 counts the calling thread: threads - 1 workers. `options` and `sink` must
-  // outlive the parser.
-  ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads);
+  // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
+  // events on its own thread until that much JSON is read (threads do not pay on small traces).
+  // `options` and `sink` must outlive the parser.
+  ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads,
+                      uint64_t start_after_bytes = 0);
   ParallelEventParser(const ParallelEventParser&) = delete;
   ParallelEventParser& operator=(const ParallelEventParser&) = delete;
-  // Stops and joins the workers; chunks not yet handed over are dropped (call Drain first).
+  // Stops and joins the threads; chunks not yet handed over are dropped (call Drain first).
   ~ParallelEventParser();
 
-  // Takes a copy of `batch` (its views may change after the call).
+  // Takes a copy of `batch` (its views may change after the call). Rethrows an exception raised
+  // on another thread.
   void Submit(const JsonStream::Batch& batch);
   // Parses everything submitted and hands it to the sink; returns once all of it is handed over.
+  // Rethrows an exception raised on another thread.
   void Drain();
 
   size_t chunk_bytes() const { return options_.chunk_bytes; }
+  uint64_t start_after_bytes() const { return start_after_bytes_; }
   // Most chunks in flight at once (for tests and the memory bound).
   size_t max_in_flight() const { return max_in_flight_; }
   size_t peak_in_flight() const { return peak_in_flight_; }
+  // Threads started besides the calling thread (0 until the second chunk).
+  size_t threads_started() const { return workers_.size(); }
 
  private:
   struct Chunk;
   class Recorder;
 
-  // Sends the chunk being filled to the workers.
+  // Sends the chunk being filled on, then works (parses, hands over) until fewer than the bound
+  // are in flight.
   void Dispatch();
-  // Hands over parsed chunks at the front of the order; with `need_one`, waits (parsing queued
-  // chunks meanwhile) until at least the front one is handed over.
-  void HandOver(bool need_one);
+  // Starts the hand-over thread and the parse workers. Caller holds mu_.
+  void StartThreads();
+  // The reading thread's share while it waits for `done` (checked under mu_): parse a waiting
+  // chunk when more wait than the workers take, hand over when no thread does, else wait.
+  template <typename Done>
+  void WorkUntil(Done done);
   void Deliver(const Chunk& chunk);
+  // A handed-over chunk, emptied for Submit to fill again.
+  void Recycle(std::unique_ptr<Chunk> chunk);
+  void HandOverLoop();
   void WorkerLoop();
   void ParseChunk(Chunk* chunk, EventParser* parser);
+  // Runs `body` on a thread; an exception from it is kept for the reading thread and stops all.
+  template <typename Body>
+  void Guarded(Body body);
 
   const ImportOptions& options_;
   EventSink* sink_;
   int threads_;
+  uint64_t start_after_bytes_;
   size_t max_in_flight_;
   size_t peak_in_flight_ = 0;
-  EventParser own_parser_;          // the calling thread's, when it helps
+  size_t dispatched_ = 0;
+  EventParser own_parser_;          // the reading thread's
   std::unique_ptr<Chunk> filling_;  // the chunk Submit is filling
   std::mutex mu_;
-  std::condition_variable work_cv_;           // a chunk was queued, or stop_
-  std::condition_variable done_cv_;           // a chunk was parsed
-  std::deque<std::unique_ptr<Chunk>> order_;  // in flight, in stream order (guarded by mu_)
+  std::condition_variable work_cv_;   // a chunk was queued, or stop_ / error_
+  std::condition_variable ready_cv_;  // a chunk was parsed, or stop_ / error_
+  std::condition_variable space_cv_;  // a chunk was handed over, or error_
+  // In flight, in stream order, not yet taken for hand-over (guarded by mu_).
+  std::deque<std::unique_ptr<Chunk>> order_;
   std::deque<Chunk*> queue_;                  // not yet taken by a parser (guarded by mu_)
-  bool stop_ = false;                         // guarded by mu_
+  std::vector<std::unique_ptr<Chunk>> free_;  // handed over, kept for reuse (guarded by mu_)
+  size_t in_flight_ = 0;           // order_ plus the chunk being handed over (guarded by mu_)
+  bool stop_ = false;              // guarded by mu_
+  std::exception_ptr error_;       // the first exception on another thread (guarded by mu_)
+  bool hand_over_thread_ = false;  // a thread hands over (else the reading thread does)
+  size_t parse_workers_ = 0;       // parse workers running
   std::vector<std::thread> workers_;
 };
 

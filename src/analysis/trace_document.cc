@@ -186,7 +186,10 @@ Status TraceDocumentReader::ReadEventBatches() {
     if (!st.ok()) return st;
     entries_read_ += batch.elements.size();
     if (on_batch_) on_batch_();
-    if (parallel_ != nullptr) {
+    if (parallel_ != nullptr && !submitting_) {
+      submitting_ = stream_.offset() >= parallel_->start_after_bytes();
+    }
+    if (submitting_) {
       parallel_->Submit(batch);
     } else {
       parser_.Parse(batch, sink_);

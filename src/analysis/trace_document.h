@@ -32,8 +32,9 @@ namespace opscope::analysis {
 class TraceDocumentReader {
  public:
   // Events go through `parser` to `sink`, or, when `parallel` is not null, through it (which
-  // hands them to the same sink in the same order); top-level values into trace->metadata(); what
-  // they say of the device into `family`.
+  // hands them to the same sink in the same order) from the first batch that ends at or past
+  // parallel->start_after_bytes() of JSON; top-level values into trace->metadata(); what they say
+  // of the device into `family`.
   TraceDocumentReader(JsonStream* stream, EventParser* parser, ParallelEventParser* parallel,
                       EventSink* sink, Trace* trace, DeviceFamily* family, ImportLog* log)
       : stream_(*stream),
@@ -68,6 +69,7 @@ class TraceDocumentReader {
   ImportLog* log_;
   simdjson::ondemand::parser value_parser_;  // droppedEvents
   bool saw_events_ = false;
+  bool submitting_ = false;  // events go to parallel_ from now on
   uint64_t entries_read_ = 0;
   std::function<void()> on_batch_;  // traceEvents entries handed to the parser so far
 };

@@ -38,14 +38,15 @@ MpiJob::~MpiJob() {
 }
 
 bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                           std::vector<ProcessStats>* stats, std::string* error, int threads) {
+                           std::vector<ProcessStats>* stats, std::string* error, int threads,
+                           const RankFileProgress& progress) {
   if (threads <= 0) {  // this host's cores, shared by its processes
     threads = std::max(
         1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, host_size_));
   }
   ProcessStats my_stats;
   std::vector<RankSummary> mine =
-      job::LoadAndMeasure(ShareOf(files, rank_, size_), threads, &my_stats);
+      job::LoadAndMeasure(ShareOf(files, rank_, size_), threads, &my_stats, progress);
   if (size_ == 1) {
     stats->assign(1, my_stats);
     *all = std::move(mine);

@@ -52,10 +52,11 @@ double CpuSeconds() {
 }  // namespace
 
 std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files, int threads,
-                                        MpiJob::ProcessStats* stats) {
+                                        MpiJob::ProcessStats* stats,
+                                        const RankFileProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = CpuSeconds();
-  std::vector<RankSummary> out = LoadRankSummaries(files, threads);
+  std::vector<RankSummary> out = LoadRankSummaries(files, threads, progress);
   for (const RankFile& f : files) stats->bytes += static_cast<double>(f.bytes);
   stats->files = static_cast<int64_t>(files.size());
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

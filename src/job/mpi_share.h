@@ -9,9 +9,10 @@
 namespace opscope::job {
 
 // Loads `files` on `threads` cores (LoadRankSummaries: each trace dropped once summarized) and
-// measures it.
+// measures it; `progress` as LoadRankSummaries'.
 std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files, int threads,
-                                        MpiJob::ProcessStats* stats);
+                                        MpiJob::ProcessStats* stats,
+                                        const RankFileProgress& progress);
 
 }  // namespace opscope::job
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -135,7 +136,8 @@ RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) 
   return SummarizeRank(trace, file);
 }
 
-std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads) {
+std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads,
+                                           const RankFileProgress& progress) {
   const size_t cores = threads > 0 ? static_cast<size_t>(threads)
                                    : std::max(1u, std::thread::hardware_concurrency());
   const size_t workers = std::min(cores, files.size());
@@ -148,6 +150,8 @@ std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, i
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return files[a].bytes > files[b].bytes; });
   std::atomic<size_t> next{0};
+  std::mutex progress_mu;
+  size_t done = 0;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const RankFile& f = files[order[i]];
@@ -159,6 +163,10 @@ std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, i
         out[order[i]].file_bytes = f.bytes;
         out[order[i]].rank = f.name_rank;
         out[order[i]].error = f.path + ": " + e.what();
+      }
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress(++done, files.size());
       }
     }
   };
