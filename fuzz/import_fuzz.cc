@@ -1,12 +1,15 @@
 // libFuzzer target for the trace importer: any bytes (plain JSON or gzip) must give either a
 // finalized trace or an error status, never a crash, a hang or unbounded memory; the analyses
-// must then run on whatever was imported. The batched event parse, the one-event-at-a-time parse
-// and the parse on 3 threads (one event per chunk, so every thread gets some) must agree exactly.
+// must then run on whatever was imported, report --perf's included. The batched event parse, the
+// one-event-at-a-time parse and the parse on 3 threads (one event per chunk, so every thread gets
+// some) must agree exactly.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "opscope/analysis.h"
+#include "opscope/perf_analysis.h"
 
 namespace {
 
@@ -70,6 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)opscope::ComputeKernelSummary(trace).ToJson();
   (void)opscope::ComputeLaunchStatistics(trace).ToJson();
   (void)opscope::DiffTraces(trace, trace).ToJson();
+  // report --perf: the record_shapes args parser, the roofline, idle time, the dependency graph.
+  std::optional<opscope::DeviceSpec> spec;
+  (void)opscope::ChooseDeviceSpec(trace, "", &spec);
+  (void)opscope::ComputePerfModel(trace, {.device = spec});
+  (void)opscope::ComputeIdleBreakdown(trace);
+  const opscope::CriticalPath cp = opscope::ComputeCriticalPath(trace);
+  if (cp.ok && cp.length_ns < 0) __builtin_trap();
   for (uint32_t i = 0; i < trace.slices().size() && i < 64; ++i) {
     (void)trace.ArgsJson(trace.slices()[i].args);
     (void)trace.FindArg(trace.slices()[i].args, "External id");
