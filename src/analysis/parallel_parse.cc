@@ -111,7 +111,7 @@ ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventSink
       sink_(sink),
       threads_(threads < 2 ? 2 : threads),
       start_after_bytes_(start_after_bytes),
-      max_in_flight_(2 * static_cast<size_t>(threads_)),
+      max_in_flight_(static_cast<size_t>(threads_) + 1),
       own_parser_(options) {}
 
 ParallelEventParser::~ParallelEventParser() {
