@@ -88,6 +88,8 @@ INTERNAL_USES = [
     # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
     ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
                                      "tools/demo_allreduce.cc"]),
+    # The "[memory]" events as key_averages reads them, shared with the memory timeline.
+    ("src/profiler/memory_events.h", ["src/analysis/memory_timeline.cc"]),
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.

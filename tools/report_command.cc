@@ -1,4 +1,5 @@
-// opscope report PATH... [--sort KEY] [--rows N] [--json] [--group-by-input-shape] [--rank N]
+// opscope report PATH... [--sort KEY] [--rows N] [--json] [--group-by-input-shape] [--memory]
+//                       [--rank N]
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
 //                       [--step-instance N]:
@@ -39,6 +40,7 @@ struct ReportArgs {
   bool quiet = false;
   bool group_by_input_shape = false;
   PerfArgs perf;
+  bool memory = false;
 };
 
 int RunReport(const ReportArgs& args);
@@ -72,15 +74,16 @@ std::vector<DeviceSpec> SimulatedNeuronSpecs() {
 
 // One trace file: today's single-trace report; several: the job report. Under mpirun the rank
 // files are spread over the processes and process 0 prints.
-int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, const PerfArgs& perf) {
+int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, const PerfArgs& perf,
+                   bool memory) {
   MpiJob mpi(nullptr, nullptr);
   if (!mpi.error().empty()) {
     std::fprintf(stderr, "opscope report: %s\n", mpi.error().c_str());
     return 2;
   }
   const ReportArgs single{
-      job_args.paths.front(), job_args.sort_by, job_args.rows,        job_args.json,
-      job_args.threads,       job_args.quiet,   group_by_input_shape, perf};
+      job_args.paths.front(), job_args.sort_by,     job_args.rows, job_args.json, job_args.threads,
+      job_args.quiet,         group_by_input_shape, perf,          memory};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -139,6 +142,7 @@ int RunReport(const ReportArgs& args) {
   if (options.perf) options.extra_device_specs = SimulatedNeuronSpecs();
   options.critical_path_step = args.perf.step;
   options.critical_path_instance = args.perf.step_instance;
+  options.memory = args.memory;
   try {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -156,6 +160,7 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<JobReportArgs>();
   auto group_by_input_shape = std::make_shared<bool>(false);
   auto perf = std::make_shared<PerfArgs>();
+  auto memory = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "report",
       "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
@@ -172,6 +177,11 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--group-by-input-shape", *group_by_input_shape,
                 "key_averages(group_by_input_shape=True): one row per op and Input Shapes (traces "
                 "recorded with record_shapes); --json rows carry input_shapes");
+  cmd->add_flag(
+      "--memory", *memory,
+      "Memory timeline per device from the trace's [memory] events (profile_memory=True): "
+      "allocations, peak allocated and reserved, and the ops holding the most at the "
+      "peak; --json adds \"memory\" with every sample");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
   cmd->add_option("--threads", args->threads,
                   "Threads that parse a trace; for a job, the cores each process imports rank "
@@ -197,8 +207,8 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "default ProfilerStep, else the whole trace)");
   cmd->add_option("--step-instance", perf->step_instance,
                   "Critical path: which matching step, from 0 (default 0)");
-  cmd->callback([args, group_by_input_shape, perf, exit_code] {
-    *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf);
+  cmd->callback([args, group_by_input_shape, perf, memory, exit_code] {
+    *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf, *memory);
   });
 }
 

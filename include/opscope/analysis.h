@@ -223,6 +223,48 @@ struct IdleGaps {
 IdleGaps ComputeIdleGaps(const Trace& trace, size_t keep = 5);
 
 // ---------------------------------------------------------------------------------------------
+// Memory timeline (profile_memory traces: "[memory]" instant events)
+
+// One op's share of the memory live at a device's peak.
+struct MemoryHolder {
+  std::string op;           // the innermost host op enclosing the allocation on its thread
+  int64_t bytes = 0;        // bytes it allocated that were not yet freed at the peak
+  int64_t allocations = 0;  // those allocations
+};
+
+struct DeviceMemory {
+  int64_t device_type = 0;  // c10::DeviceType of the events ("Device Type")
+  int64_t device_id = -1;   // "Device Id" (-1 for the host)
+  std::string device;       // "CPU", "CUDA:0", "HIP:0", "NEURON:0", ...
+  // After each event: allocated and reserved bytes as the allocator reported them ("Total
+  // Allocated", "Total Reserved"; reserved -1 when the trace does not say). Where "Total
+  // Allocated" is absent, allocated is the running sum of "Bytes".
+  struct Sample {
+    int64_t ts_ns = 0;
+    int64_t allocated = 0;
+    int64_t reserved = -1;
+  };
+  std::vector<Sample> samples;
+  int64_t allocations = 0, frees = 0;
+  int64_t peak_allocated = 0;  // the highest allocated sample (its first occurrence)
+  int64_t peak_ts_ns = 0;
+  int64_t peak_reserved = -1;  // the highest reserved sample
+  // Allocations made during the trace and not freed at the peak, grouped by op, most bytes
+  // first (at most `top` rows); memory allocated before the trace began has no event and is
+  // not among them.
+  std::vector<MemoryHolder> holders_at_peak;
+};
+
+struct MemoryTimeline {
+  std::vector<DeviceMemory> devices;  // by (device type, device id)
+  uint64_t events = 0;                // "[memory]" events read
+  // `samples`: include every sample (can be long); false writes only the peaks and holders.
+  std::string ToJson(bool samples = true) const;
+};
+
+MemoryTimeline ComputeMemoryTimeline(const Trace& trace, size_t top = 10);
+
+// ---------------------------------------------------------------------------------------------
 // Trace diff
 
 struct OpDiff {
@@ -276,6 +318,8 @@ struct ReportOptions {
   // The critical path's step: the instance-th slice whose name contains this text.
   std::string critical_path_step = "ProfilerStep";
   int critical_path_instance = 0;
+  // Add the memory timeline per device (text section, "memory" in JSON).
+  bool memory = false;
 };
 
 // Every figure of the report, computed once: what FormatReport prints and ReportJson writes.

@@ -10,7 +10,9 @@
 //
 // Device time is attributed as PyTorch does: each device activity linked to a host op (through
 // External id / correlation) adds to that op's self device time; an op's device total is its own
-// plus its children's.
+// plus its children's. Memory is attributed as PyTorch's _parse_kineto_results does: every host
+// event (cpu op, annotation, runtime call) is charged with each "[memory]" event whose time lies
+// within its start and end, both inclusive, on any thread.
 #ifndef OPSCOPE_KEY_AVERAGES_H_
 #define OPSCOPE_KEY_AVERAGES_H_
 
@@ -40,6 +42,18 @@ struct KeyAverage {
   int64_t cpu_time_total_ns = 0;
   int64_t self_device_time_total_ns = 0;
   int64_t device_time_total_ns = 0;
+  // Bytes allocated minus bytes freed ("[memory]" events of profile_memory traces) while the
+  // row's events ran, host memory (CPU) and device memory (CUDA/HIP/PrivateUse1) apart; the self
+  // figures leave out what the events' children allocated. A row named "[memory]" holds the
+  // events that fell inside no host op, as PyTorch adds it.
+  int64_t cpu_memory_usage = 0;
+  int64_t self_cpu_memory_usage = 0;
+  int64_t device_memory_usage = 0;
+  int64_t self_device_memory_usage = 0;
+  // with_flops traces: floating-point operations of the row's events, from each op's "flops" arg
+  // when the trace carries one, else from its Input Dims as PyTorch counts them (mm, addmm, bmm,
+  // baddbmm, mul, add, conv2d); 0 for ops PyTorch does not count.
+  int64_t flops = 0;
 };
 
 // Thrown by Table() for a sort key PyTorch would reject; what() lists the accepted keys.
@@ -67,6 +81,12 @@ class KeyAverages {
   // Upper-cased device name for column headers ("NEURON", "CUDA"); empty = no device.
   const std::string& device_name() const { return device_name_; }
   bool has_device_time() const;
+  // The trace (or range) holds "[memory]" events: the table shows the memory columns, as
+  // torch.profiler's does with profile_memory=True.
+  bool has_memory() const { return has_memory_; }
+  // The trace was recorded with with_flops (its "with_flops" metadata, or "flops" args): the
+  // table shows the "Total FLOPs" column (scaled as PyTorch scales it) when some row has FLOPs.
+  bool has_flops() const { return has_flops_; }
   bool grouped_by_input_shape() const { return options_.group_by_input_shape; }
   // Events dropped while recording (shown under the table).
   uint64_t dropped_events() const { return dropped_events_; }
@@ -83,6 +103,8 @@ class KeyAverages {
   KeyAveragesOptions options_;
   uint64_t dropped_events_ = 0;
   uint64_t unmatched_device_activity_ = 0;
+  bool has_memory_ = false;
+  bool has_flops_ = false;
 };
 
 }  // namespace opscope

@@ -75,6 +75,9 @@ using TraceReadyCallback = std::function<void(Profiler&)>;
 struct ProfilerOptions {
   std::vector<ProfilerActivity> activities = {ProfilerActivity::kCPU};
   bool record_shapes = false;
+  // with_flops: key_averages gets the "Total FLOPs" column, counted from the recorded shapes as
+  // PyTorch counts them (mm, addmm, bmm, baddbmm, mul, add, conv2d); needs record_shapes.
+  bool with_flops = false;
   // Without a schedule, Start() records until Stop().
   std::optional<Schedule> schedule{};
   TraceReadyCallback on_trace_ready{};

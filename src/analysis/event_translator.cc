@@ -8,6 +8,39 @@
 #include "analysis/number_text.h"
 
 namespace opscope::analysis {
+
+namespace {
+
+// "Input Dims" as PyTorch prints input shapes (str() of a Python list: "[[2, 3], []]"), whatever
+// the JSON's own spacing (pretty-printed traces break it over lines): whitespace outside strings
+// dropped, ", " after each comma.
+std::string PythonListText(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < json.size()) {
+        out += json[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (c == ',') {
+      out += ", ";
+    } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 namespace {
 
 namespace od = simdjson::ondemand;
@@ -103,7 +136,7 @@ void EventTranslator::AddComplete(const EventFields& f) {
   const ArgFields& a = f.arg;
   s.external_id = a.external_id;
   s.correlation = a.correlation;
-  if (!a.input_dims.empty()) s.input_shapes = strings_.Intern(a.input_dims);
+  if (!a.input_dims.empty()) s.input_shapes = strings_.Intern(PythonListText(a.input_dims));
   if (options_.keep_args && f.args.size() > 2) s.args = trace_->AddArgs(f.args);
   stage_.Add(s);
   ++stats_.slices;

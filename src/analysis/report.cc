@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -108,6 +109,43 @@ void AppendLaunches(const Trace& trace, int limit, std::string* out) {
   row("(all)", ls.duration, ls.launch_delay);
 }
 
+// Bytes as key_averages prints memory (_format_memory: 1024-based Kb / Mb / Gb).
+std::string FormatBytes(int64_t bytes) {
+  const double v = static_cast<double>(bytes), mag = v < 0 ? -v : v;
+  if (mag >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} Gb", v / (1024.0 * 1024 * 1024));
+  if (mag >= 1024.0 * 1024) return fmt::format("{:.2f} Mb", v / (1024.0 * 1024));
+  if (mag >= 1024.0) return fmt::format("{:.2f} Kb", v / 1024.0);
+  return fmt::format("{} b", bytes);
+}
+
+void AppendMemory(const MemoryTimeline& mt, int limit, std::string* out) {
+  *out +=
+      fmt::format("Memory timeline ({} [memory] events; times are trace timestamps)\n", mt.events);
+  if (mt.devices.empty()) {
+    *out += "  no [memory] events: record with profile_memory=True\n";
+    return;
+  }
+  *out += fmt::format("  {:<12}  {:>8}  {:>8}  {:>14}  {:>18}  {:>14}\n", "Device", "Allocs",
+                      "Frees", "Peak allocated", "Peak at (us)", "Peak reserved");
+  for (const DeviceMemory& d : mt.devices) {
+    *out +=
+        fmt::format("  {:<12}  {:>8}  {:>8}  {:>14}  {:>18.3f}  {:>14}\n", d.device, d.allocations,
+                    d.frees, FormatBytes(d.peak_allocated), static_cast<double>(d.peak_ts_ns) / 1e3,
+                    d.peak_reserved < 0 ? std::string("-") : FormatBytes(d.peak_reserved));
+  }
+  for (const DeviceMemory& d : mt.devices) {
+    *out += fmt::format("  Ops holding the most at {}'s peak ({} allocated):\n", d.device,
+                        FormatBytes(d.peak_allocated));
+    *out += fmt::format("    {:>12}  {:>7}  {}\n", "Bytes", "Allocs", "Op");
+    int shown = 0;
+    for (const MemoryHolder& h : d.holders_at_peak) {
+      if (limit >= 0 && shown++ >= limit) break;
+      *out += fmt::format("    {:>12}  {:>7}  {}\n", FormatBytes(h.bytes), h.allocations,
+                          Cut(h.op, 80));
+    }
+  }
+}
+
 // Why a trace has no key_averages rows: which kinds of slices it does have.
 std::string NoTableReason(const Trace& trace) {
   if (trace.slices().empty()) {
@@ -150,6 +188,11 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   out += averages.rows().empty() ? NoTableReason(trace)
                                  : averages.Table(DefaultSort(trace, options), options.rows);
   out += "\n";
+  if (options.memory) {
+    AppendMemory(ComputeMemoryTimeline(trace, options.rows < 0 ? SIZE_MAX : options.rows), -1,
+                 &out);
+    out += "\n";
+  }
   AppendTimeline(trace, &out);
   out += "\n";
   AppendKernels(trace, options.rows, &out);
@@ -192,6 +235,10 @@ std::string ReportJson(const Trace& trace, const Report& report, const ReportOpt
   w.Key("launches");
   w.Raw(report.launches.ToJson());
   if (options.perf) analysis::WritePerfJson(trace, options, &w);
+  if (options.memory) {
+    w.Key("memory");
+    w.Raw(ComputeMemoryTimeline(trace, options.rows < 0 ? SIZE_MAX : options.rows).ToJson());
+  }
   w.EndObject();
   return w.Take();
 }

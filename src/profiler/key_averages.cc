@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <climits>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/flops.h"
+#include "profiler/memory_events.h"
 #include "trace/saturating.h"
 
 namespace opscope {
@@ -124,6 +130,9 @@ struct EventList {
   std::vector<uint32_t> merged_into;  // a removed duplicate -> the event that took its place
   std::vector<uint8_t> children;      // CPU children, saturating at 2 ("exactly one" matters)
   std::vector<uint32_t> row_of;       // the row an event adds to; kNone = none
+  // Host and device bytes of the [memory] events inside each host event (empty: none).
+  std::vector<int64_t> cpu_mem, dev_mem;
+  std::vector<int64_t> flops;  // with_flops traces; empty otherwise
 };
 
 // 1. Which slices are FunctionEvents. Name checks run once per distinct name.
@@ -219,6 +228,77 @@ void SumDeviceTotals(EventList<Slices>& events) {
   }
 }
 
+// 5b. Memory: each host event is charged with the [memory] events inside its time
+// (_parse_kineto_results: MemRecordsAcc.in_interval(start, end), any thread). Returns the range
+// of memory events the table sees (a subset sees those within the span of its host events) and
+// sets `covered` (> 0 after a prefix sum: the event lies inside some host event).
+template <typename Slices>
+std::pair<uint32_t, uint32_t> AttributeMemory(EventList<Slices>& events,
+                                              const internal::MemoryEvents& memory,
+                                              std::vector<int32_t>* covered) {
+  if (memory.empty()) return {0, 0};
+  events.cpu_mem.assign(events.n, 0);
+  events.dev_mem.assign(events.n, 0);
+  covered->assign(memory.events().size() + 1, 0);
+  int64_t span_lo = INT64_MAX, span_hi = INT64_MIN;
+  for (uint32_t i = 0; i < events.n; ++i) {
+    if (events.role[i] != kHost) continue;
+    const Slice& s = events.slice(i);
+    const int64_t start = s.ts_ns, stop = internal::SatAdd(start, s.dur_ns);
+    span_lo = std::min(span_lo, start);
+    span_hi = std::max(span_hi, stop);
+    auto [lo, hi] = memory.InInterval(start, stop);
+    if (lo == hi) continue;
+    events.cpu_mem[i] = memory.CpuBytes(lo, hi);
+    events.dev_mem[i] = memory.DeviceBytes(lo, hi);
+    (*covered)[lo] += 1;
+    (*covered)[hi] -= 1;
+  }
+  if constexpr (std::is_same_v<Slices, AllSlices>) {
+    return {0, static_cast<uint32_t>(memory.events().size())};
+  } else {
+    if (span_lo > span_hi) return {0, 0};
+    return memory.InInterval(span_lo, span_hi);
+  }
+}
+
+// with_flops=True: the trace's "with_flops" metadata says so.
+bool RecordedWithFlops(const Trace& trace) {
+  for (const auto& [key, value] : trace.metadata().extra) {
+    if (key == "with_flops") return value == "true" || value == "1";
+  }
+  return false;
+}
+
+// An op's FLOPs: its "flops" arg, else PyTorch's count from its shapes.
+int64_t OpFlops(const Trace& trace, const Slice& s) {
+  if (s.args != kNone) {
+    if (std::optional<std::string> v = trace.FindArg(s.args, "flops")) {
+      int64_t f = 0;
+      if (std::from_chars(v->data(), v->data() + v->size(), f).ec == std::errc()) return f;
+    }
+  }
+  const std::string_view name = trace.Str(s.name);
+  if (!internal::CountsFlops(name) || s.input_shapes == 0) return 0;
+  std::string concrete;
+  if (name == "aten::conv2d" && s.args != kNone) {
+    concrete = trace.FindArg(s.args, "Concrete Inputs").value_or("");
+  }
+  return internal::FlopsFromShapes(name, trace.Str(s.input_shapes), concrete);
+}
+
+// 5c. FLOPs of each cpu op (with_flops traces).
+template <typename Slices>
+void CountFlops(EventList<Slices>& events) {
+  events.flops.assign(events.n, 0);
+  for (uint32_t i = 0; i < events.n; ++i) {
+    const Slice& s = events.slice(i);
+    if (events.role[i] == kHost && s.kind == ActivityKind::kCpuOp) {
+      events.flops[i] = OpFlops(events.trace, s);
+    }
+  }
+}
+
 // Rows by key, with a small direct-mapped cache in front of the hash map (keys repeat heavily).
 class RowIndex {
  public:
@@ -305,12 +385,59 @@ void SumRows(const EventList<Slices>& events, std::vector<KeyAverage>* rows) {
     const int64_t dur = events.slice(i).dur_ns;
     row.cpu_time_total_ns = internal::SatAdd(row.cpu_time_total_ns, dur);
     row.self_cpu_time_total_ns = internal::SatAdd(row.self_cpu_time_total_ns, dur);
+    if (!events.flops.empty()) row.flops = internal::SatAdd(row.flops, events.flops[i]);
+    const bool memory = !events.cpu_mem.empty();
+    if (memory) {
+      const int64_t cpu = events.cpu_mem[i], dev = events.dev_mem[i];
+      row.cpu_memory_usage = internal::SatAdd(row.cpu_memory_usage, cpu);
+      row.self_cpu_memory_usage = internal::SatAdd(row.self_cpu_memory_usage, cpu);
+      row.device_memory_usage = internal::SatAdd(row.device_memory_usage, dev);
+      row.self_device_memory_usage = internal::SatAdd(row.self_device_memory_usage, dev);
+    }
     if (const uint32_t p = events.parent[i]; p != kNone) {
       KeyAverage& parent_row = (*rows)[events.row_of[p]];
       parent_row.self_cpu_time_total_ns = internal::SatSub(parent_row.self_cpu_time_total_ns, dur);
       parent_row.self_device_time_total_ns =
           internal::SatSub(parent_row.self_device_time_total_ns, device_ns);
+      if (memory) {
+        parent_row.self_cpu_memory_usage =
+            internal::SatSub(parent_row.self_cpu_memory_usage, events.cpu_mem[i]);
+        parent_row.self_device_memory_usage =
+            internal::SatSub(parent_row.self_device_memory_usage, events.dev_mem[i]);
+      }
     }
+  }
+}
+
+// 7b. Memory events inside no host op: one "[memory]" event each, appended after the trace's
+// events as PyTorch does (no duration, no children), grouped into the "[memory]" row.
+void AddUnattributedMemory(const internal::MemoryEvents& memory,
+                           std::pair<uint32_t, uint32_t> range, const std::vector<int32_t>& covered,
+                           uint32_t n, const KeyAveragesOptions& options,
+                           std::vector<KeyAverage>* rows, std::vector<Appearance>* first) {
+  uint32_t row = kNone;
+  int32_t depth = 0;
+  for (uint32_t k = 0; k < range.second; ++k) {
+    depth += covered[k];
+    if (k < range.first || depth > 0) continue;
+    const internal::MemoryEvent& e = memory.events()[k];
+    const Appearance here{e.ts_ns, -e.ts_ns, n + k};
+    if (row == kNone) {
+      row = static_cast<uint32_t>(rows->size());
+      KeyAverage r;
+      r.key = "[memory]";
+      if (options.group_by_input_shape) r.input_shapes = "[]";
+      rows->push_back(std::move(r));
+      first->push_back(here);
+    }
+    KeyAverage& r = (*rows)[row];
+    r.count += 1;
+    const int64_t cpu = internal::IsCpuMemoryDevice(e.device_type) ? e.bytes : 0;
+    const int64_t dev = internal::IsDeviceMemoryDevice(e.device_type) ? e.bytes : 0;
+    r.cpu_memory_usage = internal::SatAdd(r.cpu_memory_usage, cpu);
+    r.self_cpu_memory_usage = internal::SatAdd(r.self_cpu_memory_usage, cpu);
+    r.device_memory_usage = internal::SatAdd(r.device_memory_usage, dev);
+    r.self_device_memory_usage = internal::SatAdd(r.self_device_memory_usage, dev);
   }
 }
 
@@ -352,9 +479,16 @@ KeyAverages KeyAverages::Aggregate(const Trace& trace, const Slices& ids,
   FindCpuParents(events);
   MergeDuplicates(events);
   SumDeviceTotals(events);
+  const internal::MemoryEvents memory(trace);
+  std::vector<int32_t> covered;
+  const std::pair<uint32_t, uint32_t> memory_range = AttributeMemory(events, memory, &covered);
+  out.has_memory_ = memory_range.first < memory_range.second;
+  out.has_flops_ = RecordedWithFlops(trace);
+  if (out.has_flops_) CountFlops(events);
   std::vector<Appearance> first;
   GroupRows(events, options, &out.rows_, &first);
   SumRows(events, &out.rows_);
+  AddUnattributedMemory(memory, memory_range, covered, events.n, options, &out.rows_, &first);
   out.rows_ = InAppearanceOrder(std::move(out.rows_), first);
   return out;
 }

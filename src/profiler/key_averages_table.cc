@@ -1,6 +1,7 @@
 // KeyAverages::Table and ToJson: profiler_util._build_table, character for character.
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -13,6 +14,23 @@ namespace {
 
 using internal::Utf8Length;
 using internal::Utf8Prefix;
+
+// _format_memory: bytes as Gb / Mb / Kb (1024-based, two decimals) or "N b".
+std::string FormatMemory(int64_t bytes) {
+  constexpr double kKb = 1024.0, kMb = 1024.0 * kKb, kGb = 1024.0 * kMb;
+  const double v = static_cast<double>(bytes), mag = std::abs(v);
+  char buf[64];
+  if (mag >= kGb) {
+    std::snprintf(buf, sizeof(buf), "%.2f Gb", v / kGb);
+  } else if (mag >= kMb) {
+    std::snprintf(buf, sizeof(buf), "%.2f Mb", v / kMb);
+  } else if (mag >= kKb) {
+    std::snprintf(buf, sizeof(buf), "%.2f Kb", v / kKb);
+  } else {
+    return std::to_string(bytes) + " b";
+  }
+  return buf;
+}
 
 std::string Printf(const char* format, double v) {
   char buf[64];
@@ -64,12 +82,22 @@ std::optional<SortKey> LookupSortKey(std::string attr) {
     return SortKey{[](const KeyAverage& r) { return Avg(r.device_time_total_ns, r.count); }};
   if (attr == "count")
     return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.count); }};
-  // Memory and FLOPs are not profiled: every row has 0 (and node_id -1), so order is unchanged.
-  if (attr == "cpu_memory_usage" || attr == "self_cpu_memory_usage" ||
-      attr == "device_memory_usage" || attr == "self_device_memory_usage" || attr == "flops" ||
-      attr == "node_id") {
-    return SortKey{zero};
+  if (attr == "cpu_memory_usage")
+    return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.cpu_memory_usage); }};
+  if (attr == "self_cpu_memory_usage") {
+    return SortKey{
+        [](const KeyAverage& r) { return static_cast<double>(r.self_cpu_memory_usage); }};
   }
+  if (attr == "device_memory_usage")
+    return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.device_memory_usage); }};
+  if (attr == "self_device_memory_usage") {
+    return SortKey{
+        [](const KeyAverage& r) { return static_cast<double>(r.self_device_memory_usage); }};
+  }
+  if (attr == "flops")
+    return SortKey{[](const KeyAverage& r) { return static_cast<double>(r.flops); }};
+  // node_id is -1 for every row (no RPC), so order is unchanged.
+  if (attr == "node_id") return SortKey{zero};
   if (attr == "key") return SortKey{nullptr, true};
   return std::nullopt;
 }
@@ -147,12 +175,40 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
     headers.push_back(device + " total");
     headers.push_back(device + " time avg");
   }
+  // profile_memory: host columns always, device columns only when some row has self device
+  // memory > 0 (has_cuda_mem).
+  bool has_device_memory = false;
+  for (const KeyAverage& r : rows_) has_device_memory |= r.self_device_memory_usage > 0;
+  has_device_memory &= has_memory_;
+  if (has_memory_) {
+    headers.push_back("CPU Mem");
+    headers.push_back("Self CPU Mem");
+  }
+  if (has_device_memory) {
+    headers.push_back(device + " Mem");
+    headers.push_back("Self " + device + " Mem");
+  }
   headers.push_back("# of Calls");
   std::vector<size_t> widths(headers.size(), kColumn);
   widths[0] = name_width;
   if (has_shapes) {
     headers.push_back("Input Shapes");
     widths.push_back(shapes_width);
+  }
+  // with_flops: "Total <unit>FLOPs" scaled by the smallest positive row (auto_scale_flops).
+  int64_t min_flops = 0;
+  for (const KeyAverage& r : rows_) {
+    if (has_flops_ && r.flops > 0 && (min_flops == 0 || r.flops < min_flops)) min_flops = r.flops;
+  }
+  double flops_scale = 1.0;
+  if (min_flops > 0) {
+    static constexpr const char* kUnits[] = {"FLOPs",  "KFLOPs", "MFLOPs",
+                                             "GFLOPs", "TFLOPs", "PFLOPs"};
+    const double level = std::max(0.0, std::min(std::log10(static_cast<double>(min_flops)) / 3,
+                                                static_cast<double>(std::size(kUnits) - 1)));
+    flops_scale = std::pow(10.0, std::floor(level) * -3.0);
+    headers.push_back(std::string("Total ") + kUnits[static_cast<int>(level)]);
+    widths.push_back(kColumn);
   }
   std::string rule;
   for (size_t w : widths) rule += std::string(w, '-') + "  ";
@@ -193,10 +249,22 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
       values.push_back(FormatTime(Us(r->device_time_total_ns)));
       values.push_back(FormatTime(Avg(r->device_time_total_ns, r->count)));
     }
+    if (has_memory_) {
+      values.push_back(FormatMemory(r->cpu_memory_usage));
+      values.push_back(FormatMemory(r->self_cpu_memory_usage));
+    }
+    if (has_device_memory) {
+      values.push_back(FormatMemory(r->device_memory_usage));
+      values.push_back(FormatMemory(r->self_device_memory_usage));
+    }
     values.push_back(std::to_string(r->count));
     if (has_shapes) {
       values.push_back(
           std::string(Utf8Prefix(r->input_shapes.empty() ? "[]" : r->input_shapes, shapes_width)));
+    }
+    if (min_flops > 0) {
+      values.push_back(
+          r->flops <= 0 ? "--" : Printf("%8.3f", static_cast<double>(r->flops) * flops_scale));
     }
     append(FormatRow(values, widths));
   }
@@ -233,6 +301,8 @@ std::string KeyAverages::ToJson(std::string_view sort_by, int row_limit) const {
   out += ", \"self_device_time_total_us\": " + num(Us(sum_self_device_ns));
   out += ", \"dropped_events\": " + std::to_string(dropped_events_);
   out += ", \"unmatched_device_activity\": " + std::to_string(unmatched_device_activity_);
+  out += ", \"profile_memory\": ";
+  out += has_memory_ ? "true" : "false";
   out += ", \"rows\": [";
   int shown = 0;
   for (const KeyAverage* r : rows) {
@@ -258,6 +328,13 @@ std::string KeyAverages::ToJson(std::string_view sort_by, int row_limit) const {
     out += ", \"self_device_percent\": " + pct(r->self_device_time_total_ns, sum_self_device_ns);
     out += ", \"device_time_total_us\": " + num(Us(r->device_time_total_ns));
     out += ", \"device_time_avg_us\": " + num(Avg(r->device_time_total_ns, r->count));
+    if (has_flops_) out += ", \"flops\": " + std::to_string(r->flops);
+    if (has_memory_) {
+      out += ", \"cpu_memory_usage\": " + std::to_string(r->cpu_memory_usage);
+      out += ", \"self_cpu_memory_usage\": " + std::to_string(r->self_cpu_memory_usage);
+      out += ", \"device_memory_usage\": " + std::to_string(r->device_memory_usage);
+      out += ", \"self_device_memory_usage\": " + std::to_string(r->self_device_memory_usage);
+    }
     out += "}";
   }
   out += "]}";

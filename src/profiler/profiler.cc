@@ -207,6 +207,7 @@ void Profiler::EndRecording(bool deliver) {
   if (window->sampler) build.counters = window->sampler->Take();
   build.correlate_device_time = options_.device.correlate_device_time;
   build.record_shapes = options_.record_shapes;
+  build.with_flops = options_.with_flops;
   *trace_ = internal::BuildTrace(std::move(recording), std::move(build));
   if (deliver) Deliver();
 }

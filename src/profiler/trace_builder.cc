@@ -325,6 +325,7 @@ Trace TraceFromRecording::Finish() {
   }
   if (unmatched_ > 0) meta.extra.emplace_back("unmatchedCorrelations", std::to_string(unmatched_));
   if (options_.record_shapes) meta.extra.emplace_back("record_shapes", "1");
+  if (options_.with_flops) meta.extra.emplace_back("with_flops", "true");
   trace_.Finalize();
   return std::move(trace_);
 }

@@ -25,6 +25,7 @@ struct HostCounterSeries {
 struct TraceBuildOptions {
   bool correlate_device_time = true;  // fit device clocks with the reported sync points
   bool record_shapes = false;
+  bool with_flops = false;  // written as the trace's "with_flops" metadata
   std::vector<HostCounterSeries> counters;
   // Extra loss counts by reason (e.g. "in_flight_at_stop").
   std::vector<std::pair<std::string, uint64_t>> extra_dropped;
