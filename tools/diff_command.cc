@@ -46,10 +46,10 @@ bool Load(const char* role, const std::string& path, Trace* trace, bool quiet) {
 // Two jobs: each folder (or file) is a set of rank traces.
 int RunJobDiff(const DiffArgs& args) {
   std::vector<RankFile> files_a, files_b;
-  std::string error;
-  if (!ResolveTraceFiles({args.a}, &files_a, &error) ||
-      !ResolveTraceFiles({args.b}, &files_b, &error)) {
-    std::fprintf(stderr, "opscope diff: %s\n", error.c_str());
+  Status st = ResolveTraceFiles({args.a}, &files_a);
+  if (st.ok()) st = ResolveTraceFiles({args.b}, &files_b);
+  if (!st.ok()) {
+    std::fprintf(stderr, "opscope diff: %s\n", st.message().c_str());
     return 1;
   }
   JobReport a, b;

@@ -84,9 +84,8 @@ void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, const JobReport&
 
 }  // namespace
 
-bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
-                       std::string* error) {
-  return FindRankFiles(paths, files, error);
+Status ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files) {
+  return FindRankFiles(paths, files);
 }
 
 bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobOptions& options,
@@ -104,7 +103,6 @@ bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobO
 int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, MpiJob& mpi) {
   std::vector<RankSummary> summaries;
   std::vector<MpiJob::ProcessStats> stats;
-  std::string error;
   // Process 0 draws its share's rank files done (under mpirun the others' stderr interleaves).
   ProgressBar progress("import rank files", args.quiet || mpi.rank() != 0);
   RankFileProgress on_file;
@@ -113,10 +111,10 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
       progress.UpdateCount(done, total, "rank files");
     };
   }
-  const bool loaded = mpi.LoadSummaries(files, &summaries, &stats, &error, args.threads, on_file);
+  const Status loaded = mpi.LoadSummaries(files, &summaries, &stats, args.threads, on_file);
   progress.Done();
-  if (!loaded) {
-    std::fprintf(stderr, "opscope report: %s\n", error.c_str());
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "opscope report: %s\n", loaded.message().c_str());
     return mpi.ShareExitCode(2);
   }
   if (mpi.rank() != 0) return mpi.ShareExitCode(0);  // process 0 reports

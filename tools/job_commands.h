@@ -8,6 +8,7 @@
 
 #include "opscope/job.h"
 #include "opscope/job_mpi.h"
+#include "opscope/status.h"
 
 namespace opscope::tools {
 
@@ -24,9 +25,8 @@ struct JobReportArgs {
   bool quiet = false;  // --quiet: no progress bar on stderr
 };
 
-// The trace files `paths` name (a file as given; folders searched). False with a message.
-bool ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
-                       std::string* error);
+// The trace files `paths` name (a file as given; folders searched): FindRankFiles.
+Status ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files);
 
 // Imports every rank file (one per core, each trace dropped once summarized; spread over the MPI
 // processes when started by mpirun) and analyses the job. Process 0 prints the report (text or

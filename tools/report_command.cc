@@ -90,9 +90,9 @@ int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, con
     return mpi.ShareExitCode(mpi.rank() == 0 ? RunReport(single) : 0);
   }
   std::vector<RankFile> files;
-  std::string error;
-  if (!ResolveTraceFiles(job_args.paths, &files, &error)) {
-    if (mpi.rank() == 0) std::fprintf(stderr, "opscope report: %s\n", error.c_str());
+  const Status found = ResolveTraceFiles(job_args.paths, &files);
+  if (!found.ok()) {
+    if (mpi.rank() == 0) std::fprintf(stderr, "opscope report: %s\n", found.message().c_str());
     return mpi.ShareExitCode(1);
   }
   if (files.size() == 1 && job_args.rank < 0) {

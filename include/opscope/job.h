@@ -6,8 +6,8 @@
 // summaries of all ranks are analysed together by AnalyzeJob.
 //
 //   std::vector<opscope::RankFile> files;
-//   std::string error;
-//   if (!opscope::FindRankFiles({"traces/"}, &files, &error)) { ... }
+//   opscope::Status st = opscope::FindRankFiles({"traces/"}, &files);
+//   if (!st.ok()) { ... }                           // st.message() names the path
 //   std::vector<opscope::RankSummary> ranks = opscope::LoadRankSummaries(files);
 //   opscope::JobReport job = opscope::AnalyzeJob(std::move(ranks));
 //   if (!job.error.empty()) { ... }                 // e.g. two files claiming one rank
@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/status.h"
 
 namespace opscope {
 
@@ -50,10 +51,10 @@ struct RankFile {
 };
 
 // Every *.json (with traceEvents) / *.json.gz trace file named by `paths` (files, or folders
-// searched recursively, such as Neuron's profile layout), sorted by path. False with a message
-// when a path does not exist or a folder holds no trace.
-bool FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
-                   std::string* error);
+// searched recursively, such as Neuron's profile layout), sorted by path. NotFound (file() = the
+// path, message "PATH: ...") when a path does not exist, is neither a file nor a folder, or is a
+// folder holding no trace; `files` is then left unchanged.
+Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files);
 // The rank a path names ("rank3", "rank-3", "rank_3", any case, in the file name or, failing
 // that, the closest folder name); -1 when none.
 int RankFromPath(const std::string& path);
@@ -129,11 +130,11 @@ std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, i
 
 // A compact binary encoding of summaries (little-endian, length-prefixed), for gathering them
 // from several processes. The header carries RankSummaryFormatVersion(); Parse reads that version
-// only and returns false with a message on another version (naming both versions) or on
-// malformed input. Callers prefix the message with where the bytes came from.
+// only and returns InvalidInput on another version (naming both versions) or on malformed input
+// (offset() = the byte where reading stopped; summaries before it stay appended). Callers prefix
+// the message with where the bytes came from.
 std::string SerializeRankSummaries(const std::vector<RankSummary>& summaries);
-bool ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries,
-                        std::string* error);
+Status ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries);
 int RankSummaryFormatVersion();
 
 // ---------------------------------------------------------------------------------------------

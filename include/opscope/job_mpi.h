@@ -9,9 +9,9 @@
 //
 //   opscope::MpiJob mpi(&argc, &argv);             // MPI_Init when started by an MPI launcher
 //   std::vector<opscope::RankSummary> all;         // filled on process 0 only
-//   std::string error;
 //   std::vector<opscope::MpiJob::ProcessStats> stats;
-//   if (!mpi.LoadSummaries(files, &all, &stats, &error)) { ... }
+//   opscope::Status st = mpi.LoadSummaries(files, &all, &stats);
+//   if (!st.ok()) { ... }                           // st.message() says what and where
 //   if (mpi.rank() == 0) { ... AnalyzeJob(std::move(all)) ... }
 //
 // This is the optional opscope::job_mpi component: built with MPI when CMake finds it (OpenMPI
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "opscope/job.h"
+#include "opscope/status.h"
 
 namespace opscope {
 
@@ -65,10 +66,12 @@ class MpiJob {
   // Loads this process's share of `files` on `threads` cores (LoadRankSummaries; 0 = its host's
   // cores divided among the job's processes on that host) and gathers every process's summaries,
   // and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective: every
-  // process must call it. False with a message when the gather fails.
-  bool LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                     std::vector<ProcessStats>* stats, std::string* error, int threads = 0,
-                     const RankFileProgress& progress = {});
+  // process must call it. Unavailable when the summaries exceed what one gather carries;
+  // InvalidInput, naming the sending process and its files, when process 0 cannot read what one
+  // sent (another opscope build there).
+  Status LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                       std::vector<ProcessStats>* stats, int threads = 0,
+                       const RankFileProgress& progress = {});
   // Process 0's exit code to every process (collective); returns it.
   int ShareExitCode(int code);
 

@@ -33,16 +33,15 @@ std::shared_ptr<LoadedJob> LoadJob(const std::vector<std::string>& paths, bool a
   job->options.align_clocks = align_clocks;
   job->options.rows = rows;
   std::vector<RankFile> files;
-  std::string error;
-  bool found = false;
+  Status found;
   {
     py::gil_scoped_release release;
-    found = FindRankFiles(paths, &files, &error);
-    if (found) {
+    found = FindRankFiles(paths, &files);
+    if (found.ok()) {
       job->report = AnalyzeJob(LoadRankSummaries(files), job->options);
     }
   }
-  if (!found) RaiseTraceError(Status::NotFound(error), py::none());
+  if (!found.ok()) RaiseTraceError(found, py::none());
   if (!job->report.error.empty()) {
     RaiseTraceError(Status::InvalidArgument(job->report.error), py::none());
   }

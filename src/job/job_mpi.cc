@@ -37,9 +37,9 @@ MpiJob::~MpiJob() {
   if (initialized_) MPI_Finalize();
 }
 
-bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                           std::vector<ProcessStats>* stats, std::string* error, int threads,
-                           const RankFileProgress& progress) {
+Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                             std::vector<ProcessStats>* stats, int threads,
+                             const RankFileProgress& progress) {
   if (threads <= 0) {  // this host's cores, shared by its processes
     threads = std::max(
         1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, host_size_));
@@ -50,7 +50,7 @@ bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankS
   if (size_ == 1) {
     stats->assign(1, my_stats);
     *all = std::move(mine);
-    return true;
+    return Status::Ok();
   }
   constexpr int kFields = 5;
   const double fields[kFields] = {static_cast<double>(my_stats.files), my_stats.bytes,
@@ -82,29 +82,31 @@ bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankS
   }
   MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!fits) {
-    *error = "the rank summaries exceed 2 GiB, more than one MPI gather can carry";
-    return false;
+    return Status::Unavailable(
+        "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
   }
   std::string gathered(rank_ == 0 ? static_cast<size_t>(displs.back() + counts.back()) : 0, '\0');
   MPI_Gatherv(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, gathered.data(),
               counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (rank_ != 0) return true;
+  if (rank_ != 0) return Status::Ok();
   for (int p = 0; p < size_; ++p) {
-    std::string parse_error;
-    if (!ParseRankSummaries(std::string_view(gathered).substr(static_cast<size_t>(displs[p]),
-                                                              static_cast<size_t>(counts[p])),
-                            all, &parse_error)) {
+    const Status parsed =
+        ParseRankSummaries(std::string_view(gathered).substr(static_cast<size_t>(displs[p]),
+                                                             static_cast<size_t>(counts[p])),
+                           all);
+    if (!parsed.ok()) {
       // Name what that process read: a version mismatch means another opscope build there.
       std::vector<std::string> paths;
       for (const RankFile& f : ShareOf(files, p, size_)) paths.push_back(f.path);
-      *error = fmt::format(
-          "summaries from MPI process {} (of {}): {}", p,
-          paths.empty() ? std::string("no rank files") : fmt::format("{}", fmt::join(paths, ", ")),
-          parse_error);
-      return false;
+      return Status::InvalidInput(
+          fmt::format("summaries from MPI process {} (of {}): {}", p,
+                      paths.empty() ? std::string("no rank files")
+                                    : fmt::format("{}", fmt::join(paths, ", ")),
+                      parsed.message()),
+          parsed.offset());
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 int MpiJob::ShareExitCode(int code) {

@@ -17,12 +17,12 @@ MpiJob::MpiJob(int*, char***) {
 
 MpiJob::~MpiJob() = default;
 
-bool MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                           std::vector<ProcessStats>* stats, std::string*, int threads,
-                           const RankFileProgress& progress) {
+Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                             std::vector<ProcessStats>* stats, int threads,
+                             const RankFileProgress& progress) {
   stats->assign(1, {});
   *all = job::LoadAndMeasure(files, threads, &stats->front(), progress);
-  return true;
+  return Status::Ok();
 }
 
 int MpiJob::ShareExitCode(int code) { return code; }

@@ -52,12 +52,11 @@ int RankInName(std::string_view name) {
   return -1;
 }
 
-bool AddPath(const std::string& path, std::vector<RankFile>* files, std::string* error) {
+Status AddPath(const std::string& path, std::vector<RankFile>* files) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
-    *error = fmt::format("{}: no such file or directory", path);
-    return false;
+    return Status::NotFound(fmt::format("{}: no such file or directory", path), path);
   }
   std::vector<fs::path> found;
   if (fs::is_regular_file(st)) {
@@ -71,13 +70,14 @@ bool AddPath(const std::string& path, std::vector<RankFile>* files, std::string*
       if (it->is_regular_file(ec) && LooksLikeTrace(it->path())) found.push_back(it->path());
     }
     if (found.empty()) {
-      *error = fmt::format(
-          "{}: no trace files (*.json with traceEvents, *.json.gz) in this directory", path);
-      return false;
+      return Status::NotFound(
+          fmt::format("{}: no trace files (*.json with traceEvents, *.json.gz) in this directory",
+                      path),
+          path);
     }
   } else {
-    *error = fmt::format("{}: not a trace file or a directory of traces", path);
-    return false;
+    return Status::NotFound(fmt::format("{}: not a trace file or a directory of traces", path),
+                            path);
   }
   for (const fs::path& p : found) {
     RankFile f;
@@ -90,7 +90,7 @@ bool AddPath(const std::string& path, std::vector<RankFile>* files, std::string*
     f.name_rank = RankFromPath(below.empty() ? f.path : below.string());
     files->push_back(std::move(f));
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -104,11 +104,11 @@ int RankFromPath(const std::string& path) {
   return -1;
 }
 
-bool FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files,
-                   std::string* error) {
+Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files) {
   std::vector<RankFile> out;
   for (const std::string& path : paths) {
-    if (!AddPath(path, &out, error)) return false;
+    Status st = AddPath(path, &out);
+    if (!st.ok()) return st;
   }
   std::sort(out.begin(), out.end(),
             [](const RankFile& a, const RankFile& b) { return a.path < b.path; });
@@ -116,7 +116,7 @@ bool FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>*
                         [](const RankFile& a, const RankFile& b) { return a.path == b.path; }),
             out.end());
   *files = std::move(out);
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace opscope

@@ -265,37 +265,37 @@ std::string SerializeRankSummaries(const std::vector<RankSummary>& summaries) {
 
 int RankSummaryFormatVersion() { return kFormatVersion; }
 
-bool ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries,
-                        std::string* error) {
+Status ParseRankSummaries(std::string_view bytes, std::vector<RankSummary>* summaries) {
   Reader r(bytes);
   const int version = r.Version();
   if (version >= 0 && version != kFormatVersion) {
-    *error = fmt::format(
-        "rank summaries in format version {} ({} opscope); this opscope reads version {} only: "
-        "run the same opscope build in every process",
-        version, version < kFormatVersion ? "written by an older" : "written by a newer",
-        kFormatVersion);
-    return false;
+    return Status::InvalidInput(
+        fmt::format(
+            "rank summaries in format version {} ({} opscope); this opscope reads version {} "
+            "only: run the same opscope build in every process",
+            version, version < kFormatVersion ? "written by an older" : "written by a newer",
+            kFormatVersion),
+        r.pos());
   }
   int64_t n;
   if (version < 0 || !r.Int(&n) || n < 0 || static_cast<uint64_t>(n) > bytes.size()) {
-    *error = "not an opscope rank summary stream (bad header)";
-    return false;
+    return Status::InvalidInput("not an opscope rank summary stream (bad header)", r.pos());
   }
   Decoder d(r);
   for (int64_t i = 0; i < n; ++i) {
     RankSummary s;
     if (!d.Summary(&s)) {
-      *error = fmt::format("rank summary {} of {} is malformed near byte {}", i + 1, n, r.pos());
-      return false;
+      return Status::InvalidInput(
+          fmt::format("rank summary {} of {} is malformed near byte {}", i + 1, n, r.pos()),
+          r.pos());
     }
     summaries->push_back(std::move(s));
   }
   if (!r.done()) {
-    *error = fmt::format("{} bytes left after the last rank summary", bytes.size() - r.pos());
-    return false;
+    return Status::InvalidInput(
+        fmt::format("{} bytes left after the last rank summary", bytes.size() - r.pos()), r.pos());
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace opscope

@@ -80,8 +80,8 @@ TEST(SummaryCodec, RoundTrip) {
   in[1].error_offset = 99;
   const std::string bytes = SerializeRankSummaries(in);
   std::vector<RankSummary> out;
-  std::string error;
-  ASSERT_TRUE(ParseRankSummaries(bytes, &out, &error)) << error;
+  const Status st = ParseRankSummaries(bytes, &out);
+  ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(out.size(), 2u);
   ExpectSame(in[0], out[0]);
   ExpectSame(in[1], out[1]);
@@ -93,22 +93,27 @@ TEST(SummaryCodec, AnalysisIsTheSameAfterARoundTrip) {
   std::vector<RankSummary> in = {Sample(0), Sample(1)};
   in[1].collectives[1].start_ns += 5000;
   std::vector<RankSummary> out;
-  std::string error;
-  ASSERT_TRUE(ParseRankSummaries(SerializeRankSummaries(in), &out, &error)) << error;
+  const Status st = ParseRankSummaries(SerializeRankSummaries(in), &out);
+  ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(JobReportJson(AnalyzeJob(in)), JobReportJson(AnalyzeJob(out)));
 }
 
 TEST(SummaryCodec, RefusesMalformedInput) {
   const std::string bytes = SerializeRankSummaries({Sample(0)});
   std::vector<RankSummary> out;
-  std::string error;
-  EXPECT_FALSE(ParseRankSummaries("garbage", &out, &error));
-  EXPECT_NE(error.find("bad header"), std::string::npos);
+  const Status garbage = ParseRankSummaries("garbage", &out);
+  EXPECT_EQ(garbage.code(), Status::Code::kInvalidInput);
+  EXPECT_NE(garbage.message().find("bad header"), std::string::npos);
   for (size_t cut : {size_t{7}, bytes.size() / 2, bytes.size() - 1}) {
     out.clear();
-    EXPECT_FALSE(ParseRankSummaries(std::string_view(bytes).substr(0, cut), &out, &error)) << cut;
+    const Status st = ParseRankSummaries(std::string_view(bytes).substr(0, cut), &out);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidInput) << cut;
+    EXPECT_LE(st.offset(), cut) << cut;
   }
-  EXPECT_FALSE(ParseRankSummaries(bytes + "x", &out, &error));
+  const Status extra = ParseRankSummaries(bytes + "x", &out);
+  EXPECT_EQ(extra.code(), Status::Code::kInvalidInput);
+  EXPECT_EQ(extra.message(), "1 bytes left after the last rank summary");
+  EXPECT_EQ(extra.offset(), bytes.size());
 }
 
 // A stream from another opscope build: the header's version is checked before any field, and the
@@ -121,8 +126,9 @@ TEST(SummaryCodec, RefusesOtherFormatVersions) {
     std::string other = bytes;
     other[5] = version;
     std::vector<RankSummary> out;
-    std::string error;
-    EXPECT_FALSE(ParseRankSummaries(other, &out, &error));
+    const Status st = ParseRankSummaries(other, &out);
+    const std::string& error = st.message();
+    EXPECT_FALSE(st.ok());
     EXPECT_TRUE(out.empty());
     EXPECT_NE(error.find(std::string("format version ") + version), std::string::npos) << error;
     EXPECT_NE(error.find("reads version 2"), std::string::npos) << error;
@@ -130,9 +136,9 @@ TEST(SummaryCodec, RefusesOtherFormatVersions) {
   }
   // A version-1 stream as the old encoder wrote it (no slice per collective) is refused too.
   std::vector<RankSummary> out;
-  std::string error;
-  EXPECT_FALSE(ParseRankSummaries(std::string("OPSRS1") + '\0', &out, &error));
-  EXPECT_NE(error.find("format version 1"), std::string::npos) << error;
+  const Status st = ParseRankSummaries(std::string("OPSRS1") + '\0', &out);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("format version 1"), std::string::npos) << st.message();
 }
 
 }  // namespace

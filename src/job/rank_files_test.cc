@@ -1,0 +1,67 @@
+// FindRankFiles: trace files named directly or found in folders, and a NotFound Status naming the
+// path for a path that is missing, holds no trace, or is neither a file nor a folder.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "opscope/job.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RankFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("opscope_rank_files_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "rank_1");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+  fs::path dir_;
+};
+
+TEST_F(RankFilesTest, FindsTracesInFoldersSortedWithTheirRanks) {
+  Write(dir_ / "rank_1" / "b.json", R"({"traceEvents": []})");
+  Write(dir_ / "rank-0.json", R"({"traceEvents": []})");
+  Write(dir_ / "notes.txt", "not a trace");
+  std::vector<RankFile> files;
+  const Status st = FindRankFiles({dir_.string()}, &files);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].path, (dir_ / "rank-0.json").string());
+  EXPECT_EQ(files[0].name_rank, 0);
+  EXPECT_EQ(files[1].path, (dir_ / "rank_1" / "b.json").string());
+  EXPECT_EQ(files[1].name_rank, 1);
+}
+
+TEST_F(RankFilesTest, MissingPathIsNotFoundAndNamesThePath) {
+  const std::string missing = (dir_ / "nope").string();
+  std::vector<RankFile> files = {RankFile{"kept", 1, -1}};
+  const Status st = FindRankFiles({missing}, &files);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_EQ(st.message(), missing + ": no such file or directory");
+  EXPECT_EQ(st.file(), missing);
+  ASSERT_EQ(files.size(), 1u);  // unchanged on error
+  EXPECT_EQ(files[0].path, "kept");
+}
+
+TEST_F(RankFilesTest, FolderWithoutTracesIsNotFound) {
+  const std::string empty = (dir_ / "rank_1").string();
+  std::vector<RankFile> files;
+  const Status st = FindRankFiles({empty}, &files);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_EQ(st.message(),
+            empty + ": no trace files (*.json with traceEvents, *.json.gz) in this directory");
+  EXPECT_EQ(st.file(), empty);
+}
+
+}  // namespace
+}  // namespace opscope
