@@ -50,168 +50,201 @@ void AddUnique(std::vector<uint32_t>* v, std::unordered_set<uint32_t>* seen, uin
   if (id != kNone && seen->insert(id).second) v->push_back(id);
 }
 
-}  // namespace
+// A chain's ids before each level is cut to kMaxPerLevel.
+struct Gathered {
+  std::vector<uint32_t> ops;  // the op and nested ops whose device work belongs to the chain
+  std::vector<uint32_t> runtime;
+  std::unordered_set<uint32_t> runtime_seen;
+  std::vector<uint32_t> hardware;  // in start order
+  std::unordered_set<uint32_t> hardware_seen;
+  std::vector<uint32_t> instructions;  // in start order
+};
 
-Chain BuildChain(const TraceIndex& index, uint32_t slice) {
+void SortByStart(const TraceIndex& index, std::vector<uint32_t>* ids) {
   const auto& slices = index.trace().slices();
-  const Trace& trace = index.trace();
-  Chain chain;
-  chain.selected = slice;
-  const int level = LevelOf(index, slice);
-  chain.level = level;
-  const Slice& sel = slices[slice];
+  std::sort(ids->begin(), ids->end(),
+            [&](uint32_t a, uint32_t b) { return slices[a].ts_ns < slices[b].ts_ns; });
+}
 
-  uint32_t op = kNone;
+// The host op the selected slice belongs to at its level (kNone when none is known).
+uint32_t OpOfSelection(const TraceIndex& index, uint32_t slice, int level) {
+  const Slice& sel = index.trace().slices()[slice];
   switch (level) {
     case kFrameworkLevel:
-      op = slice;
-      break;
+      return slice;
     case kRuntimeLevel:
-      op = EnclosingOp(index, slice);
-      break;
-    case kHardwareLevel:
-      op = trace.Link(slice).op;
-      if (op == kNone) op = HostOpWithExternalId(index, sel.external_id);
-      break;
+      return EnclosingOp(index, slice);
+    case kHardwareLevel: {
+      const uint32_t op = index.trace().Link(slice).op;
+      return op != kNone ? op : HostOpWithExternalId(index, sel.external_id);
+    }
     default:
-      op = HostOpWithExternalId(index, sel.external_id);
-      break;
+      return HostOpWithExternalId(index, sel.external_id);
   }
+}
 
-  // Framework: enclosing ops (outermost first), the op, and (when an op is selected) its nested
-  // ops.
-  std::vector<uint32_t> ops;  // the op and nested ops whose device work belongs to the chain
-  if (op != kNone) {
-    for (uint32_t p = EnclosingOp(index, op); p != kNone; p = EnclosingOp(index, p)) {
-      chain.enclosing.push_back(p);
-    }
-    std::reverse(chain.enclosing.begin(), chain.enclosing.end());
-    chain.op = op;
-    ops.push_back(op);
-    if (level == kFrameworkLevel) {
-      for (uint32_t d : index.Descendants(op, 20000)) {
-        if (index.IsHostOp(d)) {
-          ops.push_back(d);
-          if (chain.nested.size() < kMaxPerLevel) chain.nested.push_back(d);
-          ++chain.nested_total;
-        }
-      }
+// Framework: enclosing ops (outermost first), the op, and (when an op is selected) its nested
+// ops.
+void GatherFramework(const TraceIndex& index, Chain* chain, Gathered* g) {
+  const uint32_t op = chain->op;
+  if (op == kNone) return;
+  for (uint32_t p = EnclosingOp(index, op); p != kNone; p = EnclosingOp(index, p)) {
+    chain->enclosing.push_back(p);
+  }
+  std::reverse(chain->enclosing.begin(), chain->enclosing.end());
+  g->ops.push_back(op);
+  if (chain->level != kFrameworkLevel) return;
+  for (uint32_t d : index.Descendants(op, 20000)) {
+    if (index.IsHostOp(d)) {
+      g->ops.push_back(d);
+      if (chain->nested.size() < kMaxPerLevel) chain->nested.push_back(d);
+      ++chain->nested_total;
     }
   }
+}
 
-  // Runtime calls.
-  std::unordered_set<uint32_t> seen;
-  std::vector<uint32_t> runtime;
-  if (level == kRuntimeLevel) {
-    AddUnique(&runtime, &seen, slice);
-  } else if (level == kFrameworkLevel && op != kNone) {
-    for (uint32_t d : index.Descendants(op, 200000)) {
-      if (IsRuntimeKind(slices[d].kind)) AddUnique(&runtime, &seen, d);
+// Runtime calls: the selected one, those nested in a selected op, or an execution's launch.
+void GatherRuntime(const TraceIndex& index, const Chain& chain, Gathered* g) {
+  const auto& slices = index.trace().slices();
+  if (chain.level == kRuntimeLevel) {
+    AddUnique(&g->runtime, &g->runtime_seen, chain.selected);
+  } else if (chain.level == kFrameworkLevel && chain.op != kNone) {
+    for (uint32_t d : index.Descendants(chain.op, 200000)) {
+      if (IsRuntimeKind(slices[d].kind)) AddUnique(&g->runtime, &g->runtime_seen, d);
     }
-  } else if (level == kHardwareLevel) {
-    AddUnique(&runtime, &seen, trace.Link(slice).runtime);
+  } else if (chain.level == kHardwareLevel) {
+    AddUnique(&g->runtime, &g->runtime_seen, index.trace().Link(chain.selected).runtime);
   }
+}
 
-  // Device executions.
-  std::vector<uint32_t> hardware;
-  std::unordered_set<uint32_t> seen_hw;
-  auto is_exec = [&](uint32_t id) { return LevelOf(index, id) == kHardwareLevel; };
-  if (level == kHardwareLevel) {
-    AddUnique(&hardware, &seen_hw, slice);
-  } else if (level == kInstructionLevel) {
+// Device executions: the selected one; those around a selected instruction (and their launches,
+// added to the runtime calls); else those the runtime calls and ops launched.
+void GatherHardware(const TraceIndex& index, const Chain& chain, Gathered* g) {
+  const Trace& trace = index.trace();
+  const auto& slices = trace.slices();
+  const Slice& sel = slices[chain.selected];
+  auto add_exec = [&](uint32_t id) {
+    if (LevelOf(index, id) == kHardwareLevel) AddUnique(&g->hardware, &g->hardware_seen, id);
+  };
+  if (chain.level == kHardwareLevel) {
+    AddUnique(&g->hardware, &g->hardware_seen, chain.selected);
+  } else if (chain.level == kInstructionLevel) {
     for (uint32_t id : index.WithExternalId(sel.external_id)) {
-      if (is_exec(id) && slices[id].ts_ns <= sel.ts_ns && End(slices[id]) >= sel.ts_ns) {
-        AddUnique(&hardware, &seen_hw, id);
-      }
+      if (slices[id].ts_ns <= sel.ts_ns && End(slices[id]) >= sel.ts_ns) add_exec(id);
     }
-    for (uint32_t e : hardware) AddUnique(&runtime, &seen, trace.Link(e).runtime);
+    for (uint32_t e : g->hardware) AddUnique(&g->runtime, &g->runtime_seen, trace.Link(e).runtime);
   } else {
-    for (uint32_t r : runtime) {
+    for (uint32_t r : g->runtime) {
       if (slices[r].correlation == 0) continue;
       for (uint32_t id : index.WithCorrelation(slices[r].correlation)) {
-        if (id != r && is_exec(id)) AddUnique(&hardware, &seen_hw, id);
+        if (id != r) add_exec(id);
       }
     }
-    for (uint32_t p : ops) {
-      for (uint32_t id : trace.DeviceActivityOf(p)) {
-        if (is_exec(id)) AddUnique(&hardware, &seen_hw, id);
-      }
+    for (uint32_t p : g->ops) {
+      for (uint32_t id : trace.DeviceActivityOf(p)) add_exec(id);
     }
   }
-  std::sort(hardware.begin(), hardware.end(),
-            [&](uint32_t a, uint32_t b) { return slices[a].ts_ns < slices[b].ts_ns; });
+  SortByStart(index, &g->hardware);
+}
 
-  // Instructions: those carrying the chain's External ids, inside its executions.
-  std::vector<uint32_t> instructions;
-  if (level == kInstructionLevel) {
-    instructions.push_back(slice);
-  } else {
-    std::set<int64_t> ext_ids;
-    for (uint32_t p : ops) {
-      if (slices[p].external_id != 0) ext_ids.insert(slices[p].external_id);
-    }
-    for (uint32_t e : hardware) {
-      if (slices[e].external_id != 0) ext_ids.insert(slices[e].external_id);
-    }
-    std::unordered_set<uint32_t> seen_i;
-    for (int64_t ext : ext_ids) {
-      for (uint32_t id : index.WithExternalId(ext)) {
-        if (LevelOf(index, id) != kInstructionLevel) continue;
-        bool inside = hardware.empty();
-        for (uint32_t e : hardware) {
-          if (slices[id].ts_ns >= slices[e].ts_ns && slices[id].ts_ns <= End(slices[e])) {
-            inside = true;
-            break;
-          }
-        }
-        if (inside) AddUnique(&instructions, &seen_i, id);
-      }
-    }
-    std::sort(instructions.begin(), instructions.end(),
-              [&](uint32_t a, uint32_t b) { return slices[a].ts_ns < slices[b].ts_ns; });
+// True when `id` starts inside one of `executions` (or there are none to be inside).
+bool InsideAny(const TraceIndex& index, uint32_t id, const std::vector<uint32_t>& executions) {
+  const auto& slices = index.trace().slices();
+  if (executions.empty()) return true;
+  for (uint32_t e : executions) {
+    if (slices[id].ts_ns >= slices[e].ts_ns && slices[id].ts_ns <= End(slices[e])) return true;
   }
+  return false;
+}
 
-  // Edges: enclosing -> op -> runtime -> execution -> first instruction per engine lane.
+// Instructions: the selected one, else those carrying the chain's External ids, inside its
+// executions.
+void GatherInstructions(const TraceIndex& index, const Chain& chain, Gathered* g) {
+  if (chain.level == kInstructionLevel) {
+    g->instructions.push_back(chain.selected);
+    return;
+  }
+  const auto& slices = index.trace().slices();
+  std::set<int64_t> ext_ids;
+  for (uint32_t p : g->ops) {
+    if (slices[p].external_id != 0) ext_ids.insert(slices[p].external_id);
+  }
+  for (uint32_t e : g->hardware) {
+    if (slices[e].external_id != 0) ext_ids.insert(slices[e].external_id);
+  }
+  std::unordered_set<uint32_t> seen;
+  for (int64_t ext : ext_ids) {
+    for (uint32_t id : index.WithExternalId(ext)) {
+      if (LevelOf(index, id) != kInstructionLevel) continue;
+      if (InsideAny(index, id, g->hardware)) AddUnique(&g->instructions, &seen, id);
+    }
+  }
+  SortByStart(index, &g->instructions);
+}
+
+// Edges: enclosing -> op -> runtime -> execution -> first instruction per engine lane.
+void AddEdges(const TraceIndex& index, const Gathered& g, Chain* chain) {
+  const Trace& trace = index.trace();
+  const auto& slices = trace.slices();
   uint32_t prev = kNone;
-  for (uint32_t p : chain.enclosing) {
-    if (prev != kNone) chain.edges.emplace_back(prev, p);
+  for (uint32_t p : chain->enclosing) {
+    if (prev != kNone) chain->edges.emplace_back(prev, p);
     prev = p;
   }
-  if (prev != kNone && op != kNone) chain.edges.emplace_back(prev, op);
-  for (uint32_t r : runtime) {
+  if (prev != kNone && chain->op != kNone) chain->edges.emplace_back(prev, chain->op);
+  for (uint32_t r : g.runtime) {
     const uint32_t from = EnclosingOp(index, r);
-    if (from != kNone) chain.edges.emplace_back(from, r);
+    if (from != kNone) chain->edges.emplace_back(from, r);
   }
-  for (uint32_t e : hardware) {
+  for (uint32_t e : g.hardware) {
     const DeviceLink& link = trace.Link(e);
-    if (link.runtime != kNone && seen.count(link.runtime)) {
-      chain.edges.emplace_back(link.runtime, e);
+    if (link.runtime != kNone && g.runtime_seen.count(link.runtime)) {
+      chain->edges.emplace_back(link.runtime, e);
     } else if (link.op != kNone) {
-      chain.edges.emplace_back(link.op, e);
+      chain->edges.emplace_back(link.op, e);
     }
   }
   std::set<std::pair<uint32_t, uint32_t>> first_per_lane;  // (execution, lane)
-  for (uint32_t i : instructions) {
-    for (uint32_t e : hardware) {
+  for (uint32_t i : g.instructions) {
+    for (uint32_t e : g.hardware) {
       if (slices[i].ts_ns >= slices[e].ts_ns && slices[i].ts_ns <= End(slices[e])) {
-        if (first_per_lane.emplace(e, index.LaneOf(i)).second) chain.edges.emplace_back(e, i);
+        if (first_per_lane.emplace(e, index.LaneOf(i)).second) chain->edges.emplace_back(e, i);
         break;
       }
     }
   }
+}
 
+// The totals and per-lane counts, then each level cut to kMaxPerLevel.
+void CutLevels(const TraceIndex& index, Gathered&& g, Chain* chain) {
   std::map<uint32_t, size_t> per_lane;
-  for (uint32_t i : instructions) ++per_lane[index.LaneOf(i)];
-  chain.instruction_lanes.assign(per_lane.begin(), per_lane.end());
-  chain.runtime_total = runtime.size();
-  chain.hardware_total = hardware.size();
-  chain.instruction_total = instructions.size();
-  if (runtime.size() > kMaxPerLevel) runtime.resize(kMaxPerLevel);
-  if (hardware.size() > kMaxPerLevel) hardware.resize(kMaxPerLevel);
-  if (instructions.size() > kMaxPerLevel) instructions.resize(kMaxPerLevel);
-  chain.runtime = std::move(runtime);
-  chain.hardware = std::move(hardware);
-  chain.instructions = std::move(instructions);
+  for (uint32_t i : g.instructions) ++per_lane[index.LaneOf(i)];
+  chain->instruction_lanes.assign(per_lane.begin(), per_lane.end());
+  chain->runtime_total = g.runtime.size();
+  chain->hardware_total = g.hardware.size();
+  chain->instruction_total = g.instructions.size();
+  if (g.runtime.size() > kMaxPerLevel) g.runtime.resize(kMaxPerLevel);
+  if (g.hardware.size() > kMaxPerLevel) g.hardware.resize(kMaxPerLevel);
+  if (g.instructions.size() > kMaxPerLevel) g.instructions.resize(kMaxPerLevel);
+  chain->runtime = std::move(g.runtime);
+  chain->hardware = std::move(g.hardware);
+  chain->instructions = std::move(g.instructions);
+}
+
+}  // namespace
+
+Chain BuildChain(const TraceIndex& index, uint32_t slice) {
+  Chain chain;
+  chain.selected = slice;
+  chain.level = LevelOf(index, slice);
+  chain.op = OpOfSelection(index, slice, chain.level);
+  Gathered g;
+  GatherFramework(index, &chain, &g);
+  GatherRuntime(index, chain, &g);
+  GatherHardware(index, chain, &g);
+  GatherInstructions(index, chain, &g);
+  AddEdges(index, g, &chain);
+  CutLevels(index, std::move(g), &chain);
   return chain;
 }
 
