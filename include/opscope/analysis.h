@@ -286,8 +286,21 @@ struct OpDiff {
   int64_t impact_ns() const;
 };
 
+// One device activity name (kernel, memcpy, memset) in both traces, as HTA's trace diff counts
+// them: every activity of the trace, linked or not.
+struct KernelDiff {
+  std::string name;
+  OpDiff::Change change = OpDiff::Change::kUnchanged;
+  int64_t count_a = 0, count_b = 0;
+  int64_t total_ns_a = 0, total_ns_b = 0;  // summed duration
+  int64_t impact_ns() const;               // |total_ns_b - total_ns_a|
+};
+
 struct TraceDiff {
   std::vector<OpDiff> rows;  // added/removed/changed first by impact; unchanged omitted
+  // Added, removed and changed device activity names by impact (same rule as rows: changed when
+  // the count differs or the total moves by more than 5% and 1 us); unchanged omitted.
+  std::vector<KernelDiff> kernels;
   DeviceTimeline timeline_a, timeline_b;
   std::string ToJson() const;
   std::string ToText(int row_limit = 30) const;

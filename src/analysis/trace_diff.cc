@@ -58,7 +58,53 @@ std::string FormatNs(int64_t ns) {
   return fmt::format("{:.3f}us", v / 1e3);
 }
 
+struct KernelSide {
+  int64_t count = 0;
+  int64_t total_ns = 0;
+};
+
+std::map<std::string, KernelSide> CollectKernels(const Trace& trace) {
+  std::map<std::string, KernelSide> out;
+  for (const Slice& s : trace.slices()) {
+    if (s.kind != ActivityKind::kKernel && s.kind != ActivityKind::kMemcpy &&
+        s.kind != ActivityKind::kMemset) {
+      continue;
+    }
+    KernelSide& side = out[std::string(trace.Str(s.name))];
+    side.count += 1;
+    side.total_ns = internal::SatAdd(side.total_ns, s.dur_ns);
+  }
+  return out;
+}
+
+std::vector<KernelDiff> DiffKernels(const Trace& a, const Trace& b) {
+  std::map<std::string, std::pair<KernelSide, KernelSide>> merged;
+  for (auto& [name, s] : CollectKernels(a)) merged[name].first = s;
+  for (auto& [name, s] : CollectKernels(b)) merged[name].second = s;
+  std::vector<KernelDiff> out;
+  for (auto& [name, pair] : merged) {
+    const KernelSide &x = pair.first, &y = pair.second;
+    KernelDiff d{name, OpDiff::Change::kUnchanged, x.count, y.count, x.total_ns, y.total_ns};
+    if (x.count == 0) {
+      d.change = OpDiff::Change::kAdded;
+    } else if (y.count == 0) {
+      d.change = OpDiff::Change::kRemoved;
+    } else if (x.count != y.count || Differs(x.total_ns, y.total_ns)) {
+      d.change = OpDiff::Change::kChanged;
+    } else {
+      continue;
+    }
+    out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelDiff& l, const KernelDiff& r) {
+    return l.impact_ns() > r.impact_ns();
+  });
+  return out;
+}
+
 }  // namespace
+
+int64_t KernelDiff::impact_ns() const { return std::llabs(total_ns_b - total_ns_a); }
 
 int64_t OpDiff::impact_ns() const {
   if (device_ns_a != 0 || device_ns_b != 0) return std::llabs(device_ns_b - device_ns_a);
@@ -117,6 +163,7 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
   }
   std::stable_sort(diff.rows.begin(), diff.rows.end(),
                    [](const OpDiff& l, const OpDiff& r) { return l.impact_ns() > r.impact_ns(); });
+  diff.kernels = DiffKernels(a, b);
   return diff;
 }
 
@@ -160,9 +207,58 @@ std::string TraceDiff::ToJson() const {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("kernels");
+  w.BeginArray();
+  for (const KernelDiff& k : kernels) {
+    w.BeginObject();
+    w.Field("name", k.name);
+    w.Field("change", ToString(k.change));
+    const std::pair<const char*, int64_t> fields[] = {
+        {"count_a", k.count_a},       {"count_b", k.count_b},       {"total_ns_a", k.total_ns_a},
+        {"total_ns_b", k.total_ns_b}, {"impact_ns", k.impact_ns()},
+    };
+    for (const auto& [key, v] : fields) {
+      w.Key(key);
+      w.Int(v);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return w.Take();
 }
+
+namespace {
+
+// The kernel section of ToText: counts of added/removed/changed names and the top rows.
+void AppendKernelDiff(const std::vector<KernelDiff>& kernels, int row_limit, std::string* out) {
+  int added = 0, removed = 0, changed = 0;
+  for (const KernelDiff& k : kernels) {
+    added += k.change == OpDiff::Change::kAdded;
+    removed += k.change == OpDiff::Change::kRemoved;
+    changed += k.change == OpDiff::Change::kChanged;
+  }
+  *out += fmt::format("\nKernels (device activity by name): {} added, {} removed, {} changed\n",
+                      added, removed, changed);
+  if (kernels.empty()) return;
+  *out += fmt::format("{:<60}  {:>9}  {:>15}  {:>25}  {:>12}\n", "Kernel", "Change", "Count",
+                      "Total", "Impact");
+  int shown = 0;
+  for (const KernelDiff& k : kernels) {
+    if (row_limit >= 0 && shown++ >= row_limit) break;
+    const std::string name = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
+    *out += fmt::format("{:<60}  {:>9}  {:>15}  {:>25}  {:>12}\n", name, ToString(k.change),
+                        fmt::format("{} -> {}", k.count_a, k.count_b),
+                        FormatNs(k.total_ns_a) + " -> " + FormatNs(k.total_ns_b),
+                        FormatNs(k.impact_ns()));
+  }
+  if (row_limit >= 0 && static_cast<int>(kernels.size()) > row_limit) {
+    *out += fmt::format("... {} more kernels (--rows N, or --json for all)\n",
+                        kernels.size() - row_limit);
+  }
+}
+
+}  // namespace
 
 std::string TraceDiff::ToText(int row_limit) const {
   std::string out;
@@ -172,6 +268,7 @@ std::string TraceDiff::ToText(int row_limit) const {
                      timeline_a.activities, timeline_b.activities);
   if (rows.empty()) {
     out += "No op differs (calls equal, host and device time within 5%).\n";
+    AppendKernelDiff(kernels, row_limit, &out);
     return out;
   }
   size_t name_width = 4;
@@ -199,6 +296,7 @@ std::string TraceDiff::ToText(int row_limit) const {
   if (row_limit >= 0 && static_cast<int>(rows.size()) > row_limit) {
     out += fmt::format("... {} more rows (--rows N, or --json for all)\n", rows.size() - row_limit);
   }
+  AppendKernelDiff(kernels, row_limit, &out);
   return out;
 }
 

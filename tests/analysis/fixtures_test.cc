@@ -176,6 +176,40 @@ TEST(FixturesTest, DiffFindsAddedRemovedAndChangedOps) {
   EXPECT_NE(d.ToText(5).find("more rows"), std::string::npos);
 }
 
+// Kernels by name, as HTA's trace diff counts them. Expected counts from the raw JSON (Python:
+// names of cat kernel/gpu_memcpy/gpu_memset events in each trace; names only in B are added,
+// only in A removed; the 3 in both all change count; attn_fwd 12 -> 35 calls, sum of dur
+// 374.687 -> 5695.372 us).
+TEST(FixturesTest, DiffCountsKernelsAddedRemovedAndChanged) {
+  const fs::path dir = testing::FixturesDir() / "traces" / "tracelens" / "mi300";
+  const auto traces = testing::TraceFiles(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  Trace a, b;
+  ASSERT_TRUE(ImportTrace(traces[0].string(), &a).ok());
+  ASSERT_TRUE(ImportTrace(traces[1].string(), &b).ok());
+  const TraceDiff d = DiffTraces(a, b);
+  int added = 0, removed = 0, changed = 0;
+  for (const KernelDiff& k : d.kernels) {
+    added += k.change == OpDiff::Change::kAdded;
+    removed += k.change == OpDiff::Change::kRemoved;
+    changed += k.change == OpDiff::Change::kChanged;
+    if (k.name == "attn_fwd") {
+      EXPECT_EQ(k.count_a, 12);
+      EXPECT_EQ(k.count_b, 35);
+      EXPECT_EQ(k.total_ns_a, 374687);
+      EXPECT_EQ(k.total_ns_b, 5695372);
+    }
+  }
+  EXPECT_EQ(added, 26);
+  EXPECT_EQ(removed, 13);
+  EXPECT_EQ(changed, 3);
+  EXPECT_NE(d.ToText(5).find("Kernels (device activity by name): 26 added, 13 removed, 3 changed"),
+            std::string::npos);
+  EXPECT_TRUE(ValidJson(d.ToJson()));
+  // A trace against itself: no kernel differs.
+  EXPECT_TRUE(DiffTraces(a, a).kernels.empty());
+}
+
 // opscope's own exporter output must read back into the same model.
 TEST(FixturesTest, OpscopeChromeExportRoundTrips) {
   Trace original;
