@@ -176,6 +176,21 @@ bool OptionalStride(Reader& r, const OpArgs& a, size_t i, std::string* repr) {
   return true;
 }
 
+// An elementwise op's optional output at position `i` (TraceLens reads it when that input's dims
+// are non-empty): its dtype and stride repr, or nullopt and "None" when absent. False when the
+// position is there but its dtype or stride is not.
+bool OptionalOutput(Reader& r, size_t i, std::optional<std::string>* type, std::string* stride) {
+  *type = std::nullopt;
+  *stride = "None";
+  if (!r.NonEmptyDim(i)) return true;
+  std::string t;
+  const Shape* s = nullptr;
+  if (!r.Type(i, &t) || !r.Stride(i, &s)) return false;
+  *type = t;
+  *stride = ReprInts(*s);
+  return true;
+}
+
 bool Finish(Reader& r, bool ok, std::string* error) {
   if (!ok) *error = r.error;
   return ok;
@@ -383,14 +398,8 @@ bool ReadUnary(const OpArgs& args, OpModel* m, std::string* error) {
   if (!r.Stride(0, &st)) return Finish(r, false, error);
   sin = ReprInts(*st);
   std::optional<std::string> tout;
-  std::string sout = "None";
-  if (r.NonEmptyDim(1)) {
-    std::string t;
-    const Shape* so = nullptr;
-    if (!r.Type(1, &t) || !r.Stride(1, &so)) return Finish(r, false, error);
-    tout = t;
-    sout = ReprInts(*so);
-  }
+  std::string sout;
+  if (!OptionalOutput(r, 1, &tout, &sout)) return Finish(r, false, error);
   const double n = perf::Elements(*x);
   const int bpe_in = perf::BytesPerElement(tin);
   const int bpe_out = tout ? perf::BytesPerElement(*tout) : bpe_in;
@@ -413,14 +422,8 @@ bool ReadBinary(const OpArgs& args, OpModel* m, std::string* error) {
     return Finish(r, false, error);
   }
   std::optional<std::string> tout;
-  std::string sout = "None";
-  if (r.NonEmptyDim(2)) {
-    std::string t;
-    const Shape* so = nullptr;
-    if (!r.Type(2, &t) || !r.Stride(2, &so)) return Finish(r, false, error);
-    tout = t;
-    sout = ReprInts(*so);
-  }
+  std::string sout;
+  if (!OptionalOutput(r, 2, &tout, &sout)) return Finish(r, false, error);
   const auto out = perf::BroadcastShape(*a, *b);
   if (!out) return Finish(r, r.Fail("shapes do not broadcast"), error);
   const int bpe_a = perf::BytesPerElement(ta), bpe_b = perf::BytesPerElement(tb);

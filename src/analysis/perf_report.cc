@@ -167,8 +167,9 @@ void WriteKernels(JsonWriter* w, const std::vector<KernelBrief>& kernels) {
   w->EndArray();
 }
 
-void WriteRow(JsonWriter* w, const PerfModelRow& r) {
-  w->BeginObject();
+// The fields naming an op with one set of args (PerfModelRow and UniqueArgsRow share them).
+template <typename R>
+void WriteOpIdentity(JsonWriter* w, const R& r) {
   w->Field("name", r.name);
   w->Field("category", r.category);
   RawOrNull(w, "input_dims", r.input_dims);
@@ -176,6 +177,11 @@ void WriteRow(JsonWriter* w, const PerfModelRow& r) {
   RawOrNull(w, "input_strides", r.strides);
   RawOrNull(w, "concrete_inputs", r.concrete);
   w->Field("count", r.count);
+}
+
+void WriteRow(JsonWriter* w, const PerfModelRow& r) {
+  w->BeginObject();
+  WriteOpIdentity(w, r);
   w->Field("has_perf_model", r.has_model);
   if (!r.model_error.empty()) w->Field("model_error", r.model_error);
   w->Field("compute_spec", r.compute_spec);
@@ -298,13 +304,7 @@ void WritePerfModelJson(const PerfModel& pm, int rows, JsonWriter* w) {
   for (int i = 0; i < Shown(pm.unique_args, rows); ++i) {
     const UniqueArgsRow& r = pm.unique_args[i];
     w->BeginObject();
-    w->Field("name", r.name);
-    w->Field("category", r.category);
-    RawOrNull(w, "input_dims", r.input_dims);
-    RawOrNull(w, "dtypes", r.dtypes);
-    RawOrNull(w, "input_strides", r.strides);
-    RawOrNull(w, "concrete_inputs", r.concrete);
-    w->Field("count", r.count);
+    WriteOpIdentity(w, r);
     w->Field("direct_time_us_sum", static_cast<double>(r.direct_ns_sum) / 1e3);
     w->Field("subtree_time_us_sum", static_cast<double>(r.subtree_ns_sum) / 1e3);
     WriteStats(w, "direct_time_us", r.direct_us);

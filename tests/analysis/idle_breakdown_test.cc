@@ -4,7 +4,6 @@
 // wait when under 30 ns, else other. And one hand-made trace with one gap of each kind.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,17 +18,6 @@ namespace opscope {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadMaybeGzip(const fs::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  std::string out;
-  if (!f) return out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
 
 struct Expected {
   int64_t host_ns = 0, kernel_ns = 0, other_ns = 0;
@@ -135,7 +123,7 @@ TEST(IdleBreakdown, MatchesHtasDefinitionOnEveryFixtureWithDeviceStreams) {
     Trace trace;
     ASSERT_TRUE(ImportTrace(path.string(), &trace).ok());
     const IdleBreakdown idle = ComputeIdleBreakdown(trace);
-    const auto expected = FromJson(ReadMaybeGzip(path));
+    const auto expected = FromJson(testing::ReadMaybeGzip(path));
     EXPECT_EQ(idle.streams.size(), expected.size());
     for (const StreamIdle& s : idle.streams) {
       auto it = expected.find({s.device, s.stream});

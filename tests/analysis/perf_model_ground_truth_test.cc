@@ -19,21 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using Row = std::map<std::string, std::string>;
 
-struct Case {
-  fs::path trace;
-  fs::path csv_dir;
-};
-
-std::vector<Case> Cases() {
-  std::vector<Case> out;
-  const fs::path dir = testing::FixturesDir() / "traces" / "tracelens" / "mi300";
-  for (const fs::path& trace : testing::TraceFiles(dir)) {
-    std::string stem = trace.filename().string();
-    stem = stem.substr(0, stem.find(".json"));
-    out.push_back({trace, dir / (stem + "_perf_report_csvs")});
-  }
-  return out;
-}
+using Case = testing::TraceLensCase;
+std::vector<Case> Cases() { return testing::TraceLensMi300Cases(); }
 
 // Python's repr of nested tuples/strings -> the JSON-like text opscope prints:
 // "((768,), (4, 768))" -> "[[768], [4, 768]]"; "('float', None)" -> ["float", None].
@@ -100,6 +87,22 @@ const PerfModelRow* FindSheetRow(const std::vector<PerfModelRow>& rows, const st
     if (same) return &r;
   }
   return nullptr;
+}
+
+// The row of `rows` (PerfModelRow or UniqueArgsRow) with the CSV row's name and args; the last
+// such row, nullptr when none.
+template <typename R>
+const R* FindByArgs(const std::vector<R>& rows, const Row& row) {
+  const R* found = nullptr;
+  for (const R& u : rows) {
+    if (u.name == row.at("name") && u.input_dims == FromPython(row.at("Input Dims")) &&
+        u.dtypes == FromPython(row.at("Input type")) &&
+        u.strides == FromPython(row.at("Input Strides")) &&
+        u.concrete == FromPython(row.at("Concrete Inputs"))) {
+      found = &u;
+    }
+  }
+  return found;
 }
 
 TEST_F(PerfModelGroundTruth, EveryPerfModelSheetRowMatches) {
@@ -171,15 +174,7 @@ TEST_F(PerfModelGroundTruth, OpsUniqueArgsMatch) {
     EXPECT_EQ(pm.unique_args.size(), rows.size());
     for (const Row& row : rows) {
       const std::string what = row.at("name") + " " + row.at("Input Dims");
-      const UniqueArgsRow* r = nullptr;
-      for (const UniqueArgsRow& u : pm.unique_args) {
-        if (u.name == row.at("name") && u.input_dims == FromPython(row.at("Input Dims")) &&
-            u.dtypes == FromPython(row.at("Input type")) &&
-            u.strides == FromPython(row.at("Input Strides")) &&
-            u.concrete == FromPython(row.at("Concrete Inputs"))) {
-          r = &u;
-        }
-      }
+      const UniqueArgsRow* r = FindByArgs(pm.unique_args, row);
       ASSERT_NE(r, nullptr) << "no row for " << what;
       EXPECT_EQ(r->category, row.at("op category")) << what;
       EXPECT_EQ(r->count, std::stoll(row.at("operation_count"))) << what;
@@ -201,15 +196,7 @@ TEST_F(PerfModelGroundTruth, UnifiedPerfSummaryMatches) {
     EXPECT_EQ(pm.rows.size(), rows.size());
     for (const Row& row : rows) {
       const std::string what = row.at("name") + " " + row.at("Input Dims");
-      const PerfModelRow* r = nullptr;
-      for (const PerfModelRow& u : pm.rows) {
-        if (u.name == row.at("name") && u.input_dims == FromPython(row.at("Input Dims")) &&
-            u.dtypes == FromPython(row.at("Input type")) &&
-            u.strides == FromPython(row.at("Input Strides")) &&
-            u.concrete == FromPython(row.at("Concrete Inputs"))) {
-          r = &u;
-        }
-      }
+      const PerfModelRow* r = FindByArgs(pm.rows, row);
       ASSERT_NE(r, nullptr) << "no row for " << what;
       EXPECT_EQ(r->category, row.at("op category")) << what;
       EXPECT_EQ(r->count, std::stoll(row.at("operation_count"))) << what;

@@ -4,6 +4,7 @@
 #define OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
 
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -46,6 +47,37 @@ inline std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path
     }
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One TraceLens MI300 fixture: its trace and the folder of TraceLens's perf-report CSVs beside it.
+struct TraceLensCase {
+  std::filesystem::path trace;
+  std::filesystem::path csv_dir;
+};
+
+// Every trace under fixtures/traces/tracelens/mi300 with its `<stem>_perf_report_csvs` folder.
+inline std::vector<TraceLensCase> TraceLensMi300Cases() {
+  std::vector<TraceLensCase> out;
+  const std::filesystem::path dir = FixturesDir() / "traces" / "tracelens" / "mi300";
+  for (const std::filesystem::path& trace : TraceFiles(dir)) {
+    std::string stem = trace.filename().string();
+    stem = stem.substr(0, stem.find(".json"));
+    out.push_back({trace, dir / (stem + "_perf_report_csvs")});
+  }
+  return out;
+}
+
+// The whole of a file, inflated when it is gzip (zlib reads plain files as they are); "" when it
+// cannot be opened. Independent of opscope's own readers, so tests can use it for ground truth.
+inline std::string ReadMaybeGzip(const std::filesystem::path& path) {
+  gzFile f = gzopen(path.string().c_str(), "rb");
+  if (f == nullptr) return {};
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
   return out;
 }
 

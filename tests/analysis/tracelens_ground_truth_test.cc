@@ -15,21 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Case {
-  fs::path trace;
-  fs::path csv_dir;
-};
-
-std::vector<Case> Cases() {
-  std::vector<Case> out;
-  const fs::path dir = testing::FixturesDir() / "traces" / "tracelens" / "mi300";
-  for (const fs::path& trace : testing::TraceFiles(dir)) {
-    std::string stem = trace.filename().string();
-    stem = stem.substr(0, stem.find(".json"));
-    out.push_back({trace, dir / (stem + "_perf_report_csvs")});
-  }
-  return out;
-}
+using Case = testing::TraceLensCase;
+std::vector<Case> Cases() { return testing::TraceLensMi300Cases(); }
 
 void ExpectWithin(double actual, double expected, double relative, const std::string& what) {
   const double tolerance = std::max(std::abs(expected) * relative, 1e-3);

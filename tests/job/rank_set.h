@@ -6,8 +6,6 @@
 #ifndef OPSCOPE_TESTS_JOB_RANK_SET_H_
 #define OPSCOPE_TESTS_JOB_RANK_SET_H_
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -59,21 +57,10 @@ inline std::string NsToMicrosText(int64_t ns) {
          std::to_string(ns % 1000);
 }
 
-inline std::string ReadGzip(const std::filesystem::path& path) {
-  gzFile f = gzopen(path.string().c_str(), "rb");
-  std::string out;
-  if (!f) return out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
-
 class NcclRankSet {
  public:
   NcclRankSet() {
-    text_ = ReadGzip(FixturesDir() / "traces/hta/nccl_parser_config/nccl_data.json.gz");
+    text_ = ReadMaybeGzip(FixturesDir() / "traces/hta/nccl_parser_config/nccl_data.json.gz");
     size_t pos = 0;
     while ((pos = text_.find("\"cat\": \"kernel\", \"name\": \"nccl", pos)) != std::string::npos) {
       FixtureCollective c;
