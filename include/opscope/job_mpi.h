@@ -1,11 +1,13 @@
 // Spreading a job's rank files over MPI processes: `mpirun -n K opscope report DIR --json`.
 //
-// Every process lists the same rank files, takes its share (balanced by size), imports and
-// summarizes its files (one per core it has), and sends the summaries to process 0, which
-// analyses the whole job exactly as one process would (AnalyzeJob does not depend on the order
-// summaries arrive in, and the summaries' encoding is lossless), so the report is
-// byte-identical. A process's memory is one trace per core it imports on plus its share's
-// summaries.
+// Every process lists the same rank files; process 0 hands them out, largest first, to whichever
+// process has a core free (each imports and summarizes one file per core it has, then asks for
+// the next), so that processes slowed by other load take fewer files and all finish together.
+// The summaries go to process 0, which puts them back in the files' order and analyses the whole
+// job exactly as one process would (the summaries' encoding is lossless), so the report is
+// byte-identical. A process's memory is one trace per core it imports on plus its summaries.
+// While waiting (for a file, for the gather, for process 0's report) a process sleeps between
+// polls instead of spinning on a core as OpenMPI's blocking calls do.
 //
 //   opscope::MpiJob mpi(&argc, &argv);             // MPI_Init when started by an MPI launcher
 //   std::vector<opscope::RankSummary> all;         // filled on process 0 only
@@ -24,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opscope/job.h"
@@ -37,8 +40,10 @@ bool MpiBuilt();
 // more than one process in the job.
 bool StartedByMpiLauncher();
 
-// The share of `files` process `rank` of `size` imports: files by size, largest first, each to the
-// process with the fewest bytes so far (ties: the lowest process). The same on every process.
+// A share of `files` fixed in advance, for process `rank` of `size`: files by size, largest first,
+// each to the process with the fewest bytes so far (ties: the lowest process). The same on every
+// process. MpiJob uses it only where MPI cannot be called from several threads; otherwise process
+// 0 hands the files out as the processes become free.
 std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int size);
 
 class MpiJob {
@@ -63,10 +68,10 @@ class MpiJob {
     double peak_rss_mb = 0;  // the process's peak resident memory afterwards
   };
 
-  // Loads this process's share of `files` on `threads` cores (LoadRankSummaries; 0 = its host's
-  // cores divided among the job's processes on that host) and gathers every process's summaries,
-  // and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective: every
-  // process must call it. Unavailable when the summaries exceed what one gather carries;
+  // Loads this process's share of `files` on `threads` cores (0 = its host's cores divided among
+  // the job's processes on that host, at most the cores it is bound to) and gathers every process's
+  // summaries, and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective:
+  // every process must call it. Unavailable when the summaries exceed what one gather carries;
   // InvalidInput, naming the sending process and its files, when process 0 cannot read what one
   // sent (another opscope build there).
   Status LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
@@ -76,10 +81,17 @@ class MpiJob {
   int ShareExitCode(int code);
 
  private:
+  // This process's files, as process 0 hands them out (or, when MPI cannot be called from
+  // several threads, the share ShareOf gives it): (index in `files`, summary) pairs.
+  std::vector<std::pair<size_t, RankSummary>> LoadShare(const std::vector<RankFile>& files,
+                                                        int threads, ProcessStats* stats,
+                                                        const RankFileProgress& progress);
+
   int rank_ = 0;
   int size_ = 1;
   int host_size_ = 1;  // the job's processes on this host
   bool initialized_ = false;
+  bool hand_out_files_ = false;  // MPI_THREAD_SERIALIZED provided: files handed out on request
   std::string error_;
 };
 

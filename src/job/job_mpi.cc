@@ -1,4 +1,5 @@
-// MpiJob with MPI: rank files spread over the processes, summaries gathered on process 0.
+// MpiJob with MPI: rank files handed out to the processes as they become free, summaries gathered
+// on process 0.
 #include "opscope/job_mpi.h"
 
 #include <fmt/format.h>
@@ -6,23 +7,136 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "job/mpi_share.h"
 
 namespace opscope {
+namespace {
+
+using std::chrono::microseconds;
+
+constexpr int kTagAsk = 7101;   // a process asks process 0 for its next rank file
+constexpr int kTagFile = 7102;  // process 0's answer: a file's index, or -1 when none is left
+
+// Waits for `request` without holding a core. OpenMPI's blocking calls poll in a busy loop, so a
+// process that has finished its files would spin on a core in the gather while the others still
+// import (and every process while process 0 writes the report), taking a core that they, or other
+// users of the host, need. This polls with MPI_Test (which also makes MPI progress) and sleeps
+// between polls, 50 us at first, up to 2 ms.
+void WaitWithoutSpinning(MPI_Request* request) {
+  auto pause = microseconds(50);
+  for (int done = 0;;) {
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, microseconds(2000));
+  }
+}
+
+// Process 0's side of handing out rank files: answers the other processes' requests (kTagAsk)
+// with the next file of `order`, taken from `next` (which process 0's own workers share), until
+// every other process has been told that none is left. Runs on its own thread, the only thread of
+// process 0 that calls MPI meanwhile; sleeps (50 us to 1 ms) while nobody asks.
+void ServeFiles(const std::vector<size_t>& order, std::atomic<size_t>* next, int processes) {
+  auto pause = microseconds(50);
+  for (int told_none_left = 0; told_none_left < processes - 1;) {
+    int asked = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &asked, &status);
+    if (!asked) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, microseconds(1000));
+      continue;
+    }
+    pause = microseconds(50);
+    char ask = 0;
+    MPI_Recv(&ask, 1, MPI_CHAR, status.MPI_SOURCE, kTagAsk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const size_t i = next->fetch_add(1);
+    const long long answer = i < order.size() ? static_cast<long long>(order[i]) : -1;
+    if (answer < 0) ++told_none_left;
+    MPI_Request sent;
+    MPI_Isend(&answer, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagFile, MPI_COMM_WORLD, &sent);
+    WaitWithoutSpinning(&sent);
+  }
+}
+
+// A process other than 0 asks process 0 for its next rank file; once told none is left it no
+// longer asks. Called by its workers one at a time (LoadTakenRankSummaries' lock).
+std::optional<size_t> AskProcess0(bool* none_left) {
+  if (*none_left) return std::nullopt;
+  char ask = 1;
+  long long answer = -1;
+  MPI_Request requests[2];
+  MPI_Irecv(&answer, 1, MPI_LONG_LONG, 0, kTagFile, MPI_COMM_WORLD, &requests[0]);
+  MPI_Isend(&ask, 1, MPI_CHAR, 0, kTagAsk, MPI_COMM_WORLD, &requests[1]);
+  WaitWithoutSpinning(&requests[1]);
+  WaitWithoutSpinning(&requests[0]);
+  if (answer < 0) {
+    *none_left = true;
+    return std::nullopt;
+  }
+  return static_cast<size_t>(answer);
+}
+
+// Gathers every process's `mine` on process 0 (`all`, one string per process; empty elsewhere).
+// Collective. False on every process when the total exceeds what one MPI_Gatherv carries (2 GiB:
+// MPI counts are int).
+bool GatherBytes(const std::string& mine, int rank, int size, std::vector<std::string>* all) {
+  const auto my_size = static_cast<unsigned long long>(mine.size());
+  std::vector<unsigned long long> sizes(rank == 0 ? static_cast<size_t>(size) : 0);
+  MPI_Request request;
+  MPI_Igather(&my_size, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
+              MPI_COMM_WORLD, &request);
+  WaitWithoutSpinning(&request);
+  std::vector<int> counts, displs;
+  int fits = 1;
+  if (rank == 0) {
+    unsigned long long total = 0;
+    for (unsigned long long s : sizes) {
+      displs.push_back(static_cast<int>(std::min<unsigned long long>(total, INT32_MAX)));
+      counts.push_back(static_cast<int>(std::min<unsigned long long>(s, INT32_MAX)));
+      total += s;
+    }
+    fits = total <= static_cast<unsigned long long>(std::numeric_limits<int>::max());
+  }
+  MPI_Ibcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  WaitWithoutSpinning(&request);
+  if (!fits) return false;
+  std::string gathered(rank == 0 ? static_cast<size_t>(displs.back() + counts.back()) : 0, '\0');
+  MPI_Igatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, gathered.data(), counts.data(),
+               displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &request);
+  WaitWithoutSpinning(&request);
+  for (size_t p = 0; p < counts.size(); ++p) {
+    all->push_back(gathered.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
+  }
+  return true;
+}
+
+}  // namespace
 
 bool MpiBuilt() { return true; }
 
 MpiJob::MpiJob(int* argc, char*** argv) {
   if (!StartedByMpiLauncher()) return;
+  // Where OpenMPI still waits in a blocking call (MPI_Init, MPI_Finalize), it yields the core to
+  // other threads between polls; a value the user set is kept.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+  // Serialized: process 0 answers the others' requests for files on a thread of its own, and a
+  // process's workers ask for their files one at a time.
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
     error_ = "MPI_Init failed";
     return;
   }
   initialized_ = true;
+  hand_out_files_ = provided >= MPI_THREAD_SERIALIZED;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   MPI_Comm host;  // the processes sharing this host's memory, and so its cores
@@ -37,67 +151,115 @@ MpiJob::~MpiJob() {
   if (initialized_) MPI_Finalize();
 }
 
+std::vector<std::pair<size_t, RankSummary>> MpiJob::LoadShare(const std::vector<RankFile>& files,
+                                                              int threads, ProcessStats* stats,
+                                                              const RankFileProgress& progress) {
+  if (!hand_out_files_) {  // MPI without threads: the share by size, fixed in advance
+    const std::vector<size_t> share = job::ShareIndices(files, rank_, size_);
+    size_t next = 0;
+    return job::LoadAndMeasure(
+        files,
+        [&]() -> std::optional<size_t> {
+          if (next >= share.size()) return std::nullopt;
+          return share[next++];
+        },
+        threads, stats, progress);
+  }
+  if (rank_ != 0) {
+    bool none_left = false;
+    return job::LoadAndMeasure(
+        files, [&] { return AskProcess0(&none_left); }, threads, stats, progress);
+  }
+  // Process 0 hands out the files, largest first, to whichever process is free (its own workers
+  // included): a process slowed by other load on its core takes fewer, and all finish together.
+  const std::vector<size_t> order = job::LargestFirst(files);
+  std::atomic<size_t> next{0};
+  std::thread server([&] { ServeFiles(order, &next, size_); });
+  auto mine = job::LoadAndMeasure(
+      files,
+      [&]() -> std::optional<size_t> {
+        const size_t i = next.fetch_add(1);
+        if (i >= order.size()) return std::nullopt;
+        return order[i];
+      },
+      threads, stats,
+      // Process 0's bar counts the files handed out to every process.
+      [&](size_t, size_t total) {
+        if (progress) progress(std::min(next.load(), order.size()), total);
+      });
+  server.join();
+  return mine;
+}
+
 Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
                              std::vector<ProcessStats>* stats, int threads,
                              const RankFileProgress& progress) {
-  if (threads <= 0) {  // this host's cores, shared by its processes
-    threads = std::max(
-        1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, host_size_));
+  if (threads <= 0) {  // this host's cores, shared by its processes, within this one's affinity
+    const int host_cores = static_cast<int>(std::thread::hardware_concurrency());
+    threads =
+        std::max(1, std::min(job::CoresOfThisProcess(), host_cores / std::max(1, host_size_)));
   }
-  ProcessStats my_stats;
-  std::vector<RankSummary> mine =
-      job::LoadAndMeasure(ShareOf(files, rank_, size_), threads, &my_stats, progress);
   if (size_ == 1) {
-    stats->assign(1, my_stats);
-    *all = std::move(mine);
+    stats->assign(1, {});
+    *all = job::LoadAllAndMeasure(files, threads, &stats->front(), progress);
     return Status::Ok();
   }
+  ProcessStats my_stats;
+  std::vector<std::pair<size_t, RankSummary>> mine = LoadShare(files, threads, &my_stats, progress);
   constexpr int kFields = 5;
   const double fields[kFields] = {static_cast<double>(my_stats.files), my_stats.bytes,
                                   my_stats.seconds, my_stats.cpu_seconds, my_stats.peak_rss_mb};
   std::vector<double> gathered_stats(rank_ == 0 ? kFields * static_cast<size_t>(size_) : 0);
-  MPI_Gather(fields, kFields, MPI_DOUBLE, gathered_stats.data(), kFields, MPI_DOUBLE, 0,
-             MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Igather(fields, kFields, MPI_DOUBLE, gathered_stats.data(), kFields, MPI_DOUBLE, 0,
+              MPI_COMM_WORLD, &request);
+  WaitWithoutSpinning(&request);
   for (size_t p = 0; p < gathered_stats.size(); p += kFields) {
     const double* f = &gathered_stats[p];
     stats->push_back({static_cast<int64_t>(f[0]), f[1], f[2], f[3], f[4]});
   }
-  const std::string bytes = SerializeRankSummaries(mine);
-  mine.clear();
-  // Sizes first (as 64-bit), then the bytes; MPI counts are int, so process 0 checks the total.
-  const auto my_size = static_cast<unsigned long long>(bytes.size());
-  std::vector<unsigned long long> sizes(rank_ == 0 ? static_cast<size_t>(size_) : 0);
-  MPI_Gather(&my_size, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
-             MPI_COMM_WORLD);
-  std::vector<int> counts, displs;
-  int fits = 1;
-  if (rank_ == 0) {
-    unsigned long long total = 0;
-    for (unsigned long long s : sizes) {
-      displs.push_back(static_cast<int>(std::min<unsigned long long>(total, INT32_MAX)));
-      counts.push_back(static_cast<int>(std::min<unsigned long long>(s, INT32_MAX)));
-      total += s;
-    }
-    fits = total <= static_cast<unsigned long long>(std::numeric_limits<int>::max());
+  // Which files each process read (indices, for the error below), then their summaries.
+  std::string taken;
+  std::vector<RankSummary> summaries;
+  for (auto& [i, summary] : mine) {
+    const auto index = static_cast<uint64_t>(i);
+    taken.append(reinterpret_cast<const char*>(&index), sizeof(index));
+    summaries.push_back(std::move(summary));
   }
-  MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!fits) {
+  mine.clear();
+  const std::string bytes = SerializeRankSummaries(summaries);
+  summaries.clear();
+  std::vector<std::string> taken_by, bytes_by;
+  if (!GatherBytes(taken, rank_, size_, &taken_by) ||
+      !GatherBytes(bytes, rank_, size_, &bytes_by)) {
     return Status::Unavailable(
         "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
   }
-  std::string gathered(rank_ == 0 ? static_cast<size_t>(displs.back() + counts.back()) : 0, '\0');
-  MPI_Gatherv(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, gathered.data(),
-              counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   if (rank_ != 0) return Status::Ok();
+  // Each process's summaries, put back in the order of `files`: the order one process gives.
+  std::vector<RankSummary> in_order(files.size());
+  std::vector<bool> present(files.size(), false);
   for (int p = 0; p < size_; ++p) {
-    const Status parsed =
-        ParseRankSummaries(std::string_view(gathered).substr(static_cast<size_t>(displs[p]),
-                                                             static_cast<size_t>(counts[p])),
-                           all);
+    std::vector<size_t> indices;
+    const std::string& t = taken_by[static_cast<size_t>(p)];
+    for (size_t at = 0; at + sizeof(uint64_t) <= t.size(); at += sizeof(uint64_t)) {
+      uint64_t index = 0;
+      std::memcpy(&index, t.data() + at, sizeof(index));
+      indices.push_back(static_cast<size_t>(index));
+    }
+    std::vector<RankSummary> got;
+    Status parsed = ParseRankSummaries(bytes_by[static_cast<size_t>(p)], &got);
+    if (parsed.ok() && got.size() != indices.size()) {
+      parsed = Status::InvalidInput(
+          fmt::format("{} summaries for {} rank files", got.size(), indices.size()),
+          bytes_by[static_cast<size_t>(p)].size());
+    }
     if (!parsed.ok()) {
       // Name what that process read: a version mismatch means another opscope build there.
       std::vector<std::string> paths;
-      for (const RankFile& f : ShareOf(files, p, size_)) paths.push_back(f.path);
+      for (size_t i : indices) {
+        if (i < files.size()) paths.push_back(files[i].path);
+      }
       return Status::InvalidInput(
           fmt::format("summaries from MPI process {} (of {}): {}", p,
                       paths.empty() ? std::string("no rank files")
@@ -105,12 +267,27 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
                       parsed.message()),
           parsed.offset());
     }
+    for (size_t k = 0; k < got.size(); ++k) {
+      if (indices[k] >= files.size() || present[indices[k]]) {
+        return Status::InvalidInput(
+            fmt::format("MPI process {} sent a rank file twice or out of range", p), 0);
+      }
+      in_order[indices[k]] = std::move(got[k]);
+      present[indices[k]] = true;
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (present[i]) all->push_back(std::move(in_order[i]));
   }
   return Status::Ok();
 }
 
 int MpiJob::ShareExitCode(int code) {
-  if (initialized_) MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (initialized_) {
+    MPI_Request request;
+    MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+    WaitWithoutSpinning(&request);
+  }
   return code;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 
 #include "job/mpi_share.h"
 #include "opscope/job_mpi.h"
@@ -20,22 +21,30 @@ bool StartedByMpiLauncher() {
   return false;
 }
 
-std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int size) {
-  if (size <= 1) return files;
-  std::vector<size_t> order(files.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return files[a].bytes > files[b].bytes; });
-  std::vector<uint64_t> load(static_cast<size_t>(size), 0);
+namespace job {
+
+std::vector<size_t> ShareIndices(const std::vector<RankFile>& files, int rank, int size) {
   std::vector<size_t> mine;
-  for (size_t i : order) {
+  if (size <= 1) {
+    mine.resize(files.size());
+    std::iota(mine.begin(), mine.end(), 0);
+    return mine;
+  }
+  std::vector<uint64_t> load(static_cast<size_t>(size), 0);
+  for (size_t i : LargestFirst(files)) {
     const auto p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     load[p] += std::max<uint64_t>(files[i].bytes, 1);
     if (static_cast<int>(p) == rank) mine.push_back(i);
   }
   std::sort(mine.begin(), mine.end());  // import in path order
+  return mine;
+}
+
+}  // namespace job
+
+std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int size) {
   std::vector<RankFile> out;
-  for (size_t i : mine) out.push_back(files[i]);
+  for (size_t i : job::ShareIndices(files, rank, size)) out.push_back(files[i]);
   return out;
 }
 
@@ -51,19 +60,37 @@ double CpuSeconds() {
 
 }  // namespace
 
-std::vector<RankSummary> LoadAndMeasure(const std::vector<RankFile>& files, int threads,
-                                        MpiJob::ProcessStats* stats,
-                                        const RankFileProgress& progress) {
+std::vector<std::pair<size_t, RankSummary>> LoadAndMeasure(const std::vector<RankFile>& files,
+                                                           const NextRankFile& next, int threads,
+                                                           MpiJob::ProcessStats* stats,
+                                                           const RankFileProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = CpuSeconds();
-  std::vector<RankSummary> out = LoadRankSummaries(files, threads, progress);
-  for (const RankFile& f : files) stats->bytes += static_cast<double>(f.bytes);
-  stats->files = static_cast<int64_t>(files.size());
+  auto out = LoadTakenRankSummaries(files, next, threads, progress);
+  for (const auto& [i, summary] : out) stats->bytes += static_cast<double>(files[i].bytes);
+  stats->files = static_cast<int64_t>(out.size());
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stats->cpu_seconds = CpuSeconds() - cpu_start;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   stats->peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+  return out;
+}
+
+std::vector<RankSummary> LoadAllAndMeasure(const std::vector<RankFile>& files, int threads,
+                                           MpiJob::ProcessStats* stats,
+                                           const RankFileProgress& progress) {
+  const std::vector<size_t> order = LargestFirst(files);
+  size_t next = 0;
+  auto taken = LoadAndMeasure(
+      files,
+      [&]() -> std::optional<size_t> {
+        if (next >= order.size()) return std::nullopt;
+        return order[next++];
+      },
+      threads, stats, progress);
+  std::vector<RankSummary> out(files.size());
+  for (auto& [i, summary] : taken) out[i] = std::move(summary);
   return out;
 }
 

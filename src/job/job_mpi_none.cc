@@ -21,7 +21,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
                              std::vector<ProcessStats>* stats, int threads,
                              const RankFileProgress& progress) {
   stats->assign(1, {});
-  *all = job::LoadAndMeasure(files, threads, &stats->front(), progress);
+  *all = job::LoadAllAndMeasure(files, threads, &stats->front(), progress);
   return Status::Ok();
 }
 

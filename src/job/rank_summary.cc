@@ -1,17 +1,19 @@
 // One rank's trace reduced to what the job analyses need (RankSummary).
+#include <sched.h>
 #include <simdjson.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "analysis/device_activity.h"
 #include "job/collective_args.h"
+#include "job/rank_loader.h"
 #include "opscope/job.h"
 
 namespace opscope {
@@ -136,44 +138,81 @@ RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) 
   return SummarizeRank(trace, file);
 }
 
-std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads,
-                                           const RankFileProgress& progress) {
-  const size_t cores = threads > 0 ? static_cast<size_t>(threads)
-                                   : std::max(1u, std::thread::hardware_concurrency());
-  const size_t workers = std::min(cores, files.size());
+namespace job {
+
+int CoresOfThisProcess() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::vector<std::pair<size_t, RankSummary>> LoadTakenRankSummaries(
+    const std::vector<RankFile>& files, const NextRankFile& next, int threads,
+    const RankFileProgress& progress) {
+  const size_t cores =
+      threads > 0 ? static_cast<size_t>(threads) : static_cast<size_t>(CoresOfThisProcess());
+  const size_t workers = std::max<size_t>(1, std::min(cores, files.size()));
   ImportOptions options;
-  options.threads = static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(workers, 1)));
-  std::vector<RankSummary> out(files.size());
-  // Largest files first, so that the workers finish together.
-  std::vector<size_t> order(files.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return files[a].bytes > files[b].bytes; });
-  std::atomic<size_t> next{0};
-  std::mutex progress_mu;
+  options.threads = static_cast<int>(std::max<size_t>(1, cores / workers));
+  std::vector<std::pair<size_t, RankSummary>> out;
+  std::mutex mu;  // guards `out`, `done`, and calls of `next` and `progress`
   size_t done = 0;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < order.size();) {
-      const RankFile& f = files[order[i]];
+    for (;;) {
+      std::optional<size_t> taken;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        taken = next();
+      }
+      if (!taken || *taken >= files.size()) return;
+      const RankFile& f = files[*taken];
+      RankSummary summary;
       try {
-        out[order[i]] = LoadRankSummary(f, options);
+        summary = LoadRankSummary(f, options);
       } catch (const std::exception& e) {  // e.g. memory running out while summarizing
-        out[order[i]] = RankSummary();
-        out[order[i]].file = f.path;
-        out[order[i]].file_bytes = f.bytes;
-        out[order[i]].rank = f.name_rank;
-        out[order[i]].error = f.path + ": " + e.what();
+        summary = RankSummary();
+        summary.file = f.path;
+        summary.file_bytes = f.bytes;
+        summary.rank = f.name_rank;
+        summary.error = f.path + ": " + e.what();
       }
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        progress(++done, files.size());
-      }
+      std::lock_guard<std::mutex> lock(mu);
+      out.emplace_back(*taken, std::move(summary));
+      if (progress) progress(++done, files.size());
     }
   };
   std::vector<std::thread> pool;
   for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::vector<size_t> LargestFirst(const std::vector<RankFile>& files) {
+  std::vector<size_t> order(files.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return files[a].bytes > files[b].bytes; });
+  return order;
+}
+
+}  // namespace job
+
+std::vector<RankSummary> LoadRankSummaries(const std::vector<RankFile>& files, int threads,
+                                           const RankFileProgress& progress) {
+  // Largest files first, so that the workers finish together.
+  const std::vector<size_t> order = job::LargestFirst(files);
+  size_t next = 0;
+  auto taken = job::LoadTakenRankSummaries(
+      files,
+      [&]() -> std::optional<size_t> {
+        if (next >= order.size()) return std::nullopt;
+        return order[next++];
+      },
+      threads, progress);
+  std::vector<RankSummary> out(files.size());
+  for (auto& [i, summary] : taken) out[i] = std::move(summary);
   return out;
 }
 
