@@ -80,6 +80,36 @@ TEST_F(MpiReport, ThreeProcessesGiveTheSameBytesAsOne) {
   ExpectSameReport(dir_ / "nccl");
 }
 
+// A rank file cut in half: whichever process reads it, the MPI run prints the file's error with
+// its byte offset, analyses the other ranks and says the report is partial, exactly as one
+// process does (the error and its offset travel in the rank's summary).
+TEST_F(MpiReport, CorruptRankFileIsReportedAsOneProcessReportsIt) {
+  if (!MpiBuilt()) GTEST_SKIP() << "built without MPI";
+  testing::NcclRankSet set;
+  ASSERT_TRUE(set.ok());
+  const fs::path job = dir_ / "job";
+  fs::create_directories(job);
+  for (int r = 0; r < 4; ++r) set.Write(job, {.rank = r}, 4);
+  const fs::path bad = job / "rank2.json";
+  fs::resize_file(bad, fs::file_size(bad) / 2);
+  const std::string report = " report '" + job.string() + "'";
+  const CommandResult one = RunCommand(Opscope() + report + " --json 2>/dev/null");
+  const CommandResult three = RunCommand(MpiRun(3) + Opscope() + report + " --json 2>/dev/null");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_EQ(one.output, three.output);
+  EXPECT_NE(three.output.find("\"partial\":true"), std::string::npos) << three.output;
+  EXPECT_NE(three.output.find("\"errors\":[{\"file\":\"" + bad.string() + "\""), std::string::npos);
+  const CommandResult text = RunCommand(MpiRun(3) + Opscope() + report + " 2>&1");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find(bad.string() + ": byte "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("the report is partial"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Partial report"), std::string::npos) << text.output;
+  for (const char* rank : {"rank0.json", "rank1.json", "rank3.json"}) {
+    EXPECT_NE(text.output.find(rank), std::string::npos) << rank << " is analysed";
+  }
+}
+
 TEST_F(MpiReport, ShareIsBalancedBySize) {
   std::vector<RankFile> files;
   for (int i = 0; i < 10; ++i) files.push_back({"f" + std::to_string(i), 100u + i * 10u, i});
