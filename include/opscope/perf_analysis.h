@@ -193,8 +193,10 @@ struct CriticalPathEdge {  // consecutive path nodes: an event's span, a depende
 };
 
 struct CriticalPath {
+  // A result, not a failure of the call: `ok` false says the step has no path and `error` why,
+  // as report --perf prints it ("none: ...") and its JSON carries it ("error").
   bool ok = false;
-  std::string error;       // why there is no path
+  std::string error;       // why there is no path; "" when ok
   std::string annotation;  // the step's name
   int64_t start_ns = 0, end_ns = 0;
   int64_t length_ns = 0;         // sum of the path's edge weights

@@ -81,14 +81,20 @@ class Reader {
     *out = a_.concrete[i];
     return true;
   }
+  // Records `why` unless an earlier failure is recorded; false, for use in conditions.
   bool Fail(std::string why) {
-    if (error.empty()) error = std::move(why);
+    if (error_.empty()) error_ = std::move(why);
     return false;
   }
-  std::string error;
+  // The first recorded failure (or `why` when none is) as the reader's result.
+  Status Error(std::string why = "arguments do not fit the model") {
+    Fail(std::move(why));
+    return Status::InvalidArgument(error_);
+  }
 
  private:
   const OpArgs& a_;
+  std::string error_;  // the first failure; "" while none
 };
 
 // "[16, 16]" -> {16, 16} (TraceLens str_to_tuple / ast.literal_eval of an int list).
@@ -191,11 +197,6 @@ bool OptionalOutput(Reader& r, size_t i, std::optional<std::string>* type, std::
   return true;
 }
 
-bool Finish(Reader& r, bool ok, std::string* error) {
-  if (!ok) *error = r.error;
-  return ok;
-}
-
 // Python's float() of a concrete input, with TraceLens's SDPA rule: "" or "None" -> 0.0 and an
 // unparsable value ignored.
 double DropoutOf(std::string_view s) {
@@ -213,32 +214,32 @@ bool CausalFlag(std::string_view s) {
 
 }  // namespace
 
-bool ReadGemm(ModelKind kind, const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadGemm(ModelKind kind, const OpArgs& args, OpModel* m) {
   Reader r(args);
   const bool add = kind == ModelKind::kAddmm || kind == ModelKind::kBaddbmm;
   const bool batched = kind == ModelKind::kBmm || kind == ModelKind::kBaddbmm;
   const size_t ia = add ? 1 : 0, ib = add ? 2 : 1;
   const Shape *a = nullptr, *b = nullptr;
-  if (!r.Dim(ia, &a) || !r.Dim(ib, &b)) return Finish(r, false, error);
+  if (!r.Dim(ia, &a) || !r.Dim(ib, &b)) return r.Error();
   perf::Gemm g;
   if (batched) {
-    if (a->size() != 3 || b->size() != 3) return Finish(r, r.Fail("bmm inputs must be 3-d"), error);
+    if (a->size() != 3 || b->size() != 3) return r.Error("bmm inputs must be 3-d");
     g = {.b = double((*a)[0]), .m = double((*a)[1]), .n = double((*b)[2]), .k = double((*a)[2])};
   } else {
-    if (a->size() < 2 || b->size() < 2) return Finish(r, r.Fail("mm inputs must be 2-d"), error);
+    if (a->size() < 2 || b->size() < 2) return r.Error("mm inputs must be 2-d");
     g = {.b = 1, .m = double((*a)[0]), .n = double((*b)[1]), .k = double((*a)[1])};
   }
   g.bias = add || (kind == ModelKind::kScaledMm && args.dims.size() == 3);
   std::string ta, tb, sa, sb;
-  if (!TwoTypes(r, ia, ib, &ta, &tb)) return Finish(r, false, error);
+  if (!TwoTypes(r, ia, ib, &ta, &tb)) return r.Error();
   if (!OptionalStride(r, args, ia, &sa) || !OptionalStride(r, args, ib, &sb)) {
-    return Finish(r, false, error);
+    return r.Error();
   }
   const int bpe = perf::BytesPerElement(ta);
   int bpe_out = bpe;
   if (kind == ModelKind::kScaledMm) {
     if (bpe == 0 || perf::BytesPerElement(tb) == 0) {
-      return Finish(r, r.Fail("scaled_mm dtypes of unknown size"), error);
+      return r.Error("scaled_mm dtypes of unknown size");
     }
     bpe_out = bpe == 1 ? 2 : (bpe == 2 || bpe == 4 ? bpe : 0);
   }
@@ -253,15 +254,15 @@ bool ReadGemm(ModelKind kind, const OpArgs& args, OpModel* m, std::string* error
                {"stride_B", sb},
                {"dtype_A_B", ReprStrs({ta, tb})},
                {"B", ReprInt(g.b)}};
-  return true;
+  return Status::Ok();
 }
 
-bool ReadConv(bool backward, const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadConv(bool backward, const OpArgs& args, OpModel* m) {
   Reader r(args);
   const size_t ix = backward ? 1 : 0, iw = backward ? 2 : 1, ic = backward ? 4 : 3;
   const Shape *x = nullptr, *w = nullptr;
-  if (!r.Dim(ix, &x) || !r.Dim(iw, &w)) return Finish(r, false, error);
-  if (x->size() < 3 || x->size() > 5) return Finish(r, r.Fail("conv input is not 3-5 d"), error);
+  if (!r.Dim(ix, &x) || !r.Dim(iw, &w)) return r.Error();
+  if (x->size() < 3 || x->size() > 5) return r.Error("conv input is not 3-5 d");
   const size_t nd = x->size() - 2;
   perf::Conv c;
   c.x = *x;
@@ -269,7 +270,7 @@ bool ReadConv(bool backward, const OpArgs& args, OpModel* m, std::string* error)
   c.bias = backward ? r.NonEmptyDim(3) : args.dims.size() == 3;
   std::string s[6];
   for (int i = 0; i < 6; ++i) {
-    if (!r.Concrete(ic + i, &s[i])) return Finish(r, false, error);
+    if (!r.Concrete(ic + i, &s[i])) return r.Error();
   }
   auto tuple_or = [&](const std::string& text, int64_t fill, Shape* out) {
     if (text.empty()) {
@@ -283,19 +284,19 @@ bool ReadConv(bool backward, const OpArgs& args, OpModel* m, std::string* error)
   if (!tuple_or(s[0], 1, &c.stride) || !tuple_or(s[1], 0, &c.padding) ||
       !tuple_or(s[2], 1, &c.dilation) || !tuple_or(s[4], 0, &c.output_padding) ||
       !ParsePyBool(s[3], &c.transposed)) {
-    return Finish(r, r.Fail("bad conv arguments"), error);
+    return r.Error("bad conv arguments");
   }
   char* end = nullptr;
   const long long groups = std::strtoll(s[5].c_str(), &end, 10);
-  if (s[5].empty() || *end != '\0') return Finish(r, r.Fail("bad conv groups"), error);
+  if (s[5].empty() || *end != '\0') return r.Error("bad conv groups");
   std::string tx, tw, sx, sw;
-  if (!TwoTypes(r, ix, iw, &tx, &tw)) return Finish(r, false, error);
-  if (tx != tw) return Finish(r, r.Fail("input and weight dtypes differ"), error);
+  if (!TwoTypes(r, ix, iw, &tx, &tw)) return r.Error();
+  if (tx != tw) return r.Error("input and weight dtypes differ");
   if (!OptionalStride(r, args, ix, &sx) || !OptionalStride(r, args, iw, &sw)) {
-    return Finish(r, false, error);
+    return r.Error();
   }
   const auto out = perf::ConvOutputShape(c);
-  if (!out) return Finish(r, r.Fail("conv shapes do not agree"), error);
+  if (!out) return r.Error("conv shapes do not agree");
   const int bpe = perf::BytesPerElement(tx);
   m->flops = backward ? perf::ConvBwdFlops(c, *out) : perf::ConvFlops(c, *out);
   m->bytes = BytesIf(bpe != 0,
@@ -314,23 +315,23 @@ bool ReadConv(bool backward, const OpArgs& args, OpModel* m, std::string* error)
                {"transposed_conv", ReprBool(c.transposed)},
                {"output_padding", ReprInts(c.output_padding)},
                {"groups", std::to_string(groups)}};
-  return true;
+  return Status::Ok();
 }
 
-bool ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m) {
   Reader r(args);
   const bool bwd = kind == ModelKind::kFlashAttentionBwd;
   const bool bnhd = kind == ModelKind::kFlashAttention || bwd;  // [B, N, H, d] vs [B, H, N, d]
   const size_t iq = bwd ? 1 : 0;
   const Shape *q = nullptr, *k = nullptr, *v = nullptr;
-  if (!r.Dim(iq, &q) || !r.Dim(iq + 1, &k) || !r.Dim(iq + 2, &v)) return Finish(r, false, error);
+  if (!r.Dim(iq, &q) || !r.Dim(iq + 1, &k) || !r.Dim(iq + 2, &v)) return r.Error();
   if (q->size() != 4 || k->size() != 4 || v->size() != 4) {
-    return Finish(r, r.Fail("attention inputs must be 4-d"), error);
+    return r.Error("attention inputs must be 4-d");
   }
   const size_t ih = bnhd ? 2 : 1, in = bnhd ? 1 : 2;
   if ((*q)[0] != (*k)[0] || (*q)[0] != (*v)[0] || (*k)[ih] != (*v)[ih] || (*k)[in] != (*v)[in] ||
       (*q)[3] != (*k)[3]) {
-    return Finish(r, r.Fail("q, k, v shapes do not agree"), error);
+    return r.Error("q, k, v shapes do not agree");
   }
   perf::Attention a{.b = double((*q)[0]),
                     .n_q = double((*q)[in]),
@@ -343,29 +344,29 @@ bool ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m, std::string* 
   std::string c1, c2;
   if (kind == ModelKind::kSdpaFlash || kind == ModelKind::kSdpaEfficient) {
     const size_t id = kind == ModelKind::kSdpaFlash ? 3 : 5;
-    if (!r.Concrete(id, &c1) || !r.Concrete(id + 1, &c2)) return Finish(r, false, error);
+    if (!r.Concrete(id, &c1) || !r.Concrete(id + 1, &c2)) return r.Error();
     dropout = DropoutOf(c1);
     a.causal = CausalFlag(c2);
   } else if (kind == ModelKind::kFlashAttention) {
     if (!r.Concrete(3, &c1) || !r.Concrete(5, &c2) || !ParseFloat(c1, &dropout) ||
         !ParsePyBool(c2, &a.causal)) {
-      return Finish(r, r.Fail("bad dropout / causal"), error);
+      return r.Error("bad dropout / causal");
     }
   } else {  // flash_attn backward: dropout [8], causal [10], both optional
     a.causal = true;
     if (args.has_concrete && args.concrete.size() > 8 && !args.concrete[8].empty()) {
-      if (!ParseFloat(args.concrete[8], &dropout)) return Finish(r, r.Fail("bad dropout"), error);
+      if (!ParseFloat(args.concrete[8], &dropout)) return r.Error("bad dropout");
     }
     if (args.has_concrete && args.concrete.size() > 10 && !args.concrete[10].empty() &&
         !ParsePyBool(args.concrete[10], &a.causal)) {
-      return Finish(r, r.Fail("bad causal"), error);
+      return r.Error("bad causal");
     }
   }
   std::string tq, tk;
-  if (!TwoTypes(r, iq, iq + 1, &tq, &tk)) return Finish(r, false, error);
+  if (!TwoTypes(r, iq, iq + 1, &tq, &tk)) return r.Error();
   const bool flash = kind != ModelKind::kSdpaEfficient;
   const auto flops = bwd ? perf::SdpaBwdFlops(a, flash) : perf::SdpaFlops(a);
-  if (!flops) return Finish(r, r.Fail("causal attention with N_Q != N_KV"), error);
+  if (!flops) return r.Error("causal attention with N_Q != N_KV");
   // TraceLens counts 2 bytes per element whatever the dtype; opscope uses the dtype's size.
   const int bpe = perf::BytesPerElement(tq) ? perf::BytesPerElement(tq) : 2;
   m->flops = *flops;
@@ -378,7 +379,7 @@ bool ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m, std::string* 
     std::string sq, sk, sv;
     if (!OptionalStride(r, args, iq, &sq) || !OptionalStride(r, args, iq + 1, &sk) ||
         !OptionalStride(r, args, iq + 2, &sv)) {
-      return Finish(r, false, error);
+      return r.Error();
     }
     m->params.insert(m->params.end(), {{"q_stride", sq}, {"k_stride", sk}, {"v_stride", sv}});
   }
@@ -386,20 +387,20 @@ bool ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m, std::string* 
                                      {"causal", ReprBool(a.causal)},
                                      {"flash_impl", ReprBool(flash)},
                                      {"dtype_A_B", ReprStrs({tq, tk})}});
-  return true;
+  return Status::Ok();
 }
 
-bool ReadUnary(const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadUnary(const OpArgs& args, OpModel* m) {
   Reader r(args);
   const Shape* x = nullptr;
   std::string tin, sin;
-  if (!r.Dim(0, &x) || !r.Type(0, &tin)) return Finish(r, false, error);
+  if (!r.Dim(0, &x) || !r.Type(0, &tin)) return r.Error();
   const Shape* st = nullptr;
-  if (!r.Stride(0, &st)) return Finish(r, false, error);
+  if (!r.Stride(0, &st)) return r.Error();
   sin = ReprInts(*st);
   std::optional<std::string> tout;
   std::string sout;
-  if (!OptionalOutput(r, 1, &tout, &sout)) return Finish(r, false, error);
+  if (!OptionalOutput(r, 1, &tout, &sout)) return r.Error();
   const double n = perf::Elements(*x);
   const int bpe_in = perf::BytesPerElement(tin);
   const int bpe_out = tout ? perf::BytesPerElement(*tout) : bpe_in;
@@ -410,22 +411,22 @@ bool ReadUnary(const OpArgs& args, OpModel* m, std::string* error) {
                {"dtype_in_out", ReprStrs({tin, tout})},
                {"stride_input", sin},
                {"stride_output", sout}};
-  return true;
+  return Status::Ok();
 }
 
-bool ReadBinary(const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadBinary(const OpArgs& args, OpModel* m) {
   Reader r(args);
   const Shape *a = nullptr, *b = nullptr, *sa = nullptr, *sb = nullptr;
   std::string ta, tb;
   if (!r.Dim(0, &a) || !r.Dim(1, &b) || !TwoTypes(r, 0, 1, &ta, &tb) || !r.Stride(0, &sa) ||
       !r.Stride(1, &sb)) {
-    return Finish(r, false, error);
+    return r.Error();
   }
   std::optional<std::string> tout;
   std::string sout;
-  if (!OptionalOutput(r, 2, &tout, &sout)) return Finish(r, false, error);
+  if (!OptionalOutput(r, 2, &tout, &sout)) return r.Error();
   const auto out = perf::BroadcastShape(*a, *b);
-  if (!out) return Finish(r, r.Fail("shapes do not broadcast"), error);
+  if (!out) return r.Error("shapes do not broadcast");
   const int bpe_a = perf::BytesPerElement(ta), bpe_b = perf::BytesPerElement(tb);
   int bpe_out = 0;
   if (tout) {
@@ -446,11 +447,10 @@ bool ReadBinary(const OpArgs& args, OpModel* m, std::string* error) {
                {"stride_input1", ReprInts(*sa)},
                {"stride_input2", ReprInts(*sb)},
                {"stride_output", sout}};
-  return true;
+  return Status::Ok();
 }
 
-bool ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel* m,
-              std::string* error) {
+Status ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel* m) {
   Reader r(args);
   const bool bwd = kind == ModelKind::kBatchNormBwd || kind == ModelKind::kLayerNormBwd ||
                    kind == ModelKind::kGroupNormBwd;
@@ -461,7 +461,7 @@ bool ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel
   const Shape* x = nullptr;
   const Shape* st = nullptr;
   std::string tin;
-  if (!r.Dim(in, &x) || !r.Type(in, &tin) || !r.Stride(in, &st)) return Finish(r, false, error);
+  if (!r.Dim(in, &x) || !r.Type(in, &tin) || !r.Stride(in, &st)) return r.Error();
   perf::Norm n{.elements = perf::Elements(*x), .has_bias = true};
   std::vector<bool> mask;
   std::string c;
@@ -521,9 +521,9 @@ bool ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel
     default:
       ok = r.Fail("not a normalization");
   }
-  if (!ok) return Finish(r, r.Fail("bad normalization arguments"), error);
+  if (!ok) return r.Error("bad normalization arguments");
   const int bpe = perf::BytesPerElement(tin);
-  if (bpe == 0) return Finish(r, r.Fail("dtype of unknown size: " + tin), error);
+  if (bpe == 0) return r.Error("dtype of unknown size: " + tin);
   if (kind == ModelKind::kRmsNorm) {
     m->flops = perf::RmsNormFlops(n);
     m->bytes = perf::RmsNormBytes(n, bpe, bpe);
@@ -549,10 +549,10 @@ bool ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel
     for (size_t i = 0; i < mask.size(); ++i) text += (i ? ", " : "") + ReprBool(mask[i]);
     m->params.emplace_back("output_mask", text + "]");
   }
-  return true;
+  return Status::Ok();
 }
 
-bool ReadReduce(std::string_view name, const OpArgs& args, OpModel* m, std::string* error) {
+Status ReadReduce(std::string_view name, const OpArgs& args, OpModel* m) {
   // TraceLens reads dim/keepdim from Concrete Inputs only when they are not strings; a
   // profiler's are always strings, so a reduction counts one output element (cumsum/cumprod:
   // as many as its input).
@@ -582,8 +582,7 @@ bool ReadReduce(std::string_view name, const OpArgs& args, OpModel* m, std::stri
       {"num_output_elems", ReprInt(out)},
       {"dtype_in_out", ReprStrs({tin.empty() ? std::nullopt : std::optional(tin), std::nullopt})},
       {"reduce_type", std::string(type)}};
-  (void)error;
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace opscope::analysis::readers

@@ -2,6 +2,7 @@
 #include "analysis/op_models.h"
 
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/op_model_readers.h"
 
@@ -180,44 +181,44 @@ std::string_view CategorizeOp(std::string_view name, std::string_view first_kern
 
 OpModel EvaluateOpModel(ModelKind kind, std::string_view name, const OpArgs& args) {
   OpModel m;
-  std::string error;
   switch (kind) {
     case ModelKind::kNone:
-      error = "no perf model";
+      m.status = Status::InvalidArgument("no perf model");
       break;
     case ModelKind::kMm:
     case ModelKind::kAddmm:
     case ModelKind::kScaledMm:
     case ModelKind::kBmm:
     case ModelKind::kBaddbmm:
-      m.ok = readers::ReadGemm(kind, args, &m, &error);
+      m.status = readers::ReadGemm(kind, args, &m);
       break;
     case ModelKind::kConv:
     case ModelKind::kConvBwd:
-      m.ok = readers::ReadConv(kind == ModelKind::kConvBwd, args, &m, &error);
+      m.status = readers::ReadConv(kind == ModelKind::kConvBwd, args, &m);
       break;
     case ModelKind::kSdpaFlash:
     case ModelKind::kSdpaEfficient:
     case ModelKind::kFlashAttention:
     case ModelKind::kFlashAttentionBwd:
-      m.ok = readers::ReadAttention(kind, args, &m, &error);
+      m.status = readers::ReadAttention(kind, args, &m);
       break;
     case ModelKind::kUnary:
-      m.ok = readers::ReadUnary(args, &m, &error);
+      m.status = readers::ReadUnary(args, &m);
       break;
     case ModelKind::kBinary:
-      m.ok = readers::ReadBinary(args, &m, &error);
+      m.status = readers::ReadBinary(args, &m);
       break;
     case ModelKind::kReduce:
-      m.ok = readers::ReadReduce(name, args, &m, &error);
+      m.status = readers::ReadReduce(name, args, &m);
       break;
     default:
-      m.ok = readers::ReadNorm(kind, name, args, &m, &error);
+      m.status = readers::ReadNorm(kind, name, args, &m);
       break;
   }
-  if (!m.ok) {
+  if (!m.status.ok()) {
+    Status status = std::move(m.status);
     m = OpModel();
-    m.error = error.empty() ? "arguments do not fit the model" : error;
+    m.status = std::move(status);
   }
   return m;
 }

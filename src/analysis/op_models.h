@@ -5,7 +5,7 @@
 //
 //   OpKind k = LookupOp("aten::addmm");            // {kAddmm, "GEMM", "GEMM"}
 //   OpModel m = EvaluateOpModel(k.model, "aten::addmm", args);
-//   if (m.ok) use(m.flops, m.bytes, m.compute_spec);
+//   if (m.status.ok()) use(m.flops, m.bytes, m.compute_spec);
 //
 // Thread safety: pure functions over constant tables.
 #ifndef OPSCOPE_ANALYSIS_OP_MODELS_H_
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/op_args.h"
+#include "opscope/status.h"
 
 namespace opscope::analysis {
 
@@ -65,8 +66,9 @@ std::string_view CategorizeOp(std::string_view name, std::string_view first_kern
 
 // One op instance read through its model.
 struct OpModel {
-  bool ok = false;    // false: the args do not fit the model (error says why)
-  std::string error;  // e.g. "no Input type"
+  // Ok, or InvalidArgument saying why the args do not fit the model ("no Input type"); the
+  // figures below are zero / empty then.
+  Status status;
   double flops = 0;
   std::optional<double> bytes;  // nullopt when a dtype's size is unknown (e.g. "int")
   std::string compute_spec;     // "matrix_bf16", "vector_fp32"; "" when the precision is unknown

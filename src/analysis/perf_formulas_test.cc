@@ -140,7 +140,7 @@ TEST(OpModels, ReadsArgsLikeTraceLens) {
                                      Parse(R"({"Input Dims": [[4], [8, 16], [16, 4], [], []],
                 "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"],
                 "Input Strides": [[1], [16, 1], [4, 1], [], []]})"));
-  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
   EXPECT_EQ(m.flops, 2 * 8 * 4 * 16 + 8 * 4);
   EXPECT_EQ(*m.bytes, (8 * 16 + 16 * 4 + 8 * 4 + 4) * 2);
   EXPECT_EQ(m.compute_spec, "matrix_bf16");
@@ -148,14 +148,14 @@ TEST(OpModels, ReadsArgsLikeTraceLens) {
   // No Input type: the model cannot apply, and says why.
   m = analysis::EvaluateOpModel(ModelKind::kMm, "aten::mm",
                                 Parse(R"({"Input Dims": [[8, 16], [16, 4]]})"));
-  EXPECT_FALSE(m.ok);
-  EXPECT_NE(m.error.find("Input type"), std::string::npos);
+  EXPECT_FALSE(m.status.ok());
+  EXPECT_NE(m.status.message().find("Input type"), std::string::npos);
   // A scalar second operand keeps the tensor's dtype for the output.
   m = analysis::EvaluateOpModel(
       ModelKind::kBinary, "aten::add",
       Parse(R"({"Input Dims": [[16, 1], [], []], "Input type": ["float", "double", "Scalar"],
                 "Input Strides": [[1, 1], [], []]})"));
-  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
   EXPECT_EQ(*m.bytes, 16 * 4 + 1 * 8 + 16 * 4);
 }
 

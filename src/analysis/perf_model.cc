@@ -196,7 +196,7 @@ class Collector {
     inst.category = CategoryOf(op, k0);
     if (f & kModeled) {
       inst.model = ModelFor(op, inst.args);
-      if (!inst.model->ok) ++out->failed_models;
+      if (!inst.model->status.ok()) ++out->failed_models;
     }
     const auto index = static_cast<uint32_t>(out->ops.size());
     out->ops.push_back(inst);

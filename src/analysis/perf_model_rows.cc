@@ -180,7 +180,7 @@ std::vector<PerfModelRow> ModeledRows(const Trace& trace, const Instances& in,
   std::unordered_map<const OpModel*, size_t> by_model;  // sheets: a model reading's row
   for (uint32_t oi : ops) {
     const OpInstance& op = in.ops[oi];
-    const bool modeled = op.model != nullptr && op.model->ok;
+    const bool modeled = op.model != nullptr && op.model->status.ok();
     if (by_params && !modeled) continue;
     const std::string_view name = trace.Str(trace.slices()[op.slice].name);
     size_t row_index = rows.size();
@@ -215,7 +215,7 @@ std::vector<PerfModelRow> ModeledRows(const Trace& trace, const Instances& in,
       r.concrete = op.args->concrete;
       r.example_slice = op.slice;
       r.has_model = modeled;
-      if (op.model != nullptr && !modeled) r.model_error = op.model->error;
+      if (op.model != nullptr && !modeled) r.model_error = op.model->status.message();
       Acc a;
       if (modeled) {
         const OpModel& m = *op.model;
