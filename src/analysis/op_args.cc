@@ -9,57 +9,6 @@ namespace opscope::analysis {
 namespace {
 
 using simdjson::dom::element;
-using simdjson::dom::element_type;
-
-// An array of integers -> sizes; false when any item is not an integer.
-bool ReadSizes(simdjson::dom::array a, std::vector<int64_t>* out) {
-  for (element item : a) {
-    int64_t v = 0;
-    if (item.get_int64().get(v) != simdjson::SUCCESS) {
-      double d = 0;
-      if (item.get_double().get(d) != simdjson::SUCCESS) return false;
-      v = static_cast<int64_t>(d);
-    }
-    out->push_back(v);
-  }
-  return true;
-}
-
-// [[2, 3], [], [[1], [2]]] -> shapes; an item that is neither an int array nor a list of int
-// arrays makes the whole value unusable.
-bool ReadShapes(element value, std::vector<ArgShape>* out) {
-  simdjson::dom::array outer;
-  if (value.get_array().get(outer) != simdjson::SUCCESS) return false;
-  for (element item : outer) {
-    ArgShape shape;
-    simdjson::dom::array inner;
-    if (item.get_array().get(inner) != simdjson::SUCCESS) {
-      if (item.is_null()) {  // an absent optional tensor
-        out->push_back(std::move(shape));
-        continue;
-      }
-      return false;
-    }
-    bool nested = false;
-    for (element x : inner) {
-      nested = x.type() == element_type::ARRAY;
-      break;
-    }
-    if (nested) {
-      shape.is_list = true;
-      for (element x : inner) {
-        simdjson::dom::array t;
-        if (x.get_array().get(t) != simdjson::SUCCESS) return false;
-        shape.list.emplace_back();
-        if (!ReadSizes(t, &shape.list.back())) return false;
-      }
-    } else if (!ReadSizes(inner, &shape.sizes)) {
-      return false;
-    }
-    out->push_back(std::move(shape));
-  }
-  return true;
-}
 
 // ["float", "Scalar", ""] -> strings; non-string items become "".
 bool ReadStrings(element value, std::vector<std::string>* out) {
@@ -76,34 +25,7 @@ bool ReadStrings(element value, std::vector<std::string>* out) {
   return true;
 }
 
-void AppendSizes(const std::vector<int64_t>& sizes, std::string* out) {
-  *out += '[';
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (i) *out += ", ";
-    *out += std::to_string(sizes[i]);
-  }
-  *out += ']';
-}
-
 }  // namespace
-
-std::string FormatShapes(const std::vector<ArgShape>& shapes) {
-  std::string out = "[";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    if (i) out += ", ";
-    if (shapes[i].is_list) {
-      out += '[';
-      for (size_t j = 0; j < shapes[i].list.size(); ++j) {
-        if (j) out += ", ";
-        AppendSizes(shapes[i].list[j], &out);
-      }
-      out += ']';
-    } else {
-      AppendSizes(shapes[i].sizes, &out);
-    }
-  }
-  return out + "]";
-}
 
 std::string FormatStrings(const std::vector<std::string>& strings) {
   std::string out = "[";
@@ -229,16 +151,14 @@ bool OpArgsParser::ParseScanned(OpArgs* out) {
   for (element v : values) {
     if (!spans_[k].empty()) {
       switch (k) {
-        case 0:
-          out->has_dims = ReadShapes(v, &out->dims);
-          if (!out->has_dims) out->dims.clear();
+        case 0:  // the value's text, valid JSON here: the one shape parser reads it
+          out->has_dims = internal::ParseShapes(spans_[k], &out->dims);
           break;
         case 1:
           out->has_types = ReadStrings(v, &out->types);
           break;
         case 2:
-          out->has_strides = ReadShapes(v, &out->strides);
-          if (!out->has_strides) out->strides.clear();
+          out->has_strides = internal::ParseShapes(spans_[k], &out->strides);
           break;
         default:
           out->has_concrete = ReadStrings(v, &out->concrete);

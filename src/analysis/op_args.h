@@ -16,17 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/input_shapes.h"
+
 namespace opscope::analysis {
 
-// One entry of "Input Dims" / "Input Strides": a tensor's sizes ([2, 3]), nothing ([] for a
-// scalar or an absent optional), or the sizes of each tensor of a TensorList ([[2, 3], [4]]).
-struct ArgShape {
-  std::vector<int64_t> sizes;              // a tensor's sizes; empty for [] and for lists
-  std::vector<std::vector<int64_t>> list;  // a TensorList's tensors' sizes
-  bool is_list = false;
-  bool empty() const { return !is_list && sizes.empty(); }
-  bool operator==(const ArgShape&) const = default;
-};
+// ArgShape, ParseShapes and FormatShapes: the one reader and printer of Input Dims / Input
+// Strides text, shared with the profiler's FLOPs count (profiler/input_shapes.h).
+using internal::ArgShape;
+using internal::FormatShapes;
 
 struct OpArgs {
   std::vector<ArgShape> dims;         // "Input Dims"
@@ -36,8 +33,6 @@ struct OpArgs {
   bool has_dims = false, has_types = false, has_strides = false, has_concrete = false;
 };
 
-// Text of a shape list as PyTorch prints Input Dims: "[[2, 3], [], [[1], [2]]]".
-std::string FormatShapes(const std::vector<ArgShape>& shapes);
 // Text of a string list as JSON: ["float", "Scalar"].
 std::string FormatStrings(const std::vector<std::string>& strings);
 

@@ -1,7 +1,12 @@
 #include "profiler/flops.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/input_shapes.h"
 
 namespace opscope::internal {
 namespace {
@@ -105,26 +110,23 @@ int64_t Conv2d(const std::vector<Dims>& in, std::string_view concrete) {
 
 }  // namespace
 
-std::optional<std::vector<Dims>> ParseInputDims(std::string_view text) {
-  size_t i = SkipSpace(text, 0);
-  if (i >= text.size() || text[i] != '[') return std::nullopt;
+namespace {
+
+// Input Dims text -> one sizes list per input; nullopt when the text is not a list of tensor
+// shapes (a TensorList has no FLOPs formula here).
+std::optional<std::vector<Dims>> InputSizes(std::string_view text) {
+  std::vector<ArgShape> shapes;
+  if (!ParseShapes(text, &shapes)) return std::nullopt;
   std::vector<Dims> out;
-  i = SkipSpace(text, i + 1);
-  if (i < text.size() && text[i] == ']') return out;
-  while (i < text.size()) {
-    std::optional<Dims> d = ParseList(text, i);
-    if (!d) return std::nullopt;
-    out.push_back(std::move(*d));
-    i = SkipSpace(text, i);
-    if (i < text.size() && text[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < text.size() && text[i] == ']') return out;
-    return std::nullopt;
+  out.reserve(shapes.size());
+  for (ArgShape& shape : shapes) {
+    if (shape.is_list) return std::nullopt;
+    out.push_back(std::move(shape.sizes));
   }
-  return std::nullopt;
+  return out;
 }
+
+}  // namespace
 
 bool CountsFlops(std::string_view op) {
   return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" ||
@@ -134,7 +136,7 @@ bool CountsFlops(std::string_view op) {
 int64_t FlopsFromShapes(std::string_view op, std::string_view input_dims,
                         std::string_view concrete_inputs) {
   if (!CountsFlops(op)) return 0;
-  std::optional<std::vector<Dims>> in = ParseInputDims(input_dims);
+  std::optional<std::vector<Dims>> in = InputSizes(input_dims);
   if (!in) return 0;
   auto input = [&](size_t k) -> const Dims* { return k < in->size() ? &(*in)[k] : nullptr; };
   if (op == "aten::mm" || op == "aten::bmm") {

@@ -14,17 +14,12 @@
 #define OPSCOPE_PROFILER_FLOPS_H_
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 namespace opscope::internal {
 
-// "[[8, 16], [], [2, 3]]" -> {{8, 16}, {}, {2, 3}}; nullopt when the text is not a list of
-// integer lists.
-std::optional<std::vector<std::vector<int64_t>>> ParseInputDims(std::string_view text);
-
-// The op's FLOPs from its Input Dims text and, for conv2d, its Concrete Inputs text
+// The op's FLOPs from its Input Dims text (read by ParseShapes, profiler/input_shapes.h) and, for
+// conv2d, its Concrete Inputs text
 // (["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]); 0 when PyTorch does not count the op or
 // the shapes do not say.
 int64_t FlopsFromShapes(std::string_view op, std::string_view input_dims,
