@@ -166,6 +166,7 @@ void ExplorerApi::Register(HttpServer* server) {
   server->Route("/api/info", bind(&ExplorerApi::Info));
   server->Route("/api/trace/{n}/lanes", bind(&ExplorerApi::Lanes));
   server->Route("/api/trace/{n}/viewport", bind(&ExplorerApi::Viewport));
+  server->Route("/api/trace/{n}/memory", bind(&ExplorerApi::Memory));
   server->Route("/api/trace/{n}/slice/{n}", bind(&ExplorerApi::SliceDetails));
   server->Route("/api/trace/{n}/chain/{n}", bind(&ExplorerApi::Chain));
   server->Route("/api/trace/{n}/device/{n}", bind(&ExplorerApi::DeviceView));
@@ -296,6 +297,13 @@ void ExplorerApi::Viewport(const HttpRequest& req, HttpResponse& res) {
   JsonWriter w;
   t.index->WriteViewport(ViewportParams(req, t), &w);
   SendJson(res, w.Take());
+}
+
+// The timeline the index computed once, written as the report writes it.
+void ExplorerApi::Memory(const HttpRequest& req, HttpResponse& res) {
+  LoadedTrace& t = TraceParam(req);
+  const bool samples = IntParam(req, "samples", 0, 0, 1) == 1;
+  SendJson(res, t.index->memory().timeline().ToJson(samples));
 }
 
 void ExplorerApi::SliceDetails(const HttpRequest& req, HttpResponse& res) {

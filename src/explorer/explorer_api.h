@@ -3,7 +3,9 @@
 //
 //   GET /api/info                       traces: index, name, source, slices, start/end, device
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
-//   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes
+//   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
+//   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
+//                                       --json`'s "memory" (samples=1: with every sample)
 //   GET /api/trace/N/slice/ID, /chain/ID, /device/ID
 //   GET /api/trace/N/ops?t0&t1&shapes   key_averages rows of the trace or of a time range
 //   GET /api/trace/N/select?t0&t1&lanes&limit
@@ -76,6 +78,7 @@ class ExplorerApi {
   void Info(const HttpRequest& req, HttpResponse& res);
   void Lanes(const HttpRequest& req, HttpResponse& res);
   void Viewport(const HttpRequest& req, HttpResponse& res);
+  void Memory(const HttpRequest& req, HttpResponse& res);
   void SliceDetails(const HttpRequest& req, HttpResponse& res);
   void Chain(const HttpRequest& req, HttpResponse& res);
   void DeviceView(const HttpRequest& req, HttpResponse& res);

@@ -22,7 +22,7 @@ void WriteLanesOf(const TraceIndex& index, JsonWriter* w) {
   w->BeginArray();
   const std::vector<Lane>& lanes = index.lanes();
   for (uint32_t i = 0; i < lanes.size(); ++i) {
-    if (lanes[i].group == LaneGroup::kCounters) continue;
+    if (lanes[i].group == LaneGroup::kCounters || lanes[i].group == LaneGroup::kMemory) continue;
     w->BeginObject();
     w->Field("id", i);
     w->Field("group", LaneGroupKey(lanes[i].group));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -92,27 +93,20 @@ std::string_view LaneGroupKey(LaneGroup group) {
       return "engines";
     case LaneGroup::kCounters:
       return "counters";
+    case LaneGroup::kMemory:
+      return "memory";
   }
   return "other";
 }
 
-TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
+TraceIndex::TraceIndex(const Trace& trace) : trace_(trace), memory_(trace) {
   const auto& slices = trace_.slices();
   neuron_style_ = trace_.metadata().device_type == "NEURON" ||
                   trace_.strings().Find("nc_exec_running") != kNone;
-  start_ns_ = INT64_MAX;
-  end_ns_ = INT64_MIN;
   for (const Slice& s : slices) {
-    start_ns_ = std::min(start_ns_, s.ts_ns);
-    end_ns_ = std::max(end_ns_, s.ts_ns + std::max<int64_t>(s.dur_ns, 0));
     if (s.kind == ActivityKind::kInstruction) neuron_style_ = true;
   }
-  for (const CounterSample& c : trace_.counters()) {
-    start_ns_ = std::min(start_ns_, c.ts_ns);
-    end_ns_ = std::max(end_ns_, c.ts_ns);
-  }
-  if (start_ns_ > end_ns_) start_ns_ = end_ns_ = 0;
-  if (end_ns_ == start_ns_) end_ns_ = start_ns_ + 1000;
+  ComputeExtent();
 
   by_external_id_.reserve(slices.size() / 2);
   for (uint32_t i = 0; i < slices.size(); ++i) {
@@ -123,7 +117,29 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(trace) {
   std::sort(by_correlation_.begin(), by_correlation_.end());
   BuildLanes();
   BuildCounterLanes();
+  BuildMemoryLanes();
   TitleLanes();
+}
+
+// [start_ns_, end_ns_]: every slice, counter sample and memory sample; at least 1 us.
+void TraceIndex::ComputeExtent() {
+  start_ns_ = INT64_MAX;
+  end_ns_ = INT64_MIN;
+  for (const Slice& s : trace_.slices()) {
+    start_ns_ = std::min(start_ns_, s.ts_ns);
+    end_ns_ = std::max(end_ns_, s.ts_ns + std::max<int64_t>(s.dur_ns, 0));
+  }
+  for (const CounterSample& c : trace_.counters()) {
+    start_ns_ = std::min(start_ns_, c.ts_ns);
+    end_ns_ = std::max(end_ns_, c.ts_ns);
+  }
+  int64_t first = 0, last = 0;
+  if (memory_.Extent(&first, &last)) {
+    start_ns_ = std::min(start_ns_, first);
+    end_ns_ = std::max(end_ns_, last);
+  }
+  if (start_ns_ > end_ns_) start_ns_ = end_ns_ = 0;
+  if (end_ns_ == start_ns_) end_ns_ = start_ns_ + 1000;
 }
 
 bool TraceIndex::OnDevice(uint32_t slice) const {
@@ -158,6 +174,8 @@ std::string_view LaneRoleKey(LaneRole role) {
       return "engine";
     case LaneRole::kCounter:
       return "counter";
+    case LaneRole::kMemory:
+      return "memory";
   }
   return "ops";
 }
@@ -292,6 +310,9 @@ void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, L
 }
 
 std::string TraceIndex::LaneTitle(const Lane& lane, bool prefix_process) const {
+  if (lane.group == LaneGroup::kMemory) {
+    return "Memory: " + memory_.device(lane.memory_device).device;
+  }
   if (lane.group == LaneGroup::kHardware || lane.group == LaneGroup::kEngines) {
     return fmt::format("{} · {}", DeviceTitle(trace_, lane.process),
                        TrackTitle(trace_, lane.track));
@@ -368,6 +389,18 @@ void TraceIndex::BuildCounterLanes() {
   }
 }
 
+// One lane per device of the memory timeline, in its order (device type, then id).
+void TraceIndex::BuildMemoryLanes() {
+  for (uint32_t d = 0; d < memory_.size(); ++d) {
+    Lane lane;
+    lane.group = LaneGroup::kMemory;
+    lane.role = LaneRole::kMemory;
+    lane.memory_device = d;
+    lane.num_events = memory_.device(d).samples.size();
+    lanes_.push_back(std::move(lane));
+  }
+}
+
 std::vector<uint32_t> TraceIndex::Lookup(const std::vector<std::pair<int64_t, uint32_t>>& map,
                                          int64_t key) {
   std::vector<uint32_t> out;
@@ -397,9 +430,8 @@ std::vector<uint32_t> TraceIndex::Descendants(uint32_t slice, size_t limit) cons
   return out;
 }
 
-void TraceIndex::WriteLanes(JsonWriter* w) const {
+void TraceIndex::WriteTraceHeader(JsonWriter* w) const {
   const TraceMetadata& md = trace_.metadata();
-  w->BeginObject();
   w->Key("trace");
   w->BeginObject();
   w->Field("start_ns", start_ns_);
@@ -409,6 +441,7 @@ void TraceIndex::WriteLanes(JsonWriter* w) const {
   w->Field("neuron", neuron_style_);
   w->Field("slices", static_cast<uint64_t>(trace_.slices().size()));
   w->Field("counters", static_cast<uint64_t>(trace_.counters().size()));
+  w->Field("memory_events", memory_.timeline().events);
   w->Field("skipped_events", md.skipped_events);
   uint64_t dropped = 0;
   for (const auto& d : md.dropped) dropped += d.second;
@@ -420,63 +453,109 @@ void TraceIndex::WriteLanes(JsonWriter* w) const {
   }
   w->EndArray();
   w->EndObject();
+}
+
+void TraceIndex::WriteLane(uint32_t lane_id, JsonWriter* w) const {
+  const Lane& lane = lanes_[lane_id];
+  w->BeginObject();
+  w->Field("id", lane_id);
+  w->Field("title", lane.title);
+  w->Field("role", LaneRoleKey(lane.role));
+  w->Field("rows", static_cast<uint32_t>(lane.rows.size()));
+  w->Field("counter", lane.group == LaneGroup::kCounters);
+  w->Field("events", static_cast<uint64_t>(lane.num_events));
+  w->Field("process", lane.process == kNone ? int64_t{-1} : int64_t{lane.process});
+  w->Field("device_process",
+           lane.device_process == kNone ? int64_t{-1} : int64_t{lane.device_process});
+  if (lane.group == LaneGroup::kCounters && !lane.counter_value.empty()) {
+    auto [lo, hi] = std::minmax_element(lane.counter_value.begin(), lane.counter_value.end());
+    w->Field("min", *lo);
+    w->Field("max", *hi);
+  }
+  if (lane.group == LaneGroup::kMemory) {
+    w->Key("memory");
+    memory_.WriteDevice(lane.memory_device, w);
+  }
+  w->EndObject();
+}
+
+// A group's lanes; the hardware group holds the memory group first, and is written for it
+// alone when the trace has memory lanes but no device streams.
+void TraceIndex::WriteGroup(LaneGroup g, JsonWriter* w) const {
   static constexpr std::string_view kNeuronTitles[kNumLaneGroups] = {
-      "framework", "framework-device interaction", "runtime", "hardware", "device engines",
-      "counters"};
+      "framework",      "framework-device interaction",
+      "runtime",        "hardware",
+      "device engines", "counters",
+      "device memory"};
   static constexpr std::string_view kOtherTitles[kNumLaneGroups] = {
-      "host threads", "framework-device interaction", "runtime", "device streams", "device engines",
-      "counters"};
+      "host threads",   "framework-device interaction",
+      "runtime",        "device streams",
+      "device engines", "counters",
+      "device memory"};
+  const bool memory = g == LaneGroup::kHardware && memory_.size() > 0;
+  bool any = memory;
+  for (const Lane& lane : lanes_) any |= lane.group == g;
+  if (!any) return;
+  w->BeginObject();
+  w->Field("key", LaneGroupKey(g));
+  w->Field("title", (neuron_style_ ? kNeuronTitles : kOtherTitles)[static_cast<int>(g)]);
+  if (g == LaneGroup::kMemory) w->Field("top", true);  // drawn above its parent's lanes
+  w->Key("lanes");
+  w->BeginArray();
+  for (uint32_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i].group == g) WriteLane(i, w);
+  }
+  w->EndArray();
+  if (memory) {
+    w->Key("groups");
+    w->BeginArray();
+    WriteGroup(LaneGroup::kMemory, w);
+    w->EndArray();
+  }
+  w->EndObject();
+}
+
+void TraceIndex::WriteLanes(JsonWriter* w) const {
+  w->BeginObject();
+  WriteTraceHeader(w);
   w->Key("groups");
   w->BeginArray();
   for (int g = 0; g < kNumLaneGroups; ++g) {
-    bool any = false;
-    for (const Lane& lane : lanes_) any |= static_cast<int>(lane.group) == g;
-    if (!any) continue;
-    w->BeginObject();
-    w->Field("key", LaneGroupKey(static_cast<LaneGroup>(g)));
-    w->Field("title", neuron_style_ ? kNeuronTitles[g] : kOtherTitles[g]);
-    w->Key("lanes");
-    w->BeginArray();
-    for (uint32_t i = 0; i < lanes_.size(); ++i) {
-      const Lane& lane = lanes_[i];
-      if (static_cast<int>(lane.group) != g) continue;
-      w->BeginObject();
-      w->Field("id", i);
-      w->Field("title", lane.title);
-      w->Field("role", LaneRoleKey(lane.role));
-      w->Field("rows", static_cast<uint32_t>(lane.rows.size()));
-      w->Field("counter", lane.group == LaneGroup::kCounters);
-      w->Field("events", static_cast<uint64_t>(lane.num_events));
-      w->Field("process", lane.process == kNone ? int64_t{-1} : int64_t{lane.process});
-      w->Field("device_process",
-               lane.device_process == kNone ? int64_t{-1} : int64_t{lane.device_process});
-      if (lane.group == LaneGroup::kCounters && !lane.counter_value.empty()) {
-        auto [lo, hi] = std::minmax_element(lane.counter_value.begin(), lane.counter_value.end());
-        w->Field("min", *lo);
-        w->Field("max", *hi);
-      }
-      w->EndObject();
-    }
-    w->EndArray();
-    w->EndObject();
+    if (static_cast<LaneGroup>(g) != LaneGroup::kMemory) WriteGroup(static_cast<LaneGroup>(g), w);
   }
   w->EndArray();
   w->EndObject();
 }
 
-void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
-  const auto& slices = trace_.slices();
-  const double ns_per_px =
-      std::max(1e-3, static_cast<double>(q.t1 - q.t0) / std::max(1, q.width_px));
-  const double min_dur = std::max(0.0, q.min_px) * ns_per_px;
-  const int64_t px_ns = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)));
-  std::unordered_map<StringId, uint32_t> local;
-  std::vector<StringId> names;
-  auto name_index = [&](StringId id) {
-    auto [it, inserted] = local.emplace(id, static_cast<uint32_t>(names.size()));
-    if (inserted) names.push_back(id);
+// The pixel size of a viewport query.
+struct TraceIndex::ViewportScale {
+  explicit ViewportScale(const ViewportQuery& q)
+      : ns_per_px(std::max(1e-3, static_cast<double>(q.t1 - q.t0) / std::max(1, q.width_px))),
+        min_dur(std::max(0.0, q.min_px) * ns_per_px),
+        px_ns(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)))) {}
+  double ns_per_px;
+  double min_dur;  // slices shorter than this (ns) are merged into blocks
+  int64_t px_ns;   // one pixel, rounded up, ns
+};
+
+// The names a viewport answer uses, numbered in order of first use ("strings").
+class TraceIndex::NameTable {
+ public:
+  uint32_t Index(StringId id) {
+    auto [it, inserted] = local_.emplace(id, static_cast<uint32_t>(names_.size()));
+    if (inserted) names_.push_back(id);
     return it->second;
-  };
+  }
+  const std::vector<StringId>& names() const { return names_; }
+
+ private:
+  std::unordered_map<StringId, uint32_t> local_;
+  std::vector<StringId> names_;
+};
+
+void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
+  const ViewportScale scale(q);
+  NameTable names;
   std::vector<uint32_t> all;
   const std::vector<uint32_t>* which = &q.lanes;
   if (q.lanes.empty()) {
@@ -484,104 +563,134 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     std::iota(all.begin(), all.end(), 0);
     which = &all;
   }
+  // Unknown lane ids are skipped; slice lanes are every lane but counters and memory.
+  auto group_of = [&](uint32_t lane_id) {
+    return lane_id < lanes_.size() ? std::optional<LaneGroup>(lanes_[lane_id].group) : std::nullopt;
+  };
   w->BeginObject();
   w->Field("t0", q.t0);
   w->Field("t1", q.t1);
-  w->Field("ns_per_px", ns_per_px);
+  w->Field("ns_per_px", scale.ns_per_px);
   w->Key("lanes");
   w->BeginArray();
   for (uint32_t lane_id : *which) {
-    if (lane_id >= lanes_.size() || lanes_[lane_id].group == LaneGroup::kCounters) continue;
-    const Lane& lane = lanes_[lane_id];
-    w->BeginObject();
-    w->Field("lane", lane_id);
-    w->Key("items");
-    w->BeginArray();
-    auto emit = [&](size_t row_index, int64_t ts, int64_t dur, uint32_t id, size_t count,
-                    int64_t busy) {
-      const Slice& s = slices[id];
-      w->BeginArray();
-      w->Int(ts);
-      w->Int(dur);
-      w->Int(static_cast<int64_t>(row_index));
-      w->Int(name_index(s.name));
-      w->Int(id);
-      w->Int(static_cast<int64_t>(count));
-      w->Int(s.external_id);
-      w->Int(busy);
-      w->Int(static_cast<int64_t>(s.kind));
-      w->EndArray();
-    };
-    for (size_t r = 0; r < lane.rows.size(); ++r) {
-      const LaneRow& row = lane.rows[r];
-      const size_t n = row.ids.size();
-      size_t i = std::upper_bound(row.end.begin(), row.end.end(), q.t0) - row.end.begin();
-      // Zero-length slices exactly at t0 are still shown.
-      while (i > 0 && row.end[i - 1] == q.t0 && row.start[i - 1] == q.t0) --i;
-      while (i < n && row.start[i] < q.t1) {
-        const int64_t dur = row.end[i] - row.start[i];
-        if (static_cast<double>(dur) >= min_dur) {
-          emit(r, row.start[i], dur, row.ids[i], 1, dur);
-          ++i;
-          continue;
-        }
-        const int64_t limit = row.start[i] + px_ns;
-        size_t j = std::lower_bound(row.start.begin() + i + 1, row.start.begin() + n, limit) -
-                   row.start.begin();
-        // Only the block's last slice can be wide (the others end before the next one starts,
-        // inside the same pixel); keep it as itself.
-        if (j - 1 > i && static_cast<double>(row.end[j - 1] - row.start[j - 1]) >= min_dur) --j;
-        if (j == i + 1) {
-          emit(r, row.start[i], dur, row.ids[i], 1, dur);
-        } else {
-          emit(r, row.start[i], row.end[j - 1] - row.start[i], row.ids[i], j - i,
-               row.busy[j] - row.busy[i]);
-        }
-        i = j;
-      }
+    const auto g = group_of(lane_id);
+    if (g && *g != LaneGroup::kCounters && *g != LaneGroup::kMemory) {
+      WriteSliceItems(lane_id, q, scale, &names, w);
     }
-    w->EndArray();
-    w->EndObject();
   }
   w->EndArray();
   w->Key("counters");
   w->BeginArray();
   for (uint32_t lane_id : *which) {
-    if (lane_id >= lanes_.size() || lanes_[lane_id].group != LaneGroup::kCounters) continue;
-    const Lane& lane = lanes_[lane_id];
-    const auto& ts = lane.counter_ts;
-    const auto& v = lane.counter_value;
+    if (group_of(lane_id) == LaneGroup::kCounters) WriteCounterPoints(lane_id, q, scale, w);
+  }
+  w->EndArray();
+  w->Key("memory");
+  w->BeginArray();
+  for (uint32_t lane_id : *which) {
+    if (group_of(lane_id) != LaneGroup::kMemory) continue;
     w->BeginObject();
     w->Field("lane", lane_id);
     w->Key("points");
-    w->BeginArray();
-    size_t i = std::upper_bound(ts.begin(), ts.end(), q.t0) - ts.begin();
-    if (i > 0) --i;  // the sample in force at t0
-    while (i < ts.size()) {
-      const int64_t bucket_end = std::max(ts[i] + 1, ts[i] + px_ns);
-      double lo = v[i], hi = v[i];
-      const int64_t bucket_ts = ts[i];
-      size_t j = i + 1;
-      for (; j < ts.size() && ts[j] < bucket_end; ++j) {
-        lo = std::min(lo, v[j]);
-        hi = std::max(hi, v[j]);
-      }
-      w->BeginArray();
-      w->Int(bucket_ts);
-      w->Double(lo);
-      w->Double(hi);
-      w->Double(v[j - 1]);
-      w->EndArray();
-      if (bucket_ts >= q.t1) break;
-      i = j;
-    }
-    w->EndArray();
+    memory_.WritePoints(lanes_[lane_id].memory_device, q.t0, q.t1, scale.px_ns, w);
     w->EndObject();
   }
   w->EndArray();
   w->Key("strings");
   w->BeginArray();
-  for (StringId id : names) w->String(trace_.Str(id));
+  for (StringId id : names.names()) w->String(trace_.Str(id));
+  w->EndArray();
+  w->EndObject();
+}
+
+// A slice lane's items: slices at least min_px wide as themselves, runs of narrower ones in a
+// pixel merged into one block.
+void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
+                                 const ViewportScale& scale, NameTable* names,
+                                 JsonWriter* w) const {
+  const auto& slices = trace_.slices();
+  const Lane& lane = lanes_[lane_id];
+  w->BeginObject();
+  w->Field("lane", lane_id);
+  w->Key("items");
+  w->BeginArray();
+  auto emit = [&](size_t row_index, int64_t ts, int64_t dur, uint32_t id, size_t count,
+                  int64_t busy) {
+    const Slice& s = slices[id];
+    w->BeginArray();
+    for (int64_t v :
+         {ts, dur, static_cast<int64_t>(row_index), int64_t{names->Index(s.name)}, int64_t{id},
+          static_cast<int64_t>(count), s.external_id, busy, static_cast<int64_t>(s.kind)}) {
+      w->Int(v);
+    }
+    w->EndArray();
+  };
+  for (size_t r = 0; r < lane.rows.size(); ++r) {
+    const LaneRow& row = lane.rows[r];
+    const size_t n = row.ids.size();
+    size_t i = std::upper_bound(row.end.begin(), row.end.end(), q.t0) - row.end.begin();
+    // Zero-length slices exactly at t0 are still shown.
+    while (i > 0 && row.end[i - 1] == q.t0 && row.start[i - 1] == q.t0) --i;
+    while (i < n && row.start[i] < q.t1) {
+      const int64_t dur = row.end[i] - row.start[i];
+      if (static_cast<double>(dur) >= scale.min_dur) {
+        emit(r, row.start[i], dur, row.ids[i], 1, dur);
+        ++i;
+        continue;
+      }
+      const int64_t limit = row.start[i] + scale.px_ns;
+      size_t j = std::lower_bound(row.start.begin() + i + 1, row.start.begin() + n, limit) -
+                 row.start.begin();
+      // Only the block's last slice can be wide (the others end before the next one starts,
+      // inside the same pixel); keep it as itself.
+      if (j - 1 > i && static_cast<double>(row.end[j - 1] - row.start[j - 1]) >= scale.min_dur) {
+        --j;
+      }
+      if (j == i + 1) {
+        emit(r, row.start[i], dur, row.ids[i], 1, dur);
+      } else {
+        emit(r, row.start[i], row.end[j - 1] - row.start[i], row.ids[i], j - i,
+             row.busy[j] - row.busy[i]);
+      }
+      i = j;
+    }
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+// A counter lane's samples in buckets of a pixel: [ts, min, max, last], from the sample in force
+// at t0 to the first bucket starting at or after t1.
+void TraceIndex::WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q,
+                                    const ViewportScale& scale, JsonWriter* w) const {
+  const Lane& lane = lanes_[lane_id];
+  const auto& ts = lane.counter_ts;
+  const auto& v = lane.counter_value;
+  w->BeginObject();
+  w->Field("lane", lane_id);
+  w->Key("points");
+  w->BeginArray();
+  size_t i = std::upper_bound(ts.begin(), ts.end(), q.t0) - ts.begin();
+  if (i > 0) --i;  // the sample in force at t0
+  while (i < ts.size()) {
+    const int64_t bucket_end = std::max(ts[i] + 1, ts[i] + scale.px_ns);
+    double lo = v[i], hi = v[i];
+    const int64_t bucket_ts = ts[i];
+    size_t j = i + 1;
+    for (; j < ts.size() && ts[j] < bucket_end; ++j) {
+      lo = std::min(lo, v[j]);
+      hi = std::max(hi, v[j]);
+    }
+    w->BeginArray();
+    w->Int(bucket_ts);
+    w->Double(lo);
+    w->Double(hi);
+    w->Double(v[j - 1]);
+    w->EndArray();
+    if (bucket_ts >= q.t1) break;
+    i = j;
+  }
   w->EndArray();
   w->EndObject();
 }

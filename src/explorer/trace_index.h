@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "explorer/memory_lanes.h"
 #include "opscope/trace.h"
 #include "trace/json_writer.h"
 
@@ -33,14 +34,24 @@ enum class LaneGroup : uint8_t {
   kHardware,     // device executions: nc_exec_running, CUDA streams
   kEngines,      // engine instruction lanes and DMA queues
   kCounters,     // counter series
+  kMemory,       // allocated / reserved bytes per device; written nested at the top of kHardware
 };
-inline constexpr int kNumLaneGroups = 6;
+inline constexpr int kNumLaneGroups = 7;
 std::string_view LaneGroupKey(LaneGroup group);  // "framework", "interaction", ...
 
 // What a lane holds, within its group: a host thread's ops, its Python stack (python_function
 // frames, drawn apart so deep stacks do not push the ops down), its copies and syncs, or its
-// runtime calls; a device stream; an engine or DMA queue; a counter series.
-enum class LaneRole : uint8_t { kOps, kPython, kInteraction, kRuntime, kStream, kEngine, kCounter };
+// runtime calls; a device stream; an engine or DMA queue; a counter series; a device's memory.
+enum class LaneRole : uint8_t {
+  kOps,
+  kPython,
+  kInteraction,
+  kRuntime,
+  kStream,
+  kEngine,
+  kCounter,
+  kMemory
+};
 std::string_view LaneRoleKey(LaneRole role);  // "ops", "python", ...
 
 // One row of non-overlapping slices, sorted by start. Times in ns.
@@ -63,6 +74,7 @@ struct Lane {
   std::vector<LaneRow> rows;        // slice lanes: one per depth
   std::vector<int64_t> counter_ts;  // counter lanes: samples sorted by time
   std::vector<double> counter_value;
+  uint32_t memory_device = kNone;  // memory lanes: the device's index in MemoryLanes
   size_t num_events = 0;
   int64_t sort_key[5] = {0, 0, 0, 0, 0};
 };
@@ -88,12 +100,18 @@ class TraceIndex {
   uint32_t LaneOf(uint32_t slice) const { return slice_lane_[slice]; }
   uint32_t DepthOf(uint32_t slice) const { return slice_depth_[slice]; }
 
-  // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}.
+  // The memory timeline of `opscope report --memory`, one lane per device.
+  const MemoryLanes& memory() const { return memory_; }
+
+  // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}. Memory lanes are a group
+  // {"key":"memory","top":true,...} in "groups" of the hardware group (drawn above its lanes);
+  // each memory lane carries "memory" (MemoryLanes::WriteDevice).
   void WriteLanes(JsonWriter* w) const;
   // {"t0","t1","ns_per_px","strings":[...],"lanes":[{"lane","items":[[ts,dur,row,name,id,count,
-  //  ext,busy_ns,kind],...]}], "counters":[{"lane","points":[[ts,min,max,last],...]}]}. A merged
-  // block has count > 1 and the id, name, External id and kind of its first slice; `kind`
-  // indexes the "kinds" list of WriteLanes.
+  //  ext,busy_ns,kind],...]}], "counters":[{"lane","points":[[ts,min,max,last],...]}],
+  //  "memory":[{"lane","points":[MemoryLanes::WritePoints]}]}. A merged block has count > 1 and
+  // the id, name, External id and kind of its first slice; `kind` indexes the "kinds" list of
+  // WriteLanes.
   void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
   // Box selection: per name count and time (clipped to the range) of slices in `lanes` that
   // overlap [t0, t1); at most `limit` names, most time first.
@@ -138,12 +156,26 @@ class TraceIndex {
   // Stacks a lane's slices (in time order) into rows by nesting depth.
   void StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane);
   void BuildCounterLanes();
+  void BuildMemoryLanes();
+  void ComputeExtent();
+  // WriteLanes' parts: the trace's header, one lane, one group (`g`'s lanes).
+  void WriteTraceHeader(JsonWriter* w) const;
+  void WriteLane(uint32_t lane_id, JsonWriter* w) const;
+  void WriteGroup(LaneGroup g, JsonWriter* w) const;
+  // WriteViewport's parts, one lane each; `scale` holds the query's pixel size.
+  struct ViewportScale;
+  class NameTable;
+  void WriteSliceItems(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
+                       NameTable* names, JsonWriter* w) const;
+  void WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
+                          JsonWriter* w) const;
   void TitleLanes();
   std::string LaneTitle(const Lane& lane, bool prefix_process) const;
   static std::vector<uint32_t> Lookup(const std::vector<std::pair<int64_t, uint32_t>>& map,
                                       int64_t key);
 
   const Trace& trace_;
+  const MemoryLanes memory_;
   std::vector<Lane> lanes_;
   std::vector<uint32_t> slice_lane_;
   std::vector<uint16_t> slice_depth_;

@@ -195,6 +195,9 @@ TEST_F(ExplorerApiTest, BadParametersGet400) {
   Get("/api/trace/0/search?q=" + std::string(300, 'a'), 400);
   Get("/api/trace/0/select?limit=0", 400);
   Get("/api/trace/0/ops?shapes=2", 400);
+  Get("/api/trace/0/memory?samples=2", 400);
+  Get("/api/trace/0/memory?samples=yes", 400);
+  Get("/api/trace/7/memory", 400);
   Get("/api/diff?a=0&b=5", 400);
   Get("/api/nothing", 404);
 }

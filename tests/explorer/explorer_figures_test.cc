@@ -276,6 +276,64 @@ TEST_F(ExplorerFiguresTest, DiffRowsAreTheReportsRows) {
   }
 }
 
+// /api/trace/N/memory?samples=1 is `report --memory --json`'s "memory", and each memory lane
+// carries its device's peak, peak time and holders; a whole-trace viewport draws the peak
+// exactly, in the bucket that holds the peak's time. Both MI300 fixtures have [memory] events.
+TEST_F(ExplorerFiguresTest, MemoryLanesAreTheReportsMemoryTimeline) {
+  int with_memory = 0;
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const std::string cli = Cli("report --memory --json '" + files_[i] + "'");
+    simdjson::dom::parser pc, pa, pl, pv;
+    element c, a, l, v;
+    ASSERT_EQ(pc.parse(cli).get(c), simdjson::SUCCESS) << files_[i];
+    ASSERT_EQ(pa.parse(Api(fmt::format("/api/trace/{}/memory?samples=1", i))).get(a),
+              simdjson::SUCCESS);
+    std::string why;
+    EXPECT_TRUE(SameJson(a, c["memory"], "memory", &why)) << files_[i] << ": " << why;
+    simdjson::dom::array devices = c["memory"]["devices"];
+    if (devices.size() == 0) continue;
+    ++with_memory;
+    // The memory lanes: the hardware group's nested "memory" group, in the report's order.
+    ASSERT_EQ(pl.parse(Api(fmt::format("/api/trace/{}/lanes", i))).get(l), simdjson::SUCCESS);
+    std::vector<element> lanes;
+    for (element g : simdjson::dom::array(l["groups"])) {
+      if (std::string_view(g["key"]) != "hardware") continue;
+      for (element n : simdjson::dom::array(g["groups"])) {
+        for (element lane : simdjson::dom::array(n["lanes"])) lanes.push_back(lane);
+      }
+    }
+    ASSERT_EQ(lanes.size(), devices.size()) << files_[i];
+    for (size_t d = 0; d < lanes.size(); ++d) {
+      element dev = devices.at(d), m = lanes[d]["memory"];
+      EXPECT_EQ(std::string_view(lanes[d]["title"]),
+                "Memory: " + std::string(std::string_view(dev["device"])));
+      for (const char* key : {"peak_allocated", "peak_ts_ns", "peak_reserved"}) {
+        EXPECT_EQ(int64_t(m[key]), int64_t(dev[key])) << files_[i] << " " << key;
+      }
+      EXPECT_TRUE(SameJson(m["holders_at_peak"], dev["holders_at_peak"], "holders", &why))
+          << files_[i] << ": " << why;
+      // The whole trace in 800 px: the highest bucket is the peak, and holds its time.
+      const int64_t lane = int64_t(lanes[d]["id"]);
+      ASSERT_EQ(
+          pv.parse(Api(fmt::format("/api/trace/{}/viewport?width=800&lanes={}", i, lane))).get(v),
+          simdjson::SUCCESS);
+      simdjson::dom::array points = v["memory"].at(0)["points"];
+      int64_t highest = INT64_MIN;
+      size_t at = 0;
+      for (size_t k = 0; k < points.size(); ++k) {
+        const int64_t hi = int64_t(points.at(k).at(2));
+        if (hi > highest) highest = hi, at = k;
+      }
+      EXPECT_EQ(highest, int64_t(dev["peak_allocated"])) << files_[i];
+      EXPECT_LE(int64_t(points.at(at).at(0)), int64_t(dev["peak_ts_ns"])) << files_[i];
+      if (at + 1 < points.size()) {
+        EXPECT_GT(int64_t(points.at(at + 1).at(0)), int64_t(dev["peak_ts_ns"])) << files_[i];
+      }
+    }
+  }
+  EXPECT_GE(with_memory, 2) << "both MI300 fixtures have [memory] events";
+}
+
 TEST_F(ExplorerFiguresTest, FindingsCiteTheFigures) {
   for (size_t i = 0; i < files_.size(); ++i) {
     const std::string api = Api(fmt::format("/api/trace/{}/summary", i));
