@@ -47,8 +47,9 @@ struct ImportOptions {
   // Parse events in batches, one parser pass over many events (fast). false parses each event
   // alone; the result is the same, which the fuzz target checks.
   bool batch_events = true;
-  // Threads that import events: 0 = the cores available, from the first 8 MiB of JSON on (a
-  // smaller trace imports on the calling thread alone, which is faster there); 1 = the calling
+  // Threads that import events: 0 = the cores available that the machine's load leaves free (1
+  // when fewer than 3 are), from the first 32 MiB of JSON on (a smaller trace imports on the
+  // calling thread alone, which is faster there); 1 = the calling
   // thread alone; N >= 2 = the calling thread reads and parses, one thread turns events into the
   // model in stream order, N - 2 more parse. The result (trace, stats, warnings and their order)
   // is the same for every count.

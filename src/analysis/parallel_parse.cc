@@ -1,14 +1,43 @@
 // Parallel traceEvents parsing, delivered in stream order (see parallel_parse.h).
 #include "analysis/parallel_parse.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 namespace opscope::analysis {
+
+int ResolveImportThreads(int requested, int cores, double load_average) {
+  if (requested > 0) return requested;
+  cores = std::max(cores, 1);
+  // Our own thread is part of the load when it runs: a core it occupies is still ours.
+  const double busy = std::max(0.0, load_average - 1.0);
+  const int free_cores =
+      std::clamp(static_cast<int>(std::floor(static_cast<double>(cores) - busy + 0.5)), 1, cores);
+  return free_cores >= kMinDefaultThreads ? free_cores : 1;
+}
+
+int ImportThreadsNow(int requested) {
+  if (requested > 0) return requested;
+  int cores = 0;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
+#endif
+  if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
+  double load = 0;
+  if (getloadavg(&load, 1) != 1) load = 0;
+  return ResolveImportThreads(requested, cores, load);
+}
 
 // Batches copied out of the stream, and what parsing them said. Chunks are reused (Reset keeps
 // every buffer's capacity): fresh memory for each chunk cost a page fault per 4 KiB of records.

@@ -45,6 +45,16 @@
 
 namespace opscope::analysis {
 
+// ImportOptions::threads resolved. `requested` > 0 is honoured as given. 0 (the default) is the
+// cores this process may run on (`cores`) that the machine's load (`load_average`, the 1-minute
+// run-queue average) leaves free, counting the calling thread's own core; fewer than
+// kMinDefaultThreads of them is 1 thread: the parallel import only pays when it has cores to itself
+// (on a machine whose other cores are busy, threads add CPU and hand-offs and gain nothing).
+inline constexpr int kMinDefaultThreads = 3;
+int ResolveImportThreads(int requested, int cores, double load_average);
+// ResolveImportThreads with this process's cores (sched_getaffinity) and the load average now.
+int ImportThreadsNow(int requested);
+
 class ParallelEventParser {
  public:
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses

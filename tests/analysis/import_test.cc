@@ -14,6 +14,7 @@
 #include "analysis/byte_source.h"
 #include "analysis/json_stream.h"
 #include "analysis/number_text.h"
+#include "analysis/parallel_parse.h"
 #include "analysis/slice_stage.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
@@ -688,6 +689,24 @@ TEST(ImportTest, BatchedAndPerEventParsesAgree) {
 
 namespace opscope {
 namespace {
+
+// The default thread count takes only cores the load leaves free, and one thread unless it gets at
+// least three; an explicit count is honoured whatever the load.
+TEST(ImportThreadsTest, DefaultTakesFreeCoresExplicitIsHonoured) {
+  using analysis::ResolveImportThreads;
+  EXPECT_EQ(ResolveImportThreads(0, 2, 0.0), 1);    // 2 cores: below the minimum
+  EXPECT_EQ(ResolveImportThreads(0, 16, 0.2), 16);  // idle: every core
+  EXPECT_EQ(ResolveImportThreads(0, 16, 1.0), 16);  // the load is (about) the caller itself
+  EXPECT_EQ(ResolveImportThreads(0, 16, 9.0), 8);
+  EXPECT_EQ(ResolveImportThreads(0, 16, 15.0), 1);  // one free core
+  EXPECT_EQ(ResolveImportThreads(0, 4, 40.0), 1);
+  EXPECT_EQ(ResolveImportThreads(0, 0, 0.0), 1);
+  EXPECT_EQ(ResolveImportThreads(2, 16, 40.0), 2);
+  EXPECT_EQ(ResolveImportThreads(1, 64, 0.0), 1);
+  EXPECT_EQ(ResolveImportThreads(8, 2, 0.0), 8);
+  EXPECT_GE(analysis::ImportThreadsNow(0), 1);
+  EXPECT_EQ(analysis::ImportThreadsNow(3), 3);
+}
 
 // Staged slices come out grouped by track, in insertion order within each track, none lost,
 // across chunk boundaries; slices without a valid track come last.
