@@ -51,6 +51,8 @@ class EventSink {
   virtual void Add(const EventFields& event) = 0;
   // The entry is skipped; `why` does not name it (the sink knows which entry it is).
   virtual void Skip(std::string_view why) = 0;
+  // The batch the calls came from is done (its text may change after this returns).
+  virtual void Flush() {}
 };
 
 class EventParser {

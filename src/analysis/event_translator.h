@@ -12,17 +12,22 @@
 // are skipped with a warning through the ImportLog. Slices are staged per track (SliceStage) and
 // handed to the trace by Finish(), which also finalizes it.
 //
-// `trace` and `log` must outlive the translator. Not thread-safe.
+// Translation is in two steps (chunk_translation.h): a ChunkTranslator turns a run of entries into
+// chunk-local records on any thread, and Merge, called in stream order, remaps them to the trace's
+// ids and adds them. As an EventSink the translator does both on the calling thread, a batch at a
+// time (Flush), so one thread and many take the same path.
+//
+// `trace` and `log` must outlive the translator. Not thread-safe: Merge and the EventSink calls
+// come from one thread at a time.
 #ifndef OPSCOPE_ANALYSIS_EVENT_TRANSLATOR_H_
 #define OPSCOPE_ANALYSIS_EVENT_TRANSLATOR_H_
-
-#include <simdjson.h>
 
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/chunk_translation.h"
 #include "analysis/event_category.h"
 #include "analysis/event_parser.h"
 #include "analysis/import_log.h"
@@ -41,11 +46,20 @@ class EventTranslator final : public EventSink {
         log_(log),
         stats_(log->stats()),
         strings_(trace),
-        tracks_(trace) {}
+        tracks_(trace),
+        own_(options) {
+    own_.Start(&pending_);
+  }
 
-  void Begin(uint64_t offset) override { log_->BeginEvent(offset); }
-  void Add(const EventFields& f) override;
-  void Skip(std::string_view why) override { log_->SkipEvent(why); }
+  // One thread: entries are translated into pending_ and merged by Flush.
+  void Begin(uint64_t offset) override { own_.Begin(offset); }
+  void Add(const EventFields& f) override { own_.Add(f); }
+  void Skip(std::string_view why) override { own_.Skip(why); }
+  // Merges what was translated since the last Flush (before the batch's text changes).
+  void Flush() override;
+
+  // Adds a chunk's records to the trace, after every chunk before it in the stream.
+  void Merge(const ChunkTranslation& chunk);
   // What the categories seen say of the device; the document reader adds what it says itself.
   DeviceFamily& device_family() { return device_family_; }
   // Ends the import: "B" events never ended are kept with dur 0 (and a warning); the device type,
@@ -54,16 +68,13 @@ class EventTranslator final : public EventSink {
   void Finish();
 
  private:
-  void AddComplete(const EventFields& f);
-  void AddBeginEnd(const EventFields& f);
-  void AddInstant(const EventFields& f);
-  void AddCounter(const EventFields& f);
-  void AddFlow(const EventFields& f);
-  void AddMetadata(const EventFields& f);
-  // ts (and dur when `need_dur`) in ns; false (the event skipped) when missing or out of range.
-  bool ReadTimes(const EventFields& f, int64_t* ts, int64_t* dur, bool need_dur);
-  // The kind of a category, decided once per distinct category.
-  ActivityKind KindOf(StringId cat, std::string_view text);
+  // Trace ids of the chunk's strings, processes and tracks (in the chunk's first-use order).
+  void MapIds(const ChunkTranslation& chunk);
+  // The chunk's notes with local index below `entry`, from `*next` on, to the log.
+  void ReplayNotes(const ChunkTranslation& chunk, uint64_t entry, size_t* next);
+  void MergeSlices(const ChunkTranslation& chunk, size_t* next_note);
+  // A "B" or "E" marker, matched against the open "B"s of its track.
+  void MatchBeginEnd(Slice s);
 
   Trace* trace_;
   const ImportOptions& options_;
@@ -72,8 +83,12 @@ class EventTranslator final : public EventSink {
   InternCache strings_;
   TrackMap tracks_;
   DeviceFamily device_family_;
-  SliceStage stage_;                        // slices per track until Finish hands them to the trace
-  simdjson::ondemand::parser args_parser_;  // counter and metadata args
+  ChunkTranslator own_;       // the calling thread's translator
+  ChunkTranslation pending_;  // own_'s records not yet merged
+  SliceStage stage_;          // slices per track until Finish hands them to the trace
+  // Per chunk: trace ids by local id.
+  std::vector<StringId> string_map_;
+  std::vector<uint32_t> process_map_, track_map_, args_map_;
   std::unordered_map<StringId, ActivityKind> kind_by_cat_;
   std::unordered_map<uint32_t, std::vector<Slice>> open_begins_;  // per track, "B" not yet ended
 };

@@ -18,24 +18,22 @@ class ImportLog {
  public:
   ImportLog(ImportStats* stats, size_t max_messages) : stats_(stats), max_messages_(max_messages) {}
 
-  // Counts the next traceEvents entry, which starts at byte `offset` of the JSON stream.
-  void BeginEvent(uint64_t offset) {
-    ++stats_->events;
-    event_offset_ = offset;
-  }
-  // Index in traceEvents of the entry being read.
-  uint64_t event_index() const { return stats_->events - 1; }
-
   // Records a warning; `skipped` counts the current event as skipped.
   void Warn(std::string message, bool skipped) {
     if (skipped) ++stats_->skipped;
     if (stats_->warnings.size() < max_messages_) stats_->warnings.push_back(std::move(message));
   }
-  // Skips the current event: "traceEvents entry N at byte B: WHY; event skipped".
-  void SkipEvent(std::string_view why) {
-    Warn("traceEvents entry " + std::to_string(event_index()) + " at byte " +
-             std::to_string(event_offset_) + ": " + std::string(why) + "; event skipped",
-         true);
+  // A warning about traceEvents entry `index` at byte `offset`: when `skipped`, "traceEvents entry
+  // N at byte B: WHY; event skipped" (and counted), else "traceEvents entry N: WHY".
+  void NoteEvent(uint64_t index, uint64_t offset, std::string_view why, bool skipped) {
+    std::string head = "traceEvents entry " + std::to_string(index);
+    if (skipped) {
+      Warn(
+          head + " at byte " + std::to_string(offset) + ": " + std::string(why) + "; event skipped",
+          true);
+    } else {
+      Warn(head + ": " + std::string(why), false);
+    }
   }
 
   ImportStats& stats() { return *stats_; }
@@ -43,7 +41,6 @@ class ImportLog {
  private:
   ImportStats* stats_;
   size_t max_messages_;
-  uint64_t event_offset_ = 0;  // stream offset of the event being read
 };
 
 }  // namespace opscope::analysis

@@ -22,9 +22,9 @@ class InternCache {
  public:
   explicit InternCache(Trace* trace) : trace_(trace), slots_(kSlots) {}
 
-  // trace->Intern(s), usually without touching the string table.
-  StringId Intern(std::string_view s) {
-    if (s.empty()) return 0;
+  // The slot of `s` in a table of 2^bits slots: length and the first, middle and last 8 bytes
+  // (every byte of short strings), multiplicatively hashed.
+  static size_t SlotOf(std::string_view s, int bits) {
     uint64_t key = s.size() * 0x9E3779B97F4A7C15ull;
     if (s.size() >= 8) {
       uint64_t head = 0, middle = 0, tail = 0;
@@ -38,7 +38,13 @@ class InternCache {
       for (char c : s) key = (key ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
     }
     key = (key ^ (key >> 32)) * 0x9E3779B97F4A7C15ull;
-    Slot& e = slots_[key >> (64 - kBits)];
+    return static_cast<size_t>(key >> (64 - bits));
+  }
+
+  // trace->Intern(s), usually without touching the string table.
+  StringId Intern(std::string_view s) {
+    if (s.empty()) return 0;
+    Slot& e = slots_[SlotOf(s, kBits)];
     if (e.id != kNone && e.text.size() == s.size() &&
         std::memcmp(e.text.data(), s.data(), s.size()) == 0) {
       return e.id;

@@ -39,8 +39,8 @@ int ImportThreadsNow(int requested) {
   return ResolveImportThreads(requested, cores, load);
 }
 
-// Batches copied out of the stream, and what parsing them said. Chunks are reused (Reset keeps
-// every buffer's capacity): fresh memory for each chunk cost a page fault per 4 KiB of records.
+// Batches copied out of the stream, and their translation. Chunks are reused (Reset keeps every
+// buffer's capacity): fresh memory for each chunk cost a page fault per 4 KiB of records.
 struct ParallelEventParser::Chunk {
   struct OwnedBatch {
     std::unique_ptr<char[]> text;  // the batch's array, then JsonStream::kPadding zero bytes
@@ -48,33 +48,16 @@ struct ParallelEventParser::Chunk {
     size_t size = 0;               // of the array
     JsonStream::Batch batch;       // views into `text`
   };
-  struct Entry {
-    uint64_t offset;  // stream offset of the entry
-    uint32_t index;   // into events, or into skips when `skipped`
-    bool skipped;
-  };
   std::vector<OwnedBatch> batches;  // the first `used_batches` are this chunk's
   size_t used_batches = 0;
   size_t bytes = 0;
-  std::vector<Entry> entries;
-  std::vector<EventFields> events;  // views into `batches` and `strings`
-  std::vector<std::string> skips;
-  // Unescaped strings (simdjson writes them into its parser, which the next batch reuses), in
-  // blocks that never move.
-  std::vector<std::unique_ptr<char[]>> strings;
-  size_t block_size = 0;  // of the last block
-  size_t block_used = 0;
-  bool parsed = false;  // guarded by the parser's mu_
+  ChunkTranslation translation;  // views into `batches`
+  bool parsed = false;           // guarded by the parser's mu_
 
   // Empties the chunk for reuse, keeping its buffers.
   void Reset() {
     used_batches = 0;
     bytes = 0;
-    entries.clear();
-    events.clear();
-    skips.clear();
-    strings.clear();
-    block_size = block_used = 0;
     parsed = false;
   }
   // The next batch slot, with room for `n` bytes of text and the padding.
@@ -89,59 +72,16 @@ struct ParallelEventParser::Chunk {
     b.batch.elements.clear();
     return b;
   }
-  // A copy of `s` that lives as long as the chunk.
-  std::string_view Keep(std::string_view s) {
-    constexpr size_t kBlock = 64u << 10;
-    if (strings.empty() || s.size() > block_size - block_used) {
-      block_size = std::max(kBlock, s.size());
-      block_used = 0;
-      strings.push_back(std::make_unique<char[]>(block_size));
-    }
-    char* const at = strings.back().get() + block_used;
-    std::memcpy(at, s.data(), s.size());
-    block_used += s.size();
-    return std::string_view(at, s.size());
-  }
 };
 
-// Records a parser's calls into a chunk.
-class ParallelEventParser::Recorder final : public EventSink {
- public:
-  explicit Recorder(Chunk* chunk) : c_(*chunk) {}
-  // The batch being parsed: views into its text stay valid with the chunk.
-  void SetBatch(std::string_view text) { text_ = text; }
-  void Begin(uint64_t offset) override { offset_ = offset; }
-  void Add(const EventFields& event) override {
-    c_.entries.push_back({offset_, static_cast<uint32_t>(c_.events.size()), false});
-    EventFields& f = c_.events.emplace_back(event);
-    for (std::string_view* s :
-         {&f.ph, &f.name, &f.cat, &f.bp, &f.scope, &f.pid_text, &f.tid_text}) {
-      if (!s->empty() && !InBatch(*s)) *s = c_.Keep(*s);
-    }
-  }
-  void Skip(std::string_view why) override {
-    c_.entries.push_back({offset_, static_cast<uint32_t>(c_.skips.size()), true});
-    c_.skips.emplace_back(why);
-  }
-
- private:
-  bool InBatch(std::string_view s) const {
-    return s.data() >= text_.data() && s.data() + s.size() <= text_.data() + text_.size();
-  }
-
-  Chunk& c_;
-  std::string_view text_;
-  uint64_t offset_ = 0;
-};
-
-ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads,
-                                         uint64_t start_after_bytes)
+ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventTranslator* translator,
+                                         int threads, uint64_t start_after_bytes)
     : options_(options),
-      sink_(sink),
+      translator_(translator),
       threads_(threads < 2 ? 2 : threads),
       start_after_bytes_(start_after_bytes),
       max_in_flight_(static_cast<size_t>(threads_) + 1),
-      own_parser_(options) {}
+      own_(options) {}
 
 ParallelEventParser::~ParallelEventParser() {
   {
@@ -235,7 +175,7 @@ void ParallelEventParser::WorkUntil(Done done) {
       }
     }
     if (parse != nullptr) {
-      ParseChunk(parse, &own_parser_);
+      ParseChunk(parse, &own_);
     } else {
       Deliver(*deliver);
       Recycle(std::move(deliver));
@@ -248,16 +188,7 @@ void ParallelEventParser::Drain() {
   WorkUntil([this] { return in_flight_ == 0; });
 }
 
-void ParallelEventParser::Deliver(const Chunk& chunk) {
-  for (const Chunk::Entry& e : chunk.entries) {
-    sink_->Begin(e.offset);
-    if (e.skipped) {
-      sink_->Skip(chunk.skips[e.index]);
-    } else {
-      sink_->Add(chunk.events[e.index]);
-    }
-  }
-}
+void ParallelEventParser::Deliver(const Chunk& chunk) { translator_->Merge(chunk.translation); }
 
 void ParallelEventParser::Recycle(std::unique_ptr<Chunk> chunk) {
   chunk->Reset();
@@ -282,7 +213,7 @@ void ParallelEventParser::Guarded(Body body) {
 }
 
 void ParallelEventParser::HandOverLoop() {
-  EventParser parser(options_);
+  Worker worker(options_);
   for (;;) {
     Chunk* parse = nullptr;
     std::unique_ptr<Chunk> deliver;
@@ -301,7 +232,7 @@ void ParallelEventParser::HandOverLoop() {
       }
     }
     if (parse != nullptr) {
-      ParseChunk(parse, &parser);
+      ParseChunk(parse, &worker);
       continue;
     }
     Deliver(*deliver);
@@ -311,7 +242,7 @@ void ParallelEventParser::HandOverLoop() {
 }
 
 void ParallelEventParser::WorkerLoop() {
-  EventParser parser(options_);
+  Worker worker(options_);
   for (;;) {
     Chunk* chunk = nullptr;
     {
@@ -321,16 +252,14 @@ void ParallelEventParser::WorkerLoop() {
       chunk = queue_.front();
       queue_.pop_front();
     }
-    ParseChunk(chunk, &parser);
+    ParseChunk(chunk, &worker);
   }
 }
 
-void ParallelEventParser::ParseChunk(Chunk* chunk, EventParser* parser) {
-  Recorder recorder(chunk);
+void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
+  worker->translator.Start(&chunk->translation);
   for (size_t i = 0; i < chunk->used_batches; ++i) {
-    const Chunk::OwnedBatch& b = chunk->batches[i];
-    recorder.SetBatch(std::string_view(b.text.get(), b.size));
-    parser->Parse(b.batch, &recorder);
+    worker->parser.Parse(chunk->batches[i].batch, &worker->translator);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,13 +1,13 @@
 // Parsing and translating traceEvents on several threads with the same result as one.
 //
 // The reading thread hands batches of complete events (JsonStream::ReadElements) to Submit, which
-// copies them into chunks of about ImportOptions::chunk_bytes. Chunks are parsed whole, each by one
-// thread with its own EventParser, into a record of what the parser said: for every entry, its
-// offset and its fields or the reason it was skipped. One hand-over thread gives the records to the
-// sink (the translator: interning, tracks, args, staging) in stream order, so the sink sees exactly
-// the calls a single-threaded parse makes, in the same order: same model, same warnings, same
-// string ids. The translator is the costliest stage, so it runs beside the reading thread instead
-// of after it.
+// copies them into chunks of about ImportOptions::chunk_bytes. Chunks are parsed and translated
+// whole, each by one thread with its own EventParser and ChunkTranslator, into chunk-local records
+// (chunk_translation.h). One hand-over thread merges the chunks into the trace model
+// (EventTranslator::Merge) in stream order: local string ids, tracks and arg handles become the
+// trace's in the order a one-thread import creates them, and warnings get their global entry
+// index, so the result is the same for every thread count. The merge is a remap and a copy; the
+// translation (numbers, names, shapes, tracks) runs on every thread.
 //
 // With `threads` = N: the reading thread, the hand-over thread and N - 2 parse workers. The reading
 // thread parses a chunk itself whenever more chunks wait than there are parse workers (with N = 2,
@@ -24,9 +24,9 @@
 // An exception in any thread (std::bad_alloc above all) stops the others and is rethrown on the
 // reading thread by the next Submit or Drain, so the importer reports it like one on one thread.
 //
-// Not thread-safe: Submit and Drain are called from one thread. The sink is called from one thread
-// at a time (the hand-over thread, or the reading thread); once Drain returns, all calls to it
-// happen-before Drain's return.
+// Not thread-safe: Submit and Drain are called from one thread. The translator's Merge is called
+// from one thread at a time (the hand-over thread, or the reading thread); once Drain returns, all
+// calls to it happen-before Drain's return.
 #ifndef OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 #define OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 
@@ -39,7 +39,9 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/chunk_translation.h"
 #include "analysis/event_parser.h"
+#include "analysis/event_translator.h"
 #include "analysis/json_stream.h"
 #include "opscope/analysis.h"
 
@@ -59,8 +61,8 @@ class ParallelEventParser {
  public:
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
-  // `options` and `sink` must outlive the parser.
-  ParallelEventParser(const ImportOptions& options, EventSink* sink, int threads,
+  // `options` and `translator` must outlive the parser.
+  ParallelEventParser(const ImportOptions& options, EventTranslator* translator, int threads,
                       uint64_t start_after_bytes = 0);
   ParallelEventParser(const ParallelEventParser&) = delete;
   ParallelEventParser& operator=(const ParallelEventParser&) = delete;
@@ -84,7 +86,12 @@ class ParallelEventParser {
 
  private:
   struct Chunk;
-  class Recorder;
+  // What each thread parses and translates with.
+  struct Worker {
+    explicit Worker(const ImportOptions& options) : parser(options), translator(options) {}
+    EventParser parser;
+    ChunkTranslator translator;
+  };
 
   // Sends the chunk being filled on, then works (parses, hands over) until fewer than the bound
   // are in flight.
@@ -100,19 +107,19 @@ class ParallelEventParser {
   void Recycle(std::unique_ptr<Chunk> chunk);
   void HandOverLoop();
   void WorkerLoop();
-  void ParseChunk(Chunk* chunk, EventParser* parser);
+  void ParseChunk(Chunk* chunk, Worker* worker);
   // Runs `body` on a thread; an exception from it is kept for the reading thread and stops all.
   template <typename Body>
   void Guarded(Body body);
 
   const ImportOptions& options_;
-  EventSink* sink_;
+  EventTranslator* translator_;
   int threads_;
   uint64_t start_after_bytes_;
   size_t max_in_flight_;
   size_t peak_in_flight_ = 0;
   size_t dispatched_ = 0;
-  EventParser own_parser_;          // the reading thread's
+  Worker own_;                      // the reading thread's
   std::unique_ptr<Chunk> filling_;  // the chunk Submit is filling
   std::mutex mu_;
   std::condition_variable work_cv_;   // a chunk was queued, or stop_ / error_

@@ -193,6 +193,7 @@ Status TraceDocumentReader::ReadEventBatches() {
       parallel_->Submit(batch);
     } else {
       parser_.Parse(batch, sink_);
+      sink_->Flush();
     }
     if (end) return Status::Ok();
   }
