@@ -120,7 +120,18 @@ void ParallelEventParser::Submit(const JsonStream::Batch& batch) {
   }
   owned.batch.offsets = batch.offsets;
   filling_->bytes += n;
-  if (filling_->bytes >= options_.chunk_bytes) Dispatch();
+  json_read_ =
+      batch.offsets.empty() ? json_read_ + n : batch.offsets.back() + batch.elements.back().size();
+  if (filling_->bytes >= ChunkBytesNow()) Dispatch();
+}
+
+size_t ParallelEventParser::ChunkBytesNow() const {
+  // Chunks in flight (each ~1.5x its JSON with its translation and batch buffers) stay within
+  // about 1/20 of the JSON read so far: a trace of a few MB at 8 threads would otherwise hold
+  // 10 full chunks, a third of its size.
+  const uint64_t share = json_read_ / (32 * (static_cast<uint64_t>(max_in_flight_) + 1));
+  return std::min<size_t>(options_.chunk_bytes,
+                          std::max<size_t>(kMinChunkBytes, static_cast<size_t>(share)));
 }
 
 void ParallelEventParser::Dispatch() {

@@ -19,7 +19,9 @@
 // At most N + 1 chunks are in flight (queued, being parsed, parsed and not yet handed over, or
 // being handed over); Submit blocks past that, parsing waiting chunks meanwhile. Handed-over
 // chunks are kept for reuse, so the chunks' memory is bounded by N + 2 chunks (2 x N in flight
-// put the 15 MB fixture's peak memory at 0.60x its JSON size at 2 threads; N + 1 at 0.53x).
+// put the 15 MB fixture's peak memory at 0.60x its JSON size at 2 threads; N + 1 at 0.53x). A
+// chunk is sent on at ImportOptions::chunk_bytes, or sooner while little JSON has been read
+// (ChunkBytesNow): then all chunks together stay near 1/20 of the JSON read, at any thread count.
 //
 // An exception in any thread (std::bad_alloc above all) stops the others and is rethrown on the
 // reading thread by the next Submit or Drain, so the importer reports it like one on one thread.
@@ -59,6 +61,9 @@ int ImportThreadsNow(int requested);
 
 class ParallelEventParser {
  public:
+  // The least a chunk holds before it is sent on (unless ImportOptions::chunk_bytes is less).
+  static constexpr size_t kMinChunkBytes = size_t{32} << 10;
+
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
   // `options` and `translator` must outlive the parser.
@@ -96,6 +101,9 @@ class ParallelEventParser {
   // Sends the chunk being filled on, then works (parses, hands over) until fewer than the bound
   // are in flight.
   void Dispatch();
+  // The size at which the chunk being filled is sent on: ImportOptions::chunk_bytes, less while
+  // little JSON has been read (see the memory bound above).
+  size_t ChunkBytesNow() const;
   // Starts the hand-over thread and the parse workers. Caller holds mu_.
   void StartThreads();
   // The reading thread's share while it waits for `done` (checked under mu_): parse a waiting
@@ -119,6 +127,7 @@ class ParallelEventParser {
   size_t max_in_flight_;
   size_t peak_in_flight_ = 0;
   size_t dispatched_ = 0;
+  uint64_t json_read_ = 0;          // stream offset of the end of the last batch submitted
   Worker own_;                      // the reading thread's
   std::unique_ptr<Chunk> filling_;  // the chunk Submit is filling
   std::mutex mu_;
