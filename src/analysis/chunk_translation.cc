@@ -84,7 +84,7 @@ std::string_view ChunkTranslation::Keep(std::string_view s) {
 }
 
 ChunkTranslator::ChunkTranslator(const ImportOptions& options)
-    : options_(options), string_slots_(size_t{1} << 12) {}
+    : options_(options), string_slots_(size_t{1} << kSlotBits) {}
 
 void ChunkTranslator::Start(ChunkTranslation* out) {
   out_ = out;
@@ -108,7 +108,7 @@ void ChunkTranslator::Start(ChunkTranslation* out) {
 
 StringId ChunkTranslator::Intern(std::string_view s) {
   if (s.empty()) return 0;
-  Slot& e = string_slots_[InternCache::SlotOf(s, 12)];
+  Slot& e = string_slots_[InternCache::SlotOf(s, kSlotBits)];
   if (e.generation == generation_ && e.text.size() == s.size() &&
       std::memcmp(e.text.data(), s.data(), s.size()) == 0) {
     return e.id;

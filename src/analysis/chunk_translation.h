@@ -158,6 +158,8 @@ class ChunkTranslator final : public EventSink {
     StringId id = kNone;
     uint32_t generation = 0;
   };
+  // A chunk uses a few hundred distinct strings at most; every import thread holds one table.
+  static constexpr int kSlotBits = 10;
   IdKey KeyOf(int64_t number, std::string_view text);
   // A copy of pid or tid text that lives with the translation.
   std::string_view Kept(std::string_view text) {
