@@ -180,17 +180,10 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet) {
   progress.Done();
 }
 
-int RunExplore(const ExploreArgs& args) {
-  ExplorerOptions options;
-  options.host = args.host;
-  options.token = args.token;
-  options.compare = args.paths.size() + (args.synthetic_events > 0 ? 1 : 0) > 1;
-  options.port = args.port >= 0 ? args.port : kDefaultPort;
-  options.fallback_to_any_port = args.port < 0;
-  Explorer explorer(options);
-  const bool job = NamesAJob(args.paths);
+// Every trace file under the paths given (a path that cannot be read is said and skipped).
+std::vector<Opened> FindOpened(const std::vector<std::string>& paths) {
   std::vector<Opened> opened;
-  for (const std::string& path : args.paths) {
+  for (const std::string& path : paths) {
     std::vector<std::string> files;
     if (const Status found = FindTraceFiles(path, &files); !found.ok()) {
       std::fprintf(stderr, "opscope explore: %s\n", found.message().c_str());
@@ -202,21 +195,76 @@ int RunExplore(const ExploreArgs& args) {
       o.file = std::move(file);
     }
   }
-  if (!opened.empty()) ImportAll(&opened, job, args.threads, args.quiet);
+  return opened;
+}
+
+// Hands the imported traces to the Explorer, indexed on every core at once, and for a job its
+// report; says which could not be imported. Returns true when the Explorer shows them as a job.
+bool AddOpened(std::vector<Opened>* opened, bool job, Explorer* explorer) {
   std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
-  for (Opened& o : opened) {
+  std::vector<Explorer::NamedTrace> traces;
+  for (Opened& o : *opened) {
     if (job) summaries.push_back(std::move(o.summary));
     if (!o.status.ok()) {
       std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", o.file.c_str(),
                    o.status.message().c_str());
       continue;
     }
-    const size_t events = o.trace.slices().size();
-    explorer.AddTrace(DisplayName(o.path, o.file), std::move(o.trace), SourceName(o.path, o.file));
-    std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), events, o.seconds,
-                o.stats.skipped ? " (some events skipped, see the trace header)" : "");
+    std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), o.trace.slices().size(),
+                o.seconds, o.stats.skipped ? " (some events skipped, see the trace header)" : "");
+    traces.push_back({DisplayName(o.path, o.file), std::move(o.trace), SourceName(o.path, o.file)});
   }
-  const bool has_job = job && SetJobIfOne(std::move(summaries), &explorer);
+  explorer->AddTraces(std::move(traces));
+  return job && SetJobIfOne(std::move(summaries), explorer);
+}
+
+// Prints where the Explorer serves (and how to reach it from elsewhere).
+void PrintAccess(const Explorer& server, const ExploreArgs& args, bool has_job) {
+  const int port = server.port();
+  if (args.port < 0 && port != kDefaultPort) {
+    std::printf("opscope explore: port %d is in use; serving on port %d instead\n", kDefaultPort,
+                port);
+  }
+  if (has_job) {
+    std::string url = server.Url();
+    url.insert(std::min(url.find('?'), url.size()), "job.html");
+    std::printf("opscope explore: the job's aligned timeline at %s\n", url.c_str());
+  }
+  std::printf("opscope explore: serving %zu trace%s at %s\n", server.num_traces(),
+              server.num_traces() == 1 ? "" : "s", server.Url().c_str());
+  char hostname[256] = "this-host";
+  gethostname(hostname, sizeof(hostname) - 1);
+  if (IsLoopbackHost(args.host)) {
+    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n", port,
+                port, hostname, port);
+  } else {
+    std::printf("access token: %s (required on every request; the URL above carries it)\n",
+                server.token().c_str());
+    if (args.host == "0.0.0.0" || args.host == "::") {
+      std::printf("on the network: http://%s:%d/?token=%s\n", hostname, port,
+                  server.token().c_str());
+    }
+    std::printf(
+        "from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
+        "http://127.0.0.1:%d/?token=%s\n",
+        port, port, hostname, port, server.token().c_str());
+  }
+  std::printf("press Ctrl-C to stop\n");
+  std::fflush(stdout);
+}
+
+int RunExplore(const ExploreArgs& args) {
+  ExplorerOptions options;
+  options.host = args.host;
+  options.token = args.token;
+  options.compare = args.paths.size() + (args.synthetic_events > 0 ? 1 : 0) > 1;
+  options.port = args.port >= 0 ? args.port : kDefaultPort;
+  options.fallback_to_any_port = args.port < 0;
+  Explorer explorer(options);
+  const bool job = NamesAJob(args.paths);
+  std::vector<Opened> opened = FindOpened(args.paths);
+  if (!opened.empty()) ImportAll(&opened, job, args.threads, args.quiet);
+  const bool has_job = AddOpened(&opened, job, &explorer);
   if (args.synthetic_events > 0) {
     explorer::SyntheticTraceOptions synthetic;
     synthetic.target_events = args.synthetic_events;
@@ -228,45 +276,14 @@ int RunExplore(const ExploreArgs& args) {
     std::fprintf(stderr, "opscope explore: no trace could be opened\n");
     return 1;
   }
-  Explorer* server = &explorer;
   InstallStopHandlers();
-  if (const Status started = server->Start(); !started.ok()) {
+  if (const Status started = explorer.Start(); !started.ok()) {
     std::fprintf(stderr, "opscope explore: %s\n", started.message().c_str());
     return 1;
   }
-  const int port = server->port();
-  if (args.port < 0 && port != kDefaultPort) {
-    std::printf("opscope explore: port %d is in use; serving on port %d instead\n", kDefaultPort,
-                port);
-  }
-  if (has_job) {
-    std::string url = server->Url();
-    url.insert(std::min(url.find('?'), url.size()), "job.html");
-    std::printf("opscope explore: the job's aligned timeline at %s\n", url.c_str());
-  }
-  std::printf("opscope explore: serving %zu trace%s at %s\n", server->num_traces(),
-              server->num_traces() == 1 ? "" : "s", server->Url().c_str());
-  char hostname[256] = "this-host";
-  gethostname(hostname, sizeof(hostname) - 1);
-  if (IsLoopbackHost(args.host)) {
-    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n", port,
-                port, hostname, port);
-  } else {
-    std::printf("access token: %s (required on every request; the URL above carries it)\n",
-                server->token().c_str());
-    if (args.host == "0.0.0.0" || args.host == "::") {
-      std::printf("on the network: http://%s:%d/?token=%s\n", hostname, port,
-                  server->token().c_str());
-    }
-    std::printf(
-        "from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
-        "http://127.0.0.1:%d/?token=%s\n",
-        port, port, hostname, port, server->token().c_str());
-  }
-  std::printf("press Ctrl-C to stop\n");
-  std::fflush(stdout);
+  PrintAccess(explorer, args, has_job);
   WaitForStopSignal(args.exit_after_s);
-  const bool all_done = server->Stop(kStopGrace);
+  const bool all_done = explorer.Stop(kStopGrace);
   std::printf("opscope explore: stopped\n");
   std::fflush(stdout);
   // Requests that did not return within the grace period are abandoned with the process rather

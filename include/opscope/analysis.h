@@ -136,7 +136,9 @@ struct OpSummary {
   std::string ToJson() const;
 };
 
-OpSummary ComputeOpSummary(const Trace& trace);
+// `subtree` false leaves subtree_device_ns at 0 and skips its cost (the per-rank summaries of a
+// job need only the direct figures).
+OpSummary ComputeOpSummary(const Trace& trace, bool subtree = true);
 
 // ---------------------------------------------------------------------------------------------
 // Kernel summary (TraceLens kernel_summary): per (parent op, kernel, stream)

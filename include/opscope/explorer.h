@@ -74,6 +74,14 @@ class Explorer {
   // Takes a trace (finalized here if it is not yet) and indexes it. `name` is what the UI shows;
   // `source` is the path it came from (shown, never served). Returns the trace's index.
   size_t AddTrace(std::string name, Trace trace, std::string source = {});
+  // AddTrace of each trace, in order, indexing them on up to `threads` threads at once (0: the
+  // cores available); the same result. Returns the index of the first.
+  struct NamedTrace {
+    std::string name;
+    Trace trace;
+    std::string source;
+  };
+  size_t AddTraces(std::vector<NamedTrace> traces, int threads = 0);
   size_t num_traces() const;
   // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
   // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the

@@ -1,7 +1,8 @@
 // Per-op device time (TraceLens ops_summary), kernel summary and launch statistics.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "analysis/device_activity.h"
 #include "opscope/analysis.h"
@@ -12,11 +13,54 @@ namespace opscope {
 
 using analysis::Interval;
 
-OpSummary ComputeOpSummary(const Trace& trace) {
+namespace {
+
+// One device activity's interval, credited to one op instance (a slice index).
+struct Credit {
+  uint32_t op;
+  Interval iv;
+};
+
+// Sorts `credits` by op instance, then by start, and calls visit(op, activities, union_ns) once
+// per op instance, in increasing op order: the number of its intervals and the length of their
+// union (MergeIntervals + Length, done in the one sorted sweep). Flat pairs sorted once cost one
+// allocation, where a hash map of vectors cost one per op instance.
+template <typename Visit>
+void ForEachOp(std::vector<Credit>* credits, Visit visit) {
+  std::sort(credits->begin(), credits->end(), [](const Credit& a, const Credit& b) {
+    if (a.op != b.op) return a.op < b.op;
+    if (a.iv.begin != b.iv.begin) return a.iv.begin < b.iv.begin;
+    return a.iv.end < b.iv.end;
+  });
+  const std::vector<Credit>& c = *credits;
+  for (size_t i = 0; i < c.size();) {
+    const uint32_t op = c[i].op;
+    const size_t first = i;
+    Interval merged = c[i].iv;
+    int64_t total = 0;
+    for (++i; i < c.size() && c[i].op == op; ++i) {
+      if (c[i].iv.begin <= merged.end) {
+        merged.end = std::max(merged.end, c[i].iv.end);
+      } else {
+        total += merged.end - merged.begin;
+        merged = c[i].iv;
+      }
+    }
+    visit(op, static_cast<int64_t>(i - first), total + (merged.end - merged.begin));
+  }
+}
+
+}  // namespace
+
+OpSummary ComputeOpSummary(const Trace& trace, bool with_subtree) {
   const auto& slices = trace.slices();
   const auto n = static_cast<uint32_t>(slices.size());
   // Device activity per launcher instance (direct) and per enclosing op instance (subtree).
-  std::unordered_map<uint32_t, std::vector<Interval>> direct, subtree;
+  std::vector<Credit> direct, subtree;
+  size_t activities = 0;
+  for (const Slice& s : slices) activities += analysis::IsTimelineActivity(s.kind) ? 1 : 0;
+  direct.reserve(activities);
+  if (with_subtree) subtree.reserve(2 * activities);  // an op and its parent, at least
   OpSummary summary;
   for (uint32_t i = 0; i < n; ++i) {
     const Slice& s = slices[i];
@@ -27,19 +71,25 @@ OpSummary ComputeOpSummary(const Trace& trace) {
       continue;
     }
     const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
-    direct[launcher].push_back(iv);
-    for (uint32_t p = launcher; p != kNone; p = slices[p].parent) subtree[p].push_back(iv);
+    direct.push_back({launcher, iv});
+    if (!with_subtree) continue;
+    for (uint32_t p = launcher; p != kNone; p = slices[p].parent) subtree.push_back({p, iv});
   }
+  // Every launcher is in `subtree` too (its own activity): its subtree time, in launcher order.
+  std::vector<std::pair<uint32_t, int64_t>> subtree_ns;
+  ForEachOp(&subtree,
+            [&](uint32_t op, int64_t, int64_t union_ns) { subtree_ns.emplace_back(op, union_ns); });
   std::map<std::string_view, OpDeviceTime> by_name;
-  for (auto& [op, intervals] : direct) {
+  size_t in_subtree = 0;
+  ForEachOp(&direct, [&](uint32_t op, int64_t count, int64_t union_ns) {
     OpDeviceTime& row = by_name[trace.Str(slices[op].name)];
     row.count += 1;
-    row.direct_activities += static_cast<int64_t>(intervals.size());
-    row.direct_device_ns =
-        internal::SatAdd(row.direct_device_ns, analysis::UnionLength(std::move(intervals)));
-    row.subtree_device_ns =
-        internal::SatAdd(row.subtree_device_ns, analysis::UnionLength(std::move(subtree[op])));
-  }
+    row.direct_activities += count;
+    row.direct_device_ns = internal::SatAdd(row.direct_device_ns, union_ns);
+    if (!with_subtree) return;
+    while (subtree_ns[in_subtree].first != op) ++in_subtree;
+    row.subtree_device_ns = internal::SatAdd(row.subtree_device_ns, subtree_ns[in_subtree].second);
+  });
   for (const Slice& s : slices) {
     if (s.kind != ActivityKind::kCpuOp) continue;
     auto it = by_name.find(trace.Str(s.name));

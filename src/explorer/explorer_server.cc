@@ -3,9 +3,12 @@
 // in http_server.cc.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "explorer/explorer_api.h"
 #include "explorer/http_server.h"
@@ -203,14 +206,34 @@ Explorer::~Explorer() {
 }
 
 size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
-  auto t = std::make_unique<explorer::LoadedTrace>();
-  t->name = std::move(name);
-  t->source = std::move(source);
-  t->trace = std::make_unique<Trace>(std::move(trace));
-  if (!t->trace->finalized()) t->trace->Finalize();
-  t->index = std::make_unique<explorer::TraceIndex>(*t->trace);
-  impl_->traces.push_back(std::move(t));
-  return impl_->traces.size() - 1;
+  std::vector<NamedTrace> one;
+  one.push_back({std::move(name), std::move(trace), std::move(source)});
+  return AddTraces(std::move(one), 1);
+}
+
+size_t Explorer::AddTraces(std::vector<NamedTrace> traces, int threads) {
+  std::vector<std::unique_ptr<explorer::LoadedTrace>> loaded(traces.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {  // each entry is built by one thread only
+    for (size_t i; (i = next.fetch_add(1)) < traces.size();) {
+      auto t = std::make_unique<explorer::LoadedTrace>();
+      t->name = std::move(traces[i].name);
+      t->source = std::move(traces[i].source);
+      t->trace = std::make_unique<Trace>(std::move(traces[i].trace));
+      if (!t->trace->finalized()) t->trace->Finalize();
+      t->index = std::make_unique<explorer::TraceIndex>(*t->trace);
+      loaded[i] = std::move(t);
+    }
+  };
+  const size_t cores = threads > 0 ? static_cast<size_t>(threads)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < std::min(cores, traces.size()); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  const size_t first = impl_->traces.size();
+  for (auto& t : loaded) impl_->traces.push_back(std::move(t));
+  return first;
 }
 
 size_t Explorer::num_traces() const { return impl_->traces.size(); }

@@ -112,7 +112,7 @@ RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
   out.collectives = job::ExtractCollectives(trace);
   AddComputeBefore(comp, trace.metadata().base_time_ns, &out.collectives);
   out.steps = Steps(trace);
-  for (const OpDeviceTime& op : ComputeOpSummary(trace).rows) {
+  for (const OpDeviceTime& op : ComputeOpSummary(trace, /*subtree=*/false).rows) {
     out.ops.push_back({op.name, op.direct_device_ns, op.count});
   }
   std::sort(out.ops.begin(), out.ops.end(),
