@@ -7,8 +7,9 @@
 //   multirank_bench --no-explore        without the Explorer's first-view timing
 //
 // Each run is `opscope report DIR --json --stats` as a user runs it: one process on one core
-// (--threads 1, the baseline), mpirun -n 2 (each process on one core: the default divides a host's
-// cores among its processes), and one process on every core (the default without mpirun); the
+// (--threads 1, the baseline), mpirun -n 2 --bind-to none (each process on one thread: the default
+// divides a host's cores among its processes), the same with OpenMPI's default binding (each
+// process bound to one core), and one process on every core (the default without mpirun); the
 // figures per process come from --stats (import + summary time, CPU time, peak RSS), the wall
 // times from here. Every run must print the same JSON. Targets (docs/multi-rank.md): >= 400 MB/s
 // per process end to end, peak memory per process <= 0.5x the JSON it imports, 2 processes >=
@@ -218,6 +219,15 @@ double JobSeconds(const RunFigures& r) {
 }
 
 const char* Met(bool ok) { return ok ? "met" : "NOT met"; }
+
+// The host's load average (1, 5, 15 minutes) as /proc/loadavg gives it: wall-clock rates on a
+// shared machine are read against it (the CPU-time rates depend on it least).
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  if (!(in >> a >> b >> c)) return "unknown";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
+}
 
 // docs/multi-rank.md's scaling model: 1,024 ranks x 1 GB of trace each over K processes, from
 // this run's figures. A rank's collectives (and so its summary) grow with its trace's size; a
@@ -437,19 +447,27 @@ int main(int argc, char** argv) {
     if (e.is_regular_file()) total_mb += static_cast<double>(e.file_size()) / 1e6;
   }
   const std::string report = fmt::format("'{}' report '{}' --json --stats", OPSCOPE_BINARY, dir);
-  const std::string mpirun = fmt::format("{} --oversubscribe{} -n 2 ", OPSCOPE_MPIEXEC,
-                                         geteuid() == 0 ? " --allow-run-as-root" : "");
-  std::printf("job: %s, %.1f MB of JSON\n", dir.c_str(), total_mb);
+  // Unbound, as docs/multi-rank.md advises on a host whose cores other work shares: OpenMPI binds
+  // each of 2 processes to one core by default, and a bound process cannot move off a core that
+  // other work keeps busy. The default binding is measured too, for comparison.
+  const std::string mpirun_bound = fmt::format("{} --oversubscribe{} -n 2 ", OPSCOPE_MPIEXEC,
+                                               geteuid() == 0 ? " --allow-run-as-root" : "");
+  const std::string mpirun = mpirun_bound + "--bind-to none ";
+  std::printf("job: %s, %.1f MB of JSON; %u cores, load average %s at the start\n", dir.c_str(),
+              total_mb, std::thread::hardware_concurrency(), LoadAverage().c_str());
   // A first run warms the page cache, so that the measured runs read the files from memory.
   RunReport(report);
   const RunFigures one = RunReport(report + " --threads 1");
   const RunFigures two = RunReport(mpirun + report);
+  const RunFigures two_bound = RunReport(mpirun_bound + report);
   const RunFigures all_cores = RunReport(report);
-  if (!one.ok || !two.ok || !all_cores.ok || one.processes.size() != 1 ||
-      two.processes.size() != 2 || all_cores.processes.size() != 1) {
+  if (!one.ok || !two.ok || !two_bound.ok || !all_cores.ok || one.processes.size() != 1 ||
+      two.processes.size() != 2 || two_bound.processes.size() != 2 ||
+      all_cores.processes.size() != 1) {
     std::fprintf(stderr, "multirank_bench: a run failed (is opscope built with MPI?)\n");
     return 1;
   }
+  std::printf("load average after the runs: %s\n", LoadAverage().c_str());
   std::printf("\n%-14s %9s %9s %11s %13s %13s %11s %14s\n", "run", "wall s", "job s", "process",
               "MB imported", "MB/s (wall)", "MB/s (CPU)", "peak RSS MB");
   double min_mbps = 1e30, max_rss_ratio = 0;
@@ -467,6 +485,7 @@ int main(int argc, char** argv) {
   rows("1 process x1", one);
   rows("mpirun -n 2", two);
   const double one_min = min_mbps, one_rss = max_rss_ratio;
+  rows("-n 2 bound", two_bound);
   rows("1 process xN", all_cores);
   min_mbps = one_min;  // the targets are per process on one core each
   max_rss_ratio = std::max(one_rss, max_rss_ratio);
@@ -486,14 +505,16 @@ int main(int argc, char** argv) {
               max_rss_ratio, Met(max_rss_ratio <= 0.5));
   std::printf(
       "  2 processes >= 1.7x faster than 1: %.2fx on the job (import + analysis)  %s; "
-      "%.2fx on the wall clock with mpirun's own start-up\n",
-      speedup, Met(speedup >= 1.7), wall_speedup);
+      "%.2fx on the wall clock with mpirun's own start-up (unbound; with OpenMPI's default "
+      "binding to one core each: %.2fx on the job)\n",
+      speedup, Met(speedup >= 1.7), wall_speedup, JobSeconds(one) / JobSeconds(two_bound));
   std::printf(
       "  (one process on all %u cores: %.2fx the one-core process on the job; mpirun -n 2 is "
       "%.2fx it)\n",
       std::thread::hardware_concurrency(), JobSeconds(one) / JobSeconds(all_cores),
       JobSeconds(all_cores) / JobSeconds(two));
-  const bool same = one.json == two.json && one.json == all_cores.json;
+  const bool same =
+      one.json == two.json && one.json == two_bound.json && one.json == all_cores.json;
   std::printf("  report identical in all runs: %s\n", same ? "yes" : "NO");
   PrintScalingModel(one, two, total_mb);
   if (generated && !keep) fs::remove_all(dir);
