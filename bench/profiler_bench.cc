@@ -1,4 +1,5 @@
-// Record-path cost per host op (begin + end) with profiling on, off, and compiled out; raw clock
+// Record-path cost per host op (begin + end) with profiling on, off, and compiled out; per
+// allocator "[memory]" event with profile_memory off (a branch) and on; raw clock
 // costs; Kineto JSON export throughput. Prints Google Benchmark's table, then a summary with
 // ratios against the baseline of this same run (an empty loop) and the targets.
 #include <benchmark/benchmark.h>
@@ -186,6 +187,51 @@ BENCHMARK(BM_Clock_ClockGettimeMonotonic);
 BENCHMARK(BM_ExportChromeTrace)->Arg(200'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KeyAverages)->Arg(200'000)->Unit(benchmark::kMillisecond);
 
+// One allocator event as CapacityAllocator reports it: the branch on MemoryProfilingActive(),
+// then (while a profile_memory session records) a timestamp and two records stored together.
+__attribute__((noinline)) void AllocatorEvent(uint64_t addr, int64_t bytes) {
+  if (opscope::MemoryProfilingActive()) [[unlikely]] {
+    opscope::RecordMemoryUsage({.device_type = 20,
+                                .device_id = 0,
+                                .addr = addr,
+                                .bytes = bytes,
+                                .total_allocated = bytes,
+                                .total_reserved = bytes});
+  }
+}
+
+void BM_MemoryEvent_Off(benchmark::State& state) {
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) AllocatorEvent(uint64_t(i) * 64, 64);
+  }
+  Report(state, "memory_off");
+}
+
+void BM_MemoryEvent_On(benchmark::State& state) {
+  opscope::internal::RecorderConfig config;
+  config.memory = true;
+  config.buffer_records = 2 * kBatch * kBatchesPerWindow + 16;
+  opscope::internal::StartRecording(config);
+  int batches = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) AllocatorEvent(uint64_t(i) * 64, 64);
+    if (++batches == kBatchesPerWindow) {
+      state.PauseTiming();
+      auto r = opscope::internal::StopRecording();
+      uint64_t dropped = 0;
+      for (auto& t : r.threads) dropped += t.dropped;
+      if (dropped != 0) state.SkipWithError("records were dropped: the measurement is invalid");
+      opscope::internal::StartRecording(config);
+      batches = 0;
+      state.ResumeTiming();
+    }
+  }
+  opscope::internal::StopRecording();
+  Report(state, "memory_on");
+}
+BENCHMARK(BM_MemoryEvent_Off);
+BENCHMARK(BM_MemoryEvent_On);
+
 // Collects ns/op per benchmark for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
@@ -215,7 +261,7 @@ int main(int argc, char** argv) {
     return it == g_ns_per_op.end() ? -1.0 : it->second;
   };
   const double base = get("BM_Baseline_EmptyLoop");
-  std::printf("\nopscope record path, per host op (begin + end), this run:\n");
+  std::printf("\nopscope record path, per host op (begin + end) or memory event, this run:\n");
   const struct {
     const char* name;
     const char* label;
@@ -225,6 +271,8 @@ int main(int argc, char** argv) {
       {"BM_HostOp_OnWithShapes", "on + record_shapes (2 args)", 0},
       {"BM_HostOp_Off", "off (compiled in, no session)", 2.0},
       {"BM_HostOp_CompiledOut", "compiled out", 2.0},
+      {"BM_MemoryEvent_Off", "[memory] event, profile_memory off", 2.0},
+      {"BM_MemoryEvent_On", "[memory] event, profile_memory on", 20.0},
       {"BM_Clock_Rdtsc", "one RawTicks() read", 0},
       {"BM_Clock_ClockGettimeMonotonic", "one clock_gettime read", 0},
   };

@@ -249,6 +249,12 @@ struct DeviceMemory {
   };
   std::vector<Sample> samples;
   int64_t allocations = 0, frees = 0;
+  // Sum of "Bytes" over allocations, and of -"Bytes" over frees.
+  int64_t allocated_bytes = 0, freed_bytes = 0;
+  // Allocated before the first event (its "Total Allocated" minus its "Bytes"; 0 where the trace
+  // has no totals): memory the device already held when the trace began. peak_allocated -
+  // allocated_at_start is the most the traced code held on top of it.
+  int64_t allocated_at_start = 0;
   int64_t peak_allocated = 0;  // the highest allocated sample (its first occurrence)
   int64_t peak_ts_ns = 0;
   int64_t peak_reserved = -1;  // the highest reserved sample

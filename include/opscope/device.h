@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "opscope/ops.h"
+#include "opscope/record.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
@@ -113,6 +114,9 @@ struct MemoryStats {
   size_t allocated_bytes = 0;  // held by live tensors
   size_t peak_bytes = 0;
   size_t cached_bytes = 0;  // freed blocks kept for reuse (still counted against capacity)
+  // allocated + cached + blocks freed while queued work may still use them (CapacityAllocator::
+  // Retire): what the allocator holds from the system, as "Total Reserved" reports it.
+  size_t reserved_bytes = 0;
 };
 
 class DeviceBackend {
@@ -184,7 +188,10 @@ void RegisterNeuronBackend();
 // size for reuse (up to cache_limit bytes, default min(capacity / 8, 512 MiB); 0 under
 // sanitizers), so a loop that allocates same-sized tensors does not page-fault fresh memory each
 // time. Cached blocks count against the capacity and are released before an allocation fails.
-// Thread-safe.
+// Sizes are rounded up to the alignment; that rounded size is what the totals and the memory
+// events count. While a session records with profile_memory, every Allocate and Retire reports a
+// "[memory]" event (RecordMemoryUsage) on the calling thread with the totals after it: allocated =
+// live blocks; reserved = allocated + cached + retired blocks not yet released. Thread-safe.
 class CapacityAllocator {
  public:
   CapacityAllocator(Device device, size_t capacity_bytes, size_t alignment = 64);
@@ -195,7 +202,14 @@ class CapacityAllocator {
   // Throws OutOfMemoryError: "neuron:0 out of memory: tried to allocate 64.00 MiB (capacity
   // 16.00 GiB, 15.98 GiB already allocated, 20.00 MiB free)".
   void* Allocate(size_t nbytes);
+  // Retire + Release at once.
   void Free(void* ptr, size_t nbytes);
+  // A stream-ordered free in two steps, as CUDA's caching allocator does it: Retire when the
+  // tensor lets go of the block (counted as freed now, on the caller's thread, and reported);
+  // Release once queued work that may still use it has finished (the block is then reused or
+  // returned; it stays reserved and counts against the capacity until then).
+  void Retire(void* ptr, size_t nbytes);
+  void Release(void* ptr, size_t nbytes);
   void set_capacity(size_t capacity_bytes);
   void set_cache_limit(size_t bytes);  // 0 disables caching (and releases the cache)
   void ReleaseCache();
@@ -203,12 +217,16 @@ class CapacityAllocator {
 
  private:
   void ReleaseCacheLocked();
+  size_t Round(size_t nbytes) const { return (nbytes + alignment_ - 1) / alignment_ * alignment_; }
+  // The event of one allocation (bytes > 0) or free (bytes < 0) with the totals now; mu_ held.
+  MemoryUsage UsageLocked(void* ptr, int64_t bytes) const;
 
   Device device_;
   size_t alignment_;
   mutable std::mutex mu_;
   size_t capacity_;
   size_t allocated_ = 0;  // live blocks, rounded up to the alignment
+  size_t pending_ = 0;    // retired blocks not yet released
   size_t peak_ = 0;
   size_t cached_ = 0;  // bytes in cache_
   size_t cache_limit_;

@@ -3,7 +3,8 @@
 //
 //   opscope::Profiler prof({.activities = {opscope::ProfilerActivity::kCPU,
 //                                          opscope::ProfilerActivity::kPrivateUse1},
-//                           .record_shapes = true});
+//                           .record_shapes = true,
+//                           .profile_memory = true});
 //   prof.Start();
 //   {
 //     OPSCOPE_SCOPE("my_op");                       // host op range; free when compiled out
@@ -78,6 +79,12 @@ struct ProfilerOptions {
   // with_flops: key_averages gets the "Total FLOPs" column, counted from the recorded shapes as
   // PyTorch counts them (mm, addmm, bmm, baddbmm, mul, add, conv2d); needs record_shapes.
   bool with_flops = false;
+  // profile_memory: every allocation and free by the device allocators (the cpu backend's and each
+  // NeuronCore's) becomes a "[memory]" instant on the thread that made it, with "Device Type",
+  // "Device Id", "Addr", "Bytes" (< 0 for a free), "Total Allocated" and "Total Reserved" as
+  // Kineto writes them; key_averages gets the CPU Mem / Self CPU Mem / NEURON Mem / Self NEURON
+  // Mem columns. Off, an allocation costs one predictable branch more.
+  bool profile_memory = false;
   // Without a schedule, Start() records until Stop().
   std::optional<Schedule> schedule{};
   TraceReadyCallback on_trace_ready{};

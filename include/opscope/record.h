@@ -45,6 +45,7 @@ namespace internal {
 inline constexpr uint32_t kRecordHost = 1;
 inline constexpr uint32_t kRecordShapes = 2;
 inline constexpr uint32_t kRecordDevice = 4;
+inline constexpr uint32_t kRecordMemory = 8;
 extern std::atomic<uint32_t> g_record_state;
 }  // namespace internal
 
@@ -56,6 +57,24 @@ inline bool ProfilingActive() {
 inline bool RecordShapesEnabled() {
   return (internal::g_record_state.load(std::memory_order_relaxed) & internal::kRecordShapes) != 0;
 }
+
+// True while a session records with profile_memory: device allocators report each allocation and
+// free through RecordMemoryUsage. One relaxed atomic load; callers branch on it before gathering
+// anything.
+inline bool MemoryProfilingActive() {
+  return (internal::g_record_state.load(std::memory_order_relaxed) & internal::kRecordMemory) != 0;
+}
+
+// One allocation or free by a device allocator (profile_memory), as Kineto's "[memory]" instant
+// event carries it. Totals are the allocator's own bookkeeping after this event, in bytes.
+struct MemoryUsage {
+  int32_t device_type = 0;      // c10::DeviceType: 0 CPU, 20 PrivateUse1 ("Device Type")
+  int32_t device_id = -1;       // "Device Id": the device index; -1 for host memory
+  uint64_t addr = 0;            // "Addr": the block's address
+  int64_t bytes = 0;            // "Bytes": > 0 allocated, < 0 freed
+  int64_t total_allocated = 0;  // "Total Allocated": bytes held by live blocks
+  int64_t total_reserved = 0;   // "Total Reserved": allocated + the allocator's reserved pool
+};
 
 // RAII host op range. Kind kCpuOp by default. While open, CurrentOpCorrelation() on this thread
 // returns correlation(). Not copyable or movable: it must close on the thread that opened it.
@@ -105,6 +124,11 @@ class RecordFunction {
 void RecordInstant(uint32_t name_id);
 // One sample of a counter series named `name_id` ("C" phase).
 void RecordCounter(uint32_t name_id, double value);
+// A "[memory]" instant on the calling thread, timestamped now: the allocator calls it on the thread
+// that allocates or frees, so the event falls inside the op doing so. No-op unless
+// MemoryProfilingActive(); two records of the thread's buffer, stored together or dropped and
+// counted together when the buffer is full.
+void RecordMemoryUsage(const MemoryUsage& usage);
 
 #define OPSCOPE_CONCAT_INNER_(a, b) a##b
 #define OPSCOPE_CONCAT_(a, b) OPSCOPE_CONCAT_INNER_(a, b)

@@ -52,6 +52,20 @@ enum class DeviceType : int8_t {
   kMeta = 2,         // shapes only, no data: kernels are skipped (for capture and shape checks)
 };
 
+// The c10::DeviceType number PyTorch writes for a device type (c10/core/DeviceType.h: CPU 0,
+// Meta 14, PrivateUse1 20), as in the "Device Type" of "[memory]" events.
+constexpr int32_t C10DeviceType(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCPU:
+      return 0;
+    case DeviceType::kPrivateUse1:
+      return 20;
+    case DeviceType::kMeta:
+      return 14;
+  }
+  return -1;
+}
+
 struct Device {
   DeviceType type = DeviceType::kCPU;
   int index = 0;

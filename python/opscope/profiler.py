@@ -68,13 +68,13 @@ class profile:
     """torch.profiler.profile over opscope's session (opscope::Profiler)."""
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,
-                 record_shapes=False, experimental_config=None):
+                 record_shapes=False, profile_memory=False, experimental_config=None):
         if activities is None:
             activities = [ProfilerActivity.CPU]
         self._on_trace_ready = on_trace_ready
         callback = (lambda: on_trace_ready(self)) if on_trace_ready is not None else None
         self._impl = _opscope.Profiler(list(activities), bool(record_shapes), schedule,
-                                       callback, experimental_config)
+                                       callback, experimental_config, bool(profile_memory))
 
     def start(self):
         self._impl.start()

@@ -47,10 +47,11 @@ class RecordRange {
 std::unique_ptr<Profiler> NewProfiler(const std::vector<ProfilerActivity>& activities,
                                       bool record_shapes, std::optional<Schedule> schedule,
                                       const py::object& on_trace_ready,
-                                      std::optional<DeviceConfig> device) {
+                                      std::optional<DeviceConfig> device, bool profile_memory) {
   ProfilerOptions options;
   options.activities = activities;
   options.record_shapes = record_shapes;
+  options.profile_memory = profile_memory;
   options.schedule = schedule;
   if (device) options.device = *device;
   if (!on_trace_ready.is_none()) {
@@ -95,7 +96,8 @@ void BindSession(py::module_& m) {
       .def_readwrite("flush_device_on_stop", &DeviceConfig::flush_device_on_stop);
   py::class_<Profiler>(m, "Profiler")
       .def(py::init(&NewProfiler), py::arg("activities"), py::arg("record_shapes"),
-           py::arg("schedule"), py::arg("on_trace_ready"), py::arg("device"))
+           py::arg("schedule"), py::arg("on_trace_ready"), py::arg("device"),
+           py::arg("profile_memory") = false)
       .def("start", &Profiler::Start, py::call_guard<py::gil_scoped_release>())
       .def("stop", &Profiler::Stop, py::call_guard<py::gil_scoped_release>())
       .def("step", &Profiler::step, py::call_guard<py::gil_scoped_release>())

@@ -119,6 +119,14 @@ MemoryTimeline ComputeMemoryTimeline(const Trace& trace, size_t top) {
     for (size_t k = 0; k < events.size(); ++k) {
       const internal::MemoryEvent& e = *events[k];
       (e.bytes >= 0 ? d.allocations : d.frees) += 1;
+      if (e.bytes >= 0) {
+        d.allocated_bytes = internal::SatAdd(d.allocated_bytes, e.bytes);
+      } else {
+        d.freed_bytes = internal::SatSub(d.freed_bytes, e.bytes);
+      }
+      if (k == 0 && e.total_allocated >= 0) {
+        d.allocated_at_start = internal::SatSub(e.total_allocated, e.bytes);
+      }
       running = internal::SatAdd(running, e.bytes);
       const int64_t allocated = e.total_allocated >= 0 ? e.total_allocated : running;
       d.samples.push_back({e.ts_ns, allocated, e.total_reserved});
@@ -146,9 +154,15 @@ std::string MemoryTimeline::ToJson(bool samples) const {
     w.BeginObject();
     w.Field("device", d.device);
     const std::pair<const char*, int64_t> fields[] = {
-        {"device_type", d.device_type},       {"device_id", d.device_id},
-        {"allocations", d.allocations},       {"frees", d.frees},
-        {"peak_allocated", d.peak_allocated}, {"peak_ts_ns", d.peak_ts_ns},
+        {"device_type", d.device_type},
+        {"device_id", d.device_id},
+        {"allocations", d.allocations},
+        {"frees", d.frees},
+        {"allocated_bytes", d.allocated_bytes},
+        {"freed_bytes", d.freed_bytes},
+        {"allocated_at_start", d.allocated_at_start},
+        {"peak_allocated", d.peak_allocated},
+        {"peak_ts_ns", d.peak_ts_ns},
         {"peak_reserved", d.peak_reserved},
     };
     for (const auto& [k, v] : fields) {

@@ -70,6 +70,10 @@ TEST(MemoryTimelineTest, PeakAndHoldersPerDevice) {
   EXPECT_EQ(dev.device, "CUDA:0");
   EXPECT_EQ(dev.allocations, 3);
   EXPECT_EQ(dev.frees, 1);
+  EXPECT_EQ(dev.allocated_bytes, 1000 + 3000 + 500);
+  EXPECT_EQ(dev.freed_bytes, 1000);
+  EXPECT_EQ(dev.allocated_at_start, 0);  // 1000 total after the first +1000
+  EXPECT_EQ(cpu.allocated_at_start, 0);  // no totals
   EXPECT_EQ(dev.peak_allocated, 4000);
   EXPECT_EQ(dev.peak_ts_ns, 250);
   EXPECT_EQ(dev.peak_reserved, 8192);

@@ -154,6 +154,7 @@ void Profiler::BeginRecording() {
   config.host = Has(options_.activities, ProfilerActivity::kCPU);
   config.record_shapes = options_.record_shapes;
   config.device = device;
+  config.memory = options_.profile_memory;
   config.buffer_records = options_.thread_buffer_records;
   config.max_device_activities = options_.max_device_activities;
   config.max_events_per_device = options_.device.max_events_per_nc;

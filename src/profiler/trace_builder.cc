@@ -53,6 +53,8 @@ class TraceFromRecording {
   // The trace string of a recorded name id (InternName), interned once per id.
   StringId Name(uint32_t name);
   void AddRange(const ThreadRecords& t, const Record& r, uint32_t track, int64_t start);
+  // A "[memory]" instant from a kMemory record and its kMemoryTotals record.
+  void AddMemoryEvent(const Record& r, const Record& totals, uint32_t track, int64_t start);
   void FitDeviceClocks();
   int64_t ToHost(int32_t device, int64_t ticks) const;
   uint32_t StreamTrack(const DeviceActivity& a);
@@ -116,9 +118,19 @@ void TraceFromRecording::AddHostRecords() {
     dropped_host_ += t.dropped;
     dropped_shapes_ += t.shapes_dropped;
     const uint32_t track = ThreadTrack(t.tid);
-    for (const Record& r : t.records) {
+    for (size_t k = 0; k < t.records.size(); ++k) {
+      const Record& r = t.records[k];
       const int64_t start = Rel(rec_.tick_clock.ToNs(r.start_ticks));
       switch (r.type()) {
+        case RecordType::kMemory:
+          // Pushed with its totals record (PushPair), so the next record is that one.
+          if (k + 1 < t.records.size() && t.records[k + 1].type() == RecordType::kMemoryTotals) {
+            AddMemoryEvent(r, t.records[k + 1], track, start);
+            ++k;
+          }
+          break;
+        case RecordType::kMemoryTotals:  // consumed with its kMemory record
+          break;
         case RecordType::kRange:
           AddRange(t, r, track, start);
           break;
@@ -164,6 +176,25 @@ void TraceFromRecording::AddRange(const ThreadRecords& t, const Record& r, uint3
   s.args = trace_.AddArgs(args);
   op_correlations_.insert(r.correlation());
   trace_.AddSlice(s);
+}
+
+void TraceFromRecording::AddMemoryEvent(const Record& r, const Record& totals, uint32_t track,
+                                        int64_t start) {
+  const uint64_t reserved = uint64_t{totals.name} | (uint64_t{totals.shapes} << 32);
+  Instant i;
+  i.ts_ns = start;
+  i.name = trace_.Intern("[memory]");
+  i.category = trace_.Intern("cpu_instant_event");
+  i.track = track;
+  // Kineto's order of these args (as in its traces).
+  i.args = trace_.AddArgs(
+      "{\"Total Reserved\": " + std::to_string(static_cast<int64_t>(reserved)) +
+      ", \"Total Allocated\": " + std::to_string(static_cast<int64_t>(totals.end_ticks)) +
+      ", \"Bytes\": " + std::to_string(static_cast<int64_t>(totals.start_ticks)) +
+      ", \"Device Id\": " + std::to_string(static_cast<int32_t>(r.shapes)) +
+      ", \"Device Type\": " + std::to_string(static_cast<int32_t>(r.name)) +
+      ", \"Addr\": " + std::to_string(r.end_ticks) + "}");
+  trace_.AddInstant(i);
 }
 
 void TraceFromRecording::AddHostCounters() {

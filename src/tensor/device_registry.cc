@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "opscope/device.h"
+#include "opscope/record.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
@@ -232,52 +233,111 @@ CapacityAllocator::~CapacityAllocator() {
 
 void* CapacityAllocator::Allocate(size_t nbytes) {
   if (nbytes == 0) return nullptr;
-  const size_t rounded = (nbytes + alignment_ - 1) / alignment_ * alignment_;
+  const size_t rounded = Round(nbytes);
+  void* p = nullptr;
+  MemoryUsage usage;
   {
     std::lock_guard lock(mu_);
     if (auto it = cache_.find(rounded); it != cache_.end()) {
-      void* p = it->second;
+      p = it->second;
       cache_.erase(it);
       cached_ -= rounded;
       allocated_ += rounded;
       peak_ = std::max(peak_, allocated_);
-      return p;
+      if (MemoryProfilingActive()) [[unlikely]]
+        usage = UsageLocked(p, int64_t(rounded));
+    } else {
+      const size_t held = allocated_ + pending_;
+      if (rounded > capacity_ || held + cached_ > capacity_ - rounded) ReleaseCacheLocked();
+      if (rounded > capacity_ || held > capacity_ - rounded) {
+        const size_t free_bytes = capacity_ > held ? capacity_ - held : 0;
+        throw OutOfMemoryError(fmt::format(
+            "{} out of memory: tried to allocate {} (capacity {}, {} already allocated, {} free)",
+            device_.str(), FormatBytes(nbytes), FormatBytes(capacity_), FormatBytes(held),
+            FormatBytes(free_bytes)));
+      }
+      allocated_ += rounded;
+      peak_ = std::max(peak_, allocated_);
     }
-    if (rounded > capacity_ || allocated_ + cached_ > capacity_ - rounded) ReleaseCacheLocked();
-    if (rounded > capacity_ || allocated_ > capacity_ - rounded) {
-      const size_t free_bytes = capacity_ > allocated_ ? capacity_ - allocated_ : 0;
-      throw OutOfMemoryError(fmt::format(
-          "{} out of memory: tried to allocate {} (capacity {}, {} already allocated, {} free)",
-          device_.str(), FormatBytes(nbytes), FormatBytes(capacity_), FormatBytes(allocated_),
-          FormatBytes(free_bytes)));
-    }
-    allocated_ += rounded;
-    peak_ = std::max(peak_, allocated_);
   }
-  void* p = std::aligned_alloc(alignment_, rounded);
   if (p == nullptr) {
+    p = std::aligned_alloc(alignment_, rounded);
     std::lock_guard lock(mu_);
-    allocated_ -= rounded;
-    throw OutOfMemoryError(fmt::format("{} out of memory: the host refused {} ({} allocated)",
-                                       device_.str(), FormatBytes(nbytes),
-                                       FormatBytes(allocated_)));
+    if (p == nullptr) {
+      allocated_ -= rounded;
+      throw OutOfMemoryError(fmt::format("{} out of memory: the host refused {} ({} allocated)",
+                                         device_.str(), FormatBytes(nbytes),
+                                         FormatBytes(allocated_)));
+    }
+    if (MemoryProfilingActive()) [[unlikely]]
+      usage = UsageLocked(p, int64_t(rounded));
   }
+  if (usage.bytes != 0) [[unlikely]]
+    RecordMemoryUsage(usage);
   return p;
 }
 
 void CapacityAllocator::Free(void* ptr, size_t nbytes) {
   if (ptr == nullptr) return;
-  const size_t rounded = (nbytes + alignment_ - 1) / alignment_ * alignment_;
+  const size_t rounded = Round(nbytes);
+  MemoryUsage usage;
+  bool cached = false;
+  {
+    std::lock_guard lock(mu_);
+    allocated_ -= rounded;  // one event, with the totals after the block went back
+    cached = rounded >= kMinCachedBlock && cached_ + rounded <= cache_limit_;
+    if (cached) {
+      cache_.emplace(rounded, ptr);
+      cached_ += rounded;
+    }
+    if (MemoryProfilingActive()) [[unlikely]]
+      usage = UsageLocked(ptr, -int64_t(rounded));
+  }
+  if (!cached) std::free(ptr);
+  if (usage.bytes != 0) [[unlikely]]
+    RecordMemoryUsage(usage);
+}
+
+void CapacityAllocator::Retire(void* ptr, size_t nbytes) {
+  if (ptr == nullptr) return;
+  const size_t rounded = Round(nbytes);
+  MemoryUsage usage;
   {
     std::lock_guard lock(mu_);
     allocated_ -= rounded;
-    if (rounded >= kMinCachedBlock && cached_ + rounded <= cache_limit_) {
+    pending_ += rounded;
+    if (MemoryProfilingActive()) [[unlikely]]
+      usage = UsageLocked(ptr, -int64_t(rounded));
+  }
+  if (usage.bytes != 0) [[unlikely]]
+    RecordMemoryUsage(usage);
+}
+
+void CapacityAllocator::Release(void* ptr, size_t nbytes) {
+  if (ptr == nullptr) return;
+  const size_t rounded = Round(nbytes);
+  bool cached = false;
+  {
+    std::lock_guard lock(mu_);
+    pending_ -= rounded;
+    cached = rounded >= kMinCachedBlock && cached_ + rounded <= cache_limit_;
+    if (cached) {
       cache_.emplace(rounded, ptr);
       cached_ += rounded;
-      return;
     }
   }
-  std::free(ptr);
+  if (!cached) std::free(ptr);
+}
+
+MemoryUsage CapacityAllocator::UsageLocked(void* ptr, int64_t bytes) const {
+  MemoryUsage u;
+  u.device_type = C10DeviceType(device_.type);
+  u.device_id = device_.type == DeviceType::kCPU ? -1 : device_.index;
+  u.addr = reinterpret_cast<uintptr_t>(ptr);
+  u.bytes = bytes;
+  u.total_allocated = static_cast<int64_t>(allocated_);
+  u.total_reserved = static_cast<int64_t>(allocated_ + pending_ + cached_);
+  return u;
 }
 
 void CapacityAllocator::set_capacity(size_t capacity_bytes) {
@@ -304,7 +364,7 @@ void CapacityAllocator::ReleaseCacheLocked() {
 
 MemoryStats CapacityAllocator::stats() const {
   std::lock_guard lock(mu_);
-  return {capacity_, allocated_, peak_, cached_};
+  return {capacity_, allocated_, peak_, cached_, allocated_ + pending_ + cached_};
 }
 
 }  // namespace opscope

@@ -110,6 +110,22 @@ void RecordCounter(uint32_t name_id, double value) {
       internal::Record::Pack(0, ActivityKind::kOther, internal::RecordType::kCounter), name_id, 0});
 }
 
+void RecordMemoryUsage(const MemoryUsage& usage) {
+  if (!MemoryProfilingActive()) return;
+  internal::ThreadBuffer* b = internal::CurrentThreadBuffer();
+  if (b == nullptr) return;
+  using internal::Record;
+  using internal::RecordType;
+  const auto reserved = static_cast<uint64_t>(usage.total_reserved);
+  b->PushPair(
+      Record{internal::RawTicks(), usage.addr,
+             Record::Pack(0, ActivityKind::kOther, RecordType::kMemory),
+             static_cast<uint32_t>(usage.device_type), static_cast<uint32_t>(usage.device_id)},
+      Record{static_cast<uint64_t>(usage.bytes), static_cast<uint64_t>(usage.total_allocated),
+             Record::Pack(0, ActivityKind::kOther, RecordType::kMemoryTotals),
+             static_cast<uint32_t>(reserved), static_cast<uint32_t>(reserved >> 32)});
+}
+
 uint64_t CurrentOpCorrelation() { return ProfilingActive() ? tl_current_op : 0; }
 
 uint64_t NewCorrelationId() { return NextCorrelation(); }

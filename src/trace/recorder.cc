@@ -135,6 +135,7 @@ void StartRecording(const RecorderConfig& config) {
   if (config.host) state |= kRecordHost;
   if (config.host && config.record_shapes) state |= kRecordShapes;
   if (config.device) state |= kRecordDevice;
+  if (config.memory) state |= kRecordMemory;
   g_record_state.store(state, std::memory_order_release);
 }
 

@@ -23,7 +23,17 @@
 
 namespace opscope::internal {
 
-enum class RecordType : uint8_t { kRange = 0, kInstant = 1, kCounter = 2 };
+// kMemory is followed by its kMemoryTotals record in the same buffer (pushed together):
+//   kMemory:       start_ticks = time, end_ticks = Addr, name = Device Type, shapes = Device Id;
+//   kMemoryTotals: start_ticks = Bytes, end_ticks = Total Allocated, name | shapes << 32 = Total
+//                  Reserved (all int64 bits).
+enum class RecordType : uint8_t {
+  kRange = 0,
+  kInstant = 1,
+  kCounter = 2,
+  kMemory = 3,
+  kMemoryTotals = 4
+};
 
 // One host record. 32 bytes. Times are RawTicks().
 struct Record {
@@ -49,6 +59,7 @@ struct RecorderConfig {
   bool host = true;
   bool record_shapes = false;
   bool device = false;
+  bool memory = false;  // profile_memory: allocators report through RecordMemoryUsage
   uint32_t buffer_records = 1u << 20;  // per thread
   uint32_t shape_words = 1u << 20;     // per thread, when record_shapes
   uint64_t max_device_activities = 4'000'000;

@@ -38,6 +38,18 @@ struct ThreadBuffer {
     records[n] = r;
     size.store(n + 1, std::memory_order_release);
   }
+  // Owner thread only. Two records that belong together: both are stored, or both are dropped
+  // (counted as one lost event).
+  void PushPair(const Record& a, const Record& b) {
+    uint32_t n = size.load(std::memory_order_relaxed);
+    if (capacity < 2 || n > capacity - 2) {
+      dropped.store(dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return;
+    }
+    records[n] = a;
+    records[n + 1] = b;
+    size.store(n + 2, std::memory_order_release);
+  }
 };
 
 // The generation of the running recording (0 = none).

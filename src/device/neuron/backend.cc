@@ -148,8 +148,10 @@ class NeuronBackend final : public DeviceBackend {
   void Free(int device, void* ptr, size_t nbytes) override {
     if (ptr == nullptr) return;
     CapacityAllocator* alloc = &AllocatorFor(device);
-    // Queued work may still read the block: release it behind that work.
-    DefaultDevice().Defer(device, [alloc, ptr, nbytes] { alloc->Free(ptr, nbytes); });
+    // Freed now, on the host thread (and reported there); queued work may still read the block,
+    // so it is released behind that work.
+    alloc->Retire(ptr, nbytes);
+    DefaultDevice().Defer(device, [alloc, ptr, nbytes] { alloc->Release(ptr, nbytes); });
   }
   MemoryStats memory_stats(int device) const override {
     return const_cast<NeuronBackend*>(this)->AllocatorFor(device).stats();
