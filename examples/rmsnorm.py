@@ -41,15 +41,18 @@ def synchronize(device):
 
 def profile_variant(fn, x, w, device, iters=10, warmup=2, out_dir=None):
     """Warm-up calls, then `iters` profiled calls with a synchronize in the loop (without it
-    the profiler may stop before the device finished and the device columns come out empty)."""
+    the profiler may stop before the device finished and the device columns come out empty),
+    recording memory (profile_memory) as the demo does."""
     for _ in range(warmup):
         fn(x, w)
     synchronize(device)
     config = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME],
                           correlate_device_time=True, profile_output_dir=out_dir)
+    y = None
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
-                 record_shapes=True, experimental_config=config) as prof:
+                 record_shapes=True, profile_memory=True, experimental_config=config) as prof:
         for _ in range(iters):
+            y = None  # each call starts from the same allocation, as in `opscope demo rmsnorm`
             y = fn(x, w)
             synchronize(device)
     return prof, y

@@ -87,7 +87,7 @@ INTERNAL_USES = [
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
     ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
-                                     "tools/demo_allreduce.cc"]),
+                                     "tools/demo_allreduce.cc", "tools/demo_rmsnorm.cc"]),
     # The "[memory]" events as key_averages reads them, shared with the memory timeline.
     ("src/profiler/memory_events.h", ["src/analysis/memory_timeline.cc"]),
     # The one reader of Input Dims / Input Strides text, shared by the FLOPs count and op args.
@@ -127,7 +127,7 @@ INTERNAL_USES = [
     ("tools/demo_*.h",
      ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
       "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc",
-      "tests/device/neuron_calibration_test.cc"]),
+      "tests/device/neuron_calibration_test.cc", "tests/device/profile_memory_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
     ("tests/analysis/test_support.h", ["tests/*"]),
     # The extension module's own header (one Bind function per area); python/src/ otherwise

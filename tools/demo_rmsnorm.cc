@@ -10,9 +10,11 @@
 #include <stdexcept>
 
 #include "opscope/activity.h"
+#include "opscope/analysis.h"
 #include "opscope/device.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
+#include "profiler/chrome_trace.h"
 #include "trace/json_escape.h"
 
 namespace opscope::tools {
@@ -72,6 +74,57 @@ void Measure(const Profiler& prof, int iters, VariantResult* r) {
   r->device_executions_per_call = double(executions) / iters;
   r->host_self_cpu_us_per_call = self_cpu / 1e3 / iters;
   r->bytes_per_call = bytes / iters;
+}
+
+// The demo device's memory per call from the recorded "[memory]" events, read back as a user
+// reads the exported trace: Kineto JSON -> opscope's importer -> the memory timeline.
+void MeasureMemory(const Profiler& prof, const Device& device, int iters, VariantResult* r) {
+  Trace imported;
+  const Status st =
+      ImportTraceFromMemory(internal::ChromeTraceJson(prof.trace(), r->name), &imported);
+  if (!st.ok()) {
+    throw std::runtime_error("reading back the recorded trace of " + r->name + ": " + st.message());
+  }
+  const int64_t type = C10DeviceType(device.type);
+  const int64_t id = device.type == DeviceType::kCPU ? -1 : device.index;
+  for (const DeviceMemory& d : ComputeMemoryTimeline(imported).devices) {
+    if (d.device_type != type || d.device_id != id) continue;
+    r->memory_device = d.device;
+    r->peak_memory_bytes_per_call = d.peak_allocated - d.allocated_at_start;
+    r->allocated_bytes_per_call = double(d.allocated_bytes) / iters;
+    r->allocations_per_call = double(d.allocations) / iters;
+  }
+}
+
+// Per variant side by side: the peak a call holds above what it started with and what it
+// allocates, with the difference to the first variant's peak.
+std::string MemoryComparison(const DemoReport& report) {
+  const VariantResult& base = report.variants.front();
+  std::string out = fmt::format(
+      "\n== {} memory per call (profile_memory: [memory] events read back from the trace) ==\n",
+      base.memory_device);
+  const std::string vs = fmt::format("peak - {}", base.name);
+  out += fmt::format("{:<12}{:>16}{:>16}{:>14}{:>14}\n", "variant", "peak allocated", vs,
+                     "allocated", "allocations");
+  for (const VariantResult& r : report.variants) {
+    const int64_t diff = r.peak_memory_bytes_per_call - base.peak_memory_bytes_per_call;
+    out += fmt::format(
+        "{:<12}{:>16}{:>16}{:>14}{:>14.1f}\n", r.name, Bytes(double(r.peak_memory_bytes_per_call)),
+        diff == 0 ? std::string("0") : (diff < 0 ? "-" : "+") + Bytes(std::abs(double(diff))),
+        Bytes(r.allocated_bytes_per_call), r.allocations_per_call);
+  }
+  out +=
+      "(peak allocated: the most a call holds above what was allocated when it began; the "
+      "intermediates a variant keeps alive show here)\n";
+  return out;
+}
+
+std::string MemoryJson(const VariantResult& r) {
+  return fmt::format(
+      "{{\"device\": {}, \"peak_bytes_per_call\": {}, \"allocated_bytes_per_call\": {:.0f}, "
+      "\"allocations_per_call\": {:.3f}}}",
+      JsonString(r.memory_device), r.peak_memory_bytes_per_call, r.allocated_bytes_per_call,
+      r.allocations_per_call);
 }
 
 // Exports one variant's trace; on failure the error says which traces were written before and
@@ -146,6 +199,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     ProfilerOptions po;
     po.activities = {ProfilerActivity::kCPU, ProfilerActivity::kPrivateUse1};
     po.record_shapes = true;
+    po.profile_memory = true;
     po.device.correlate_device_time = true;
     po.device.flush_device_on_stop = options.sync || options.flush_on_stop;
     Profiler prof(po);
@@ -153,6 +207,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     prof.Start();
     const int64_t t0 = NowNs();
     for (int i = 0; i < options.iters; ++i) {
+      y = Tensor();  // every call starts from the same allocation (see RunRmsNormDemo)
       y = v.run(x, w, options.eps);
       if (options.sync) synchronize(device);  // torch.neuron.synchronize() in the loop
     }
@@ -167,6 +222,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     r.sort_key = neuron ? "self_privateuse1_time_total" : "self_cpu_time_total";
     r.wall_us_per_call = (t1 - t0) / 1e3 / options.iters;
     Measure(prof, options.iters, &r);
+    MeasureMemory(prof, device, options.iters, &r);
     const std::vector<float> got = y.ToVector();
     for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
       r.max_abs_error = std::max(r.max_abs_error, double(std::fabs(got[i] - ref[i])));
@@ -229,6 +285,13 @@ std::string FormatDemoText(const DemoReport& report) {
       }
     }
     out += fmt::format("; max |y - cpu reference| = {:.2g}\n", r.max_abs_error);
+    if (!r.memory_device.empty()) {
+      out += fmt::format(
+          "{}: {} memory per call: peak {} allocated above the call's start, {} allocated in "
+          "{:.1f} allocations\n",
+          r.name, r.memory_device, Bytes(double(r.peak_memory_bytes_per_call)),
+          Bytes(r.allocated_bytes_per_call), r.allocations_per_call);
+    }
     if (!r.trace_path.empty()) out += "trace: " + r.trace_path + "\n";
     out += InFlightWarning(r);
   }
@@ -258,6 +321,7 @@ std::string FormatDemoText(const DemoReport& report) {
     }
     out += fmt::format("(\"{}\" = {}'s {} time / this variant's)\n", vs, base.name,
                        dev ? "device" : "wall");
+    if (!base.memory_device.empty()) out += MemoryComparison(report);
   }
   return out;
 }
@@ -280,11 +344,11 @@ std::string FormatDemoJson(const DemoReport& report) {
         "\"device_executions_per_call\": {:.3f}, \"host_self_cpu_us_per_call\": {:.3f}, "
         "\"wall_us_per_call\": {:.3f}, \"bytes_per_call\": {:.0f}, \"device_share\": {{{}}}, "
         "\"in_flight_at_stop\": {}, \"max_abs_error\": {:.3g}, \"trace\": {}, \"sort_by\": {}, "
-        "\"key_averages\": {}}}",
+        "\"memory\": {}, \"key_averages\": {}}}",
         i == 0 ? "" : ", ", JsonString(r.name), JsonString(r.description), r.device_us_per_call,
         r.device_executions_per_call, r.host_self_cpu_us_per_call, r.wall_us_per_call,
         r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error, JsonString(r.trace_path),
-        JsonString(r.sort_key), r.averages.ToJson(r.sort_key));
+        JsonString(r.sort_key), MemoryJson(r), r.averages.ToJson(r.sort_key));
   }
   // The comparison section of the text output: per variant, the time the table compares
   // (device time on a device model, wall time on cpu) and its ratio to the first variant.

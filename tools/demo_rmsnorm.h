@@ -57,6 +57,13 @@ struct VariantResult {
   double wall_us_per_call = 0;           // host wall time of the profiled loop (incl. waiting)
   // Share of device time by op key, e.g. {"aten::mul", 0.51}, largest first.
   std::vector<std::pair<std::string, double>> device_share;
+  // Memory of the demo's device per call, from the recorded "[memory]" events (profile_memory)
+  // read back through opscope's importer and memory timeline (not from the allocator): the peak
+  // allocated above what was allocated when the call began, and what the call allocated.
+  std::string memory_device;               // "NEURON:0", "CPU"; "" when no event was recorded
+  int64_t peak_memory_bytes_per_call = 0;  // the highest over the profiled calls
+  double allocated_bytes_per_call = 0;
+  double allocations_per_call = 0;
   uint64_t in_flight_at_stop = 0;  // device executions still running when the profiler stopped
   double max_abs_error = 0;        // vs the CPU reference rms_norm
 };
@@ -68,7 +75,9 @@ struct DemoReport {
   std::vector<VariantResult> variants;
 };
 
-// Runs every variant under the profiler (CPU + PrivateUse1, correlate_device_time). Throws
+// Runs every variant under the profiler (CPU + PrivateUse1, correlate_device_time, record_shapes,
+// profile_memory). Each call starts with the previous call's output released, so every call
+// starts from the same allocation and the recorded peak is one call's. Throws
 // std::runtime_error (or TensorError) with a clear message for bad options.
 DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVariant>& variants);
 
