@@ -271,8 +271,8 @@ int main(int argc, char** argv) {
       {"BM_HostOp_OnWithShapes", "on + record_shapes (2 args)", 0},
       {"BM_HostOp_Off", "off (compiled in, no session)", 2.0},
       {"BM_HostOp_CompiledOut", "compiled out", 2.0},
-      {"BM_MemoryEvent_Off", "[memory] event, profile_memory off", 2.0},
-      {"BM_MemoryEvent_On", "[memory] event, profile_memory on", 20.0},
+      {"BM_MemoryEvent_Off", "memory event, profile_memory off", 2.0},
+      {"BM_MemoryEvent_On", "memory event, profile_memory on", 20.0},
       {"BM_Clock_Rdtsc", "one RawTicks() read", 0},
       {"BM_Clock_ClockGettimeMonotonic", "one clock_gettime read", 0},
   };
