@@ -5,7 +5,8 @@
 # generates the demo profile, starts `opscope explore` on a free loopback port with the demo
 # profile and two CUDA fixture traces (a small one, and a real model with deep Python stacks),
 # generates a 4-rank job with a straggler (`opscope demo allreduce`), writes its `opscope report
-# --json` and serves it with a second `opscope explore` (the job page), runs
+# --json` and serves it with a second `opscope explore` (the job page), writes `opscope report
+# --memory --json` of the real model's trace (the memory lanes' reference), runs
 # tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
 # the servers, and exits non-zero on any failure.
 set -euo pipefail
@@ -82,6 +83,13 @@ if ! "$OPSCOPE" report "$JOB" --json >"$WORK/job-report.json" 2>"$WORK/job-repor
   exit 1
 fi
 
+# The memory timeline of the real trace, as the CLI reports it (the memory lanes' reference).
+if ! "$OPSCOPE" report --memory --json "$CUDA_DEEP" >"$WORK/memory-report.json" 2>"$WORK/memory-report.log"; then
+  echo "run_browser_tests: 'opscope report --memory --json $CUDA_DEEP' failed:" >&2
+  cat "$WORK/memory-report.log" >&2
+  exit 1
+fi
+
 # 3. The servers, on free loopback ports: start_server LOG PATTERN ARGS... sets URL to the first
 # match of PATTERN in the server's output.
 start_server() {
@@ -116,6 +124,7 @@ mkdir -p "$ARTIFACTS"
 status=0
 (cd "$ROOT/tests/browser" &&
   OPSCOPE_URL="$URL" OPSCOPE_JOB_URL="$JOB_URL" OPSCOPE_JOB_REPORT="$WORK/job-report.json" \
+    OPSCOPE_MEMORY_REPORT="$WORK/memory-report.json" \
     CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
     node --test --test-reporter=spec explorer.test.mjs) || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true

@@ -13,6 +13,7 @@ import {CompareView} from './compare.js';
 import {Search} from './search.js';
 import {installKeys, renderHelp} from './keys.js';
 import {renderLegend, renderGroupChips} from './legend.js';
+import {renderMemoryPeak} from './memory_lane.js';
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -116,6 +117,18 @@ async function select(id, {keepTab = false} = {}) {
     writeHash();
     return false;
   }
+}
+
+// A click on a memory lane's peak: zooms to it and lists the ops holding the most there.
+function showMemoryPeak(laneId) {
+  const lane = timeline.layout.info.get(laneId);
+  if (!lane || !lane.memory) return;
+  const t = lane.memory.peak_ts_ns;
+  const half = Math.max(5000, (state.lanes.trace.end_ns - state.lanes.trace.start_ns) * 0.01);
+  timeline.setView(t - half, t + half);
+  renderMemoryPeak($('details'), lane, panelCtx(), (name) => highlightOp({name}));
+  showTab('details');
+  setStatus(`${lane.title}: peak at ${fmtNs(t - offset())}`);
 }
 
 // Jumps to an event listed in a panel: brings it into view (time and lanes) and selects it.
@@ -430,7 +443,7 @@ async function main() {
   timeline = new Timeline($('timeline'), {
     api, trace: 0, tooltip: $('tooltip'),
     onSelect: (id) => select(id), onBox, onView: writeHash, onLayout: onLayoutChange,
-    onDraw: (tl) => renderLegend($('legend'), tl),
+    onDraw: (tl) => renderLegend($('legend'), tl), onMemoryPeak: showMemoryPeak,
   });
   $('timeline').addEventListener('mouseenter', () => (focused = timeline));
   makeViews();

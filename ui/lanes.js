@@ -1,7 +1,9 @@
 // Lane layout of a timeline: lane groups (nested, collapsible) with headers, lanes with rows
 // (a deep lane shows a few rows until expanded), and pinned lanes drawn above the scrolling area.
 // Positions are in CSS pixels; a lane's `y` is relative to its area (the pinned strip or the
-// scrolling content), which the timeline maps to the screen.
+// scrolling content), which the timeline maps to the screen. A nested group marked `top` (the
+// memory lanes in the hardware group) is laid out above its parent's own lanes.
+import {MEMORY_H} from './memory_lane.js';
 
 export const AXIS_H = 22;
 export const GROUP_H = 20;
@@ -12,7 +14,7 @@ export const LANE_GAP = 3;
 // Rows a lane shows while collapsed (0 = all): a Python stack 3, any other lane deeper than 16
 // rows 12, so device streams are on screen at first paint.
 export function collapsedRows(lane) {
-  if (lane.counter) return 0;
+  if (lane.counter || lane.memory) return 0;
   if (lane.role === 'python' && lane.rows > 4) return 3;
   if (lane.rows > 16) return 12;
   return 0;
@@ -83,6 +85,7 @@ export class LaneLayout {
   }
 
   laneHeight(lane, shown) {
+    if (lane.memory) return MEMORY_H;
     return lane.counter ? COUNTER_H : Math.max(1, shown) * ROW_H;
   }
 
@@ -119,6 +122,8 @@ export class LaneLayout {
           y += GROUP_H;
         }
         if (!collapsed) {
+          const nested = g.groups || [];
+          walk(nested.filter((c) => c.top), path, depth + 1);
           for (const l of g.lanes || []) {
             if (!this.visible(l.id) || pinned.has(l.id)) continue;
             const shown = this.shownRows(l);
@@ -128,7 +133,7 @@ export class LaneLayout {
             this.lanes.set(l.id, entry);
             y += h + LANE_GAP;
           }
-          walk(g.groups || [], path, depth + 1);
+          walk(nested.filter((c) => !c.top), path, depth + 1);
         }
         if (header) header.end = y;
       }

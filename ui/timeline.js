@@ -6,6 +6,7 @@
 import {fmtNs, colorFor, kindColor} from './format.js';
 import {AXIS_H, ROW_H, LaneLayout} from './lanes.js';
 import {drawTimeline, LABEL_W, SCROLLBAR_W} from './timeline_draw.js';
+import {memoryHoverLines} from './memory_lane.js';
 
 export {LABEL_W};
 
@@ -24,6 +25,8 @@ export class Timeline {
     this.onView = opts.onView || (() => {});
     this.onLayout = opts.onLayout || (() => {});
     this.onDraw = opts.onDraw || (() => {});
+    this.onMemoryPeak = opts.onMemoryPeak || (() => {});
+    this.memoryPeaks = [];
     this.tooltip = opts.tooltip || null;
     this.t0 = 0;
     this.t1 = 1;
@@ -166,9 +169,10 @@ export class Timeline {
       if (seq < this.accepted) return;
       this.accepted = seq;
       this.lastFetchMs = performance.now() - started;
-      const data = {lanes: new Map(), counters: new Map(), strings: d.strings};
+      const data = {lanes: new Map(), counters: new Map(), memory: new Map(), strings: d.strings};
       for (const l of d.lanes) data.lanes.set(l.lane, l.items);
       for (const c of d.counters) data.counters.set(c.lane, c.points);
+      for (const m of d.memory || []) data.memory.set(m.lane, m.points);
       this.data = data;
       this.marks = marks ? new Map(marks.lanes.map((l) => [l.lane, l.items])) : null;
       this.draw();
@@ -427,6 +431,7 @@ export class Timeline {
       if (ctl.action === 'group') this.toggleGroup(ctl.path);
       else if (ctl.action === 'pin') this.togglePin(ctl.lane);
       else if (ctl.action === 'rows') this.toggleRows(ctl.lane);
+      else if (ctl.action === 'memory-peak') this.onMemoryPeak(ctl.lane);
       return;
     }
     if (p.x < LABEL_W) return;
@@ -447,11 +452,16 @@ export class Timeline {
       this.draw();
     }
     if (!this.tooltip) return;
-    const ctl = p.x < LABEL_W ? this.control(p.x, p.y) : null;
+    let ctl = this.control(p.x, p.y);
+    if (ctl && p.x >= LABEL_W && ctl.action !== 'memory-peak') ctl = null;
     const r = p.x >= LABEL_W ? this.hit(p.x, p.y) : null;
+    const memLane = p.x >= LABEL_W && !r ? this.laneAt(p.y) : null;
+    const memL = memLane !== null ? this.layout.lanes.get(memLane) : null;
     let lines = null;
     if (ctl && ctl.title) {
       lines = [ctl.title];
+    } else if (memL && memL.lane.memory) {
+      lines = memoryHoverLines(this, memL, this.tOf(p.x), this.data ? this.data.memory.get(memLane) || [] : []);
     } else if (lane !== null) {
       const info = this.layout.info.get(lane);
       lines = [info.title, `${info.events.toLocaleString()} events`];

@@ -4,6 +4,7 @@
 // state and records hit areas (tl.rects, tl.controls) in canvas coordinates.
 import {fmtNs, fmtTick} from './format.js';
 import {AXIS_H, GROUP_H, ROW_H} from './lanes.js';
+import {drawMemoryLane} from './memory_lane.js';
 
 export const LABEL_W = 240;
 export const SCROLLBAR_W = 8;
@@ -26,6 +27,7 @@ export function drawTimeline(tl) {
   ctx.textBaseline = 'middle';
   tl.rects = [];
   tl.controls = [];
+  tl.memoryPeaks = [];  // {lane, label, x, y, bytes, ts} of each peak drawn
   tl.drawnNames = new Map();
   tl.drawnKinds = new Set();
   const top = tl.scrollTop();
@@ -76,6 +78,7 @@ function area(tl, y0, y1, pinned) {
   ctx.clip();
   for (const [id, L, y] of shown) {
     if (L.lane.counter) drawCounter(tl, L, y, tl.data ? tl.data.counters.get(id) || [] : []);
+    else if (L.lane.memory) drawMemoryLane(tl, id, L, y, tl.data ? tl.data.memory.get(id) || [] : [], LABEL_W);
     else drawItems(tl, id, L, y);
   }
   ctx.restore();

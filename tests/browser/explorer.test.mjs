@@ -7,3 +7,4 @@ import './views.mjs';
 import './navigation.mjs';
 import './job.mjs';
 import './critical_path.mjs';
+import './memory.mjs';
