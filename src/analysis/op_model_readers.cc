@@ -212,6 +212,71 @@ bool CausalFlag(std::string_view s) {
   return lower == "true";
 }
 
+// A normalization's figures from its args, as TraceLens's class for `kind` reads them: channels,
+// affine, bias, training, and a backward's output mask. False (the reason recorded in `r`) when
+// the args do not say.
+bool ReadNormParams(ModelKind kind, bool vendor_bn_bwd, Reader& r, const Shape& x, perf::Norm* n,
+                    std::vector<bool>* mask) {
+  std::string c;
+  Shape list;
+  auto channel_dim = [&]() {
+    if (x.size() < 2) return r.Fail("norm input has no channel dimension");
+    n->channels = static_cast<double>(x[1]);
+    return true;
+  };
+  bool ok = true;
+  switch (kind) {
+    case ModelKind::kBatchNorm:
+    case ModelKind::kInstanceNorm:
+      n->is_affine = r.HasDim(2);
+      ok = r.Concrete(5, &c) && channel_dim();
+      n->is_training = !c.empty();  // Python's bool() of the recorded text
+      break;
+    case ModelKind::kGroupNorm:
+      n->is_affine = r.HasDim(2);
+      n->is_training = true;
+      ok = channel_dim();
+      break;
+    case ModelKind::kLayerNorm:
+    case ModelKind::kRmsNorm:
+      n->is_affine = r.HasDim(2);
+      n->has_bias = kind == ModelKind::kLayerNorm && r.HasDim(3);
+      n->is_training = kind == ModelKind::kLayerNorm;
+      ok = r.Concrete(1, &c) && ParseIntList(c, &list);
+      n->channels = perf::Elements(list);
+      if (kind == ModelKind::kLayerNorm && ok && !r.HasDim(3)) ok = r.Fail("no bias argument");
+      break;
+    case ModelKind::kBatchNormBwd:
+      *mask = {r.HasDim(0)};
+      n->is_affine = r.HasDim(2);
+      ok = channel_dim();
+      if (ok && !vendor_bn_bwd) ok = r.Concrete(7, &c);
+      n->is_training = !vendor_bn_bwd && !c.empty();
+      break;
+    case ModelKind::kLayerNormBwd:
+      ok = r.Concrete(2, &c) && ParseIntList(c, &list) && r.Concrete(7, &c) &&
+           ParseBoolList(c, mask) && mask->size() >= 3;
+      n->channels = perf::Elements(list);
+      if (ok) n->is_affine = (*mask)[1], n->has_bias = (*mask)[2];
+      n->is_training = true;
+      break;
+    case ModelKind::kGroupNormBwd: {
+      n->is_affine = r.HasDim(5);
+      n->is_training = true;
+      std::string groups;
+      ok = r.Concrete(9, &c) && ParseBoolList(c, mask) && !mask->empty() &&
+           r.Concrete(8, &groups) && channel_dim();
+      const double g = groups.empty() ? 0 : std::strtod(groups.c_str(), nullptr);
+      if (ok && g <= 0) ok = r.Fail("bad group count");
+      if (ok) n->channels /= g;
+      break;
+    }
+    default:
+      ok = r.Fail("not a normalization");
+  }
+  return ok;
+}
+
 }  // namespace
 
 Status ReadGemm(ModelKind kind, const OpArgs& args, OpModel* m) {
@@ -464,64 +529,9 @@ Status ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpMod
   if (!r.Dim(in, &x) || !r.Type(in, &tin) || !r.Stride(in, &st)) return r.Error();
   perf::Norm n{.elements = perf::Elements(*x), .has_bias = true};
   std::vector<bool> mask;
-  std::string c;
-  Shape list;
-  auto channel_dim = [&]() {
-    if (x->size() < 2) return r.Fail("norm input has no channel dimension");
-    n.channels = static_cast<double>((*x)[1]);
-    return true;
-  };
-  bool ok = true;
-  switch (kind) {
-    case ModelKind::kBatchNorm:
-    case ModelKind::kInstanceNorm:
-      n.is_affine = r.HasDim(2);
-      ok = r.Concrete(5, &c) && channel_dim();
-      n.is_training = !c.empty();  // Python's bool() of the recorded text
-      break;
-    case ModelKind::kGroupNorm:
-      n.is_affine = r.HasDim(2);
-      n.is_training = true;
-      ok = channel_dim();
-      break;
-    case ModelKind::kLayerNorm:
-    case ModelKind::kRmsNorm:
-      n.is_affine = r.HasDim(2);
-      n.has_bias = kind == ModelKind::kLayerNorm && r.HasDim(3);
-      n.is_training = kind == ModelKind::kLayerNorm;
-      ok = r.Concrete(1, &c) && ParseIntList(c, &list);
-      n.channels = perf::Elements(list);
-      if (kind == ModelKind::kLayerNorm && ok && !r.HasDim(3)) ok = r.Fail("no bias argument");
-      break;
-    case ModelKind::kBatchNormBwd:
-      mask = {r.HasDim(0)};
-      n.is_affine = r.HasDim(2);
-      ok = channel_dim();
-      if (ok && !vendor_bn_bwd) ok = r.Concrete(7, &c);
-      n.is_training = !vendor_bn_bwd && !c.empty();
-      break;
-    case ModelKind::kLayerNormBwd:
-      ok = r.Concrete(2, &c) && ParseIntList(c, &list) && r.Concrete(7, &c) &&
-           ParseBoolList(c, &mask) && mask.size() >= 3;
-      n.channels = perf::Elements(list);
-      if (ok) n.is_affine = mask[1], n.has_bias = mask[2];
-      n.is_training = true;
-      break;
-    case ModelKind::kGroupNormBwd: {
-      n.is_affine = r.HasDim(5);
-      n.is_training = true;
-      std::string groups;
-      ok = r.Concrete(9, &c) && ParseBoolList(c, &mask) && !mask.empty() &&
-           r.Concrete(8, &groups) && channel_dim();
-      const double g = groups.empty() ? 0 : std::strtod(groups.c_str(), nullptr);
-      if (ok && g <= 0) ok = r.Fail("bad group count");
-      if (ok) n.channels /= g;
-      break;
-    }
-    default:
-      ok = r.Fail("not a normalization");
+  if (!ReadNormParams(kind, vendor_bn_bwd, r, *x, &n, &mask)) {
+    return r.Error("bad normalization arguments");
   }
-  if (!ok) return r.Error("bad normalization arguments");
   const int bpe = perf::BytesPerElement(tin);
   if (bpe == 0) return r.Error("dtype of unknown size: " + tin);
   if (kind == ModelKind::kRmsNorm) {

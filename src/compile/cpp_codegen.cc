@@ -132,41 +132,49 @@ class KernelWriter {
     }
   }
 
-  void RowBody() {
-    std::set<int> outer_loaded;
+  // One reduction node's value: "float vN;" and a block that accumulates it over the reduced
+  // dims (lanes when the innermost is long enough) and, for a mean, divides by `count`.
+  void EmitReduction(int node, int64_t count, const std::set<int>& outer_loaded) {
+    const Node& n = g_.node(node);
+    const Reduction r = ReductionOf(n.op);
+    std::string v = "v" + std::to_string(node);
+    Line("float " + v + ";");
+    Line("{");
+    ++indent_;
+    Line("float acc = " + FloatLiteral(r.init) + ";");
+    auto body = [&](const std::string& acc) {
+      std::set<int> loaded = outer_loaded;
+      const Operand& in = n.operands[0];
+      EmitElements({in.value}, &loaded);
+      Load(in.value, &loaded);
+      Line(ReductionUpdate(r, acc, Name(in)));
+    };
+    if (k_.domain[reduce_.back()] >= kLanes) {
+      LaneReduction(r, body);
+    } else {
+      Loops(reduce_, "#pragma omp simd reduction(" + std::string(ReductionClause(r)) + ":acc)",
+            [&] { body("acc"); });
+    }
+    if (r.mean)
+      Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
+    else
+      Line(v + " = acc;");
+    --indent_;
+    Line("}");
+  }
+
+  // The row-level values (reductions, and what depends only on the outer dims), in node order,
+  // each stored when it is an output; their loads go into `outer_loaded`.
+  void EmitRowValues(std::set<int>* outer_loaded) {
     int64_t count = 1;
     for (int d : reduce_) count *= k_.domain[d];
     for (int node : k_.nodes) {
       const Node& n = g_.node(node);
       if (IsReduction(n.op)) {
-        const Reduction r = ReductionOf(n.op);
-        std::string v = "v" + std::to_string(node);
-        Line("float " + v + ";");
-        Line("{");
-        ++indent_;
-        Line("float acc = " + FloatLiteral(r.init) + ";");
-        auto body = [&](const std::string& acc) {
-          std::set<int> loaded = outer_loaded;
-          const Operand& in = n.operands[0];
-          EmitElements({in.value}, &loaded);
-          Load(in.value, &loaded);
-          Line(ReductionUpdate(r, acc, Name(in)));
-        };
-        if (k_.domain[reduce_.back()] >= kLanes) {
-          LaneReduction(r, body);
-        } else {
-          Loops(reduce_, "#pragma omp simd reduction(" + std::string(ReductionClause(r)) + ":acc)",
-                [&] { body("acc"); });
-        }
-        if (r.mean)
-          Line(v + " = acc / " + FloatLiteral(static_cast<double>(count)) + ";");
-        else
-          Line(v + " = acc;");
-        --indent_;
-        Line("}");
+        EmitReduction(node, count, *outer_loaded);
       } else if (IsRow(node)) {
         for (const Operand& o : n.operands)
-          if (!o.is_scalar()) Load(o.value, &outer_loaded);
+          if (!o.is_scalar()) Load(o.value, outer_loaded);
         Line("const float v" + std::to_string(node) + " = " + Expr(node) + ";");
       } else {
         continue;
@@ -174,55 +182,64 @@ class KernelWriter {
       if (std::find(k_.outputs.begin(), k_.outputs.end(), node) != k_.outputs.end())
         Line(out_param_.at(node) + "[" + Index(node) + "] = v" + std::to_string(node) + ";");
     }
+  }
+
+  // Large outputs go out with non-temporal stores (no read-for-ownership of each line), 4 floats
+  // at a time, when every output pointer is 16-byte aligned: emits "if (aligned) { ... } else {"
+  // and leaves the else branch open for the plain path.
+  void EmitStreamingStores(const std::vector<int>& element_outputs,
+                           const std::set<int>& outer_loaded) {
+    std::string cond;
+    for (int o : element_outputs)
+      cond += (cond.empty() ? "" : " | ") + std::string("(unsigned long long)") + out_param_.at(o);
+    Line("if (((" + cond + ") & 15) == 0) {");
+    ++indent_;
+    int inner = reduce_.back();
+    std::vector<int> outer_reduce(reduce_.begin(), reduce_.end() - 1);
+    Loops(outer_reduce, "", [&] {
+      std::string iv = "i" + std::to_string(inner);
+      Line("for (long long " + iv + "b = 0; " + iv + "b < " + std::to_string(k_.domain[inner]) +
+           "LL; " + iv + "b += 4) {");
+      ++indent_;
+      for (int o : element_outputs) Line("float t" + std::to_string(o) + "[4];");
+      Line("for (long long j = 0; j < 4; ++j) {");
+      ++indent_;
+      Line("const long long " + iv + " = " + iv + "b + j;");
+      std::set<int> loaded = outer_loaded;
+      EmitElements(element_outputs, &loaded);
+      for (int o : element_outputs)
+        Line("t" + std::to_string(o) + "[j] = v" + std::to_string(o) + ";");
+      --indent_;
+      Line("}");
+      Line("{");
+      ++indent_;
+      Line("const long long " + iv + " = " + iv + "b;");
+      for (int o : element_outputs) {
+        Line("opscope_v4sf s" + std::to_string(o) + ";");
+        Line("__builtin_memcpy(&s" + std::to_string(o) + ", t" + std::to_string(o) + ", 16);");
+        Line("__builtin_ia32_movntps(&" + out_param_.at(o) + "[" + Index(o) + "], s" +
+             std::to_string(o) + ");");
+      }
+      --indent_;
+      Line("}");
+      --indent_;
+      Line("}");
+    });
+    --indent_;
+    Line("} else {");
+    ++indent_;
+    streamed_ = true;
+  }
+
+  // A kernel with reduced dims: the row-level values, then the element-level outputs.
+  void RowBody() {
+    std::set<int> outer_loaded;
+    EmitRowValues(&outer_loaded);
     std::vector<int> element_outputs;
     for (int o : k_.outputs)
       if (!IsRow(o)) element_outputs.push_back(o);
     if (element_outputs.empty()) return;
-    if (CanStream(element_outputs)) {
-      // Large outputs go out with non-temporal stores (no read-for-ownership of each line),
-      // 4 floats at a time; unaligned output pointers take the plain path.
-      std::string cond;
-      for (int o : element_outputs)
-        cond +=
-            (cond.empty() ? "" : " | ") + std::string("(unsigned long long)") + out_param_.at(o);
-      Line("if (((" + cond + ") & 15) == 0) {");
-      ++indent_;
-      int inner = reduce_.back();
-      std::vector<int> outer_reduce(reduce_.begin(), reduce_.end() - 1);
-      Loops(outer_reduce, "", [&] {
-        std::string iv = "i" + std::to_string(inner);
-        Line("for (long long " + iv + "b = 0; " + iv + "b < " + std::to_string(k_.domain[inner]) +
-             "LL; " + iv + "b += 4) {");
-        ++indent_;
-        for (int o : element_outputs) Line("float t" + std::to_string(o) + "[4];");
-        Line("for (long long j = 0; j < 4; ++j) {");
-        ++indent_;
-        Line("const long long " + iv + " = " + iv + "b + j;");
-        std::set<int> loaded = outer_loaded;
-        EmitElements(element_outputs, &loaded);
-        for (int o : element_outputs)
-          Line("t" + std::to_string(o) + "[j] = v" + std::to_string(o) + ";");
-        --indent_;
-        Line("}");
-        Line("{");
-        ++indent_;
-        Line("const long long " + iv + " = " + iv + "b;");
-        for (int o : element_outputs) {
-          Line("opscope_v4sf s" + std::to_string(o) + ";");
-          Line("__builtin_memcpy(&s" + std::to_string(o) + ", t" + std::to_string(o) + ", 16);");
-          Line("__builtin_ia32_movntps(&" + out_param_.at(o) + "[" + Index(o) + "], s" +
-               std::to_string(o) + ");");
-        }
-        --indent_;
-        Line("}");
-        --indent_;
-        Line("}");
-      });
-      --indent_;
-      Line("} else {");
-      ++indent_;
-      streamed_ = true;
-    }
+    if (CanStream(element_outputs)) EmitStreamingStores(element_outputs, outer_loaded);
     Loops(reduce_, "#pragma omp simd", [&] {
       std::set<int> loaded = outer_loaded;
       ElementPass(element_outputs, &loaded);

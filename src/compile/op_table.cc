@@ -34,10 +34,8 @@ std::string ScaledB(Args args, double alpha) {
   return alpha == 1.0 ? args.at(1) : "(" + FloatLiteral(alpha) + " * " + args.at(1) + ")";
 }
 
-// The one switch over every op: a new OpId must say here whether and how compile() fuses it
-// (and the registry's fusion class must agree; op_table_test.cc checks).
-FusedOpDef Define(OpId op) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
+// Binary pointwise ops (aten::add/sub's alpha scales b).
+FusedOpDef BinaryDef(OpId op) {
   switch (op) {
     case OpId::kAdd:
       return Pointwise(
@@ -75,6 +73,14 @@ FusedOpDef Define(OpId op) {
                          return "(" + x.at(0) + " < " + x.at(1) + " ? " + x.at(0) + " : " +
                                 x.at(1) + ")";
                        });
+    default:
+      return {};
+  }
+}
+
+// Unary pointwise ops, and the identities of a fused kernel.
+FusedOpDef UnaryDef(OpId op) {
+  switch (op) {
     case OpId::kRsqrt:
       return Pointwise(
           [](double a, double, double) { return 1.0 / std::sqrt(a); },
@@ -124,6 +130,15 @@ FusedOpDef Define(OpId op) {
     case OpId::kClone:
       return Pointwise([](double a, double, double) { return a; },
                        [](Args x, double) { return x.at(0); });
+    default:
+      return {};
+  }
+}
+
+// Reductions over the last dim.
+FusedOpDef ReductionOf(OpId op) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (op) {
     case OpId::kSum:
       return ReductionDef(Reduction::kSum, 0.0);
     case OpId::kMean:
@@ -132,6 +147,43 @@ FusedOpDef Define(OpId op) {
       return ReductionDef(Reduction::kMax, -kInf);
     case OpId::kAmin:
       return ReductionDef(Reduction::kMin, kInf);
+    default:
+      return {};
+  }
+}
+
+// The one switch over every op: a new OpId must say here whether and how compile() fuses it
+// (and the registry's fusion class must agree; op_table_test.cc checks).
+FusedOpDef Define(OpId op) {
+  switch (op) {
+    case OpId::kAdd:
+    case OpId::kSub:
+    case OpId::kMul:
+    case OpId::kDiv:
+    case OpId::kPow:
+    case OpId::kMaximum:
+    case OpId::kMinimum:
+      return BinaryDef(op);
+    case OpId::kRsqrt:
+    case OpId::kSqrt:
+    case OpId::kExp:
+    case OpId::kNeg:
+    case OpId::kLog:
+    case OpId::kAbs:
+    case OpId::kReciprocal:
+    case OpId::kRelu:
+    case OpId::kTanh:
+    case OpId::kSigmoid:
+    case OpId::kSilu:
+    case OpId::kGelu:
+    case OpId::kContiguous:
+    case OpId::kClone:
+      return UnaryDef(op);
+    case OpId::kSum:
+    case OpId::kMean:
+    case OpId::kAmax:
+    case OpId::kAmin:
+      return ReductionOf(op);
     // Decomposed by capture into the ops above, or run through the dispatcher.
     case OpId::kMm:
     case OpId::kBmm:

@@ -146,15 +146,18 @@ std::string FormatJobDiff(const JobReport& a, const JobReport& b, int rows) {
   return out;
 }
 
-std::string JobDiffJson(const JobReport& a, const JobReport& b) {
-  JsonWriter w;
-  w.BeginObject();
+namespace {
+
+// `key` with a nanosecond figure written in microseconds.
+void Us(JsonWriter& w, std::string_view key, double ns) {
+  w.Key(key);
+  w.Double(ns / 1e3);
+}
+
+// "ranks": each rank of either job with its timeline on both sides (null where missing).
+void WriteRanks(JsonWriter& w, const JobReport& a, const JobReport& b) {
   w.Key("ranks");
   w.BeginArray();
-  auto us = [&w](std::string_view key, double ns) {
-    w.Key(key);
-    w.Double(ns / 1e3);
-  };
   for (const auto& [rank, pair] : PairRanks(a, b)) {
     w.BeginObject();
     w.Field("rank", rank);
@@ -165,11 +168,11 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
         continue;
       }
       w.BeginObject();
-      us("busy_us", static_cast<double>(row->timeline.busy_ns));
-      us("computation_us", static_cast<double>(row->timeline.computation_ns));
-      us("communication_us", static_cast<double>(row->timeline.total_comm_ns));
-      us("exposed_communication_us", static_cast<double>(row->timeline.exposed_comm_ns));
-      us("total_us", static_cast<double>(row->timeline.total_ns));
+      Us(w, "busy_us", static_cast<double>(row->timeline.busy_ns));
+      Us(w, "computation_us", static_cast<double>(row->timeline.computation_ns));
+      Us(w, "communication_us", static_cast<double>(row->timeline.total_comm_ns));
+      Us(w, "exposed_communication_us", static_cast<double>(row->timeline.exposed_comm_ns));
+      Us(w, "total_us", static_cast<double>(row->timeline.total_ns));
       w.Key("overlap_pct");
       w.Double(row->overlap_pct);
       w.EndObject();
@@ -177,6 +180,10 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+// "collective_summary": each (name, bytes) of either job on both sides.
+void WriteSummaries(JsonWriter& w, const JobReport& a, const JobReport& b) {
   w.Key("collective_summary");
   w.BeginArray();
   for (const auto& [key, pair] : PairSummaries(a, b)) {
@@ -191,8 +198,8 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
       }
       w.BeginObject();
       w.Field("count", s->count);
-      us("mean_skew_us", s->mean_skew_ns);
-      us("mean_transfer_us", s->mean_transfer_ns);
+      Us(w, "mean_skew_us", s->mean_skew_ns);
+      Us(w, "mean_transfer_us", s->mean_transfer_ns);
       w.Key("busbw_gbps");
       if (s->busbw_gbps < 0) {
         w.Null();
@@ -204,6 +211,10 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+// "collectives": the collectives matched by (group, seq) in both jobs.
+void WriteInstances(JsonWriter& w, const JobReport& a, const JobReport& b) {
   w.Key("collectives");
   w.BeginArray();
   for (const InstancePair& p : PairInstances(a, b)) {
@@ -211,15 +222,19 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
     w.Field("group", p.b->group);
     w.Field("seq", p.b->seq);
     w.Field("name", p.b->name);
-    us("skew_us_a", static_cast<double>(p.a->skew_ns));
-    us("skew_us_b", static_cast<double>(p.b->skew_ns));
-    us("transfer_us_a", static_cast<double>(p.a->transfer_ns));
-    us("transfer_us_b", static_cast<double>(p.b->transfer_ns));
+    Us(w, "skew_us_a", static_cast<double>(p.a->skew_ns));
+    Us(w, "skew_us_b", static_cast<double>(p.b->skew_ns));
+    Us(w, "transfer_us_a", static_cast<double>(p.a->transfer_ns));
+    Us(w, "transfer_us_b", static_cast<double>(p.b->transfer_ns));
     w.Field("last_rank_a", p.a->last_rank);
     w.Field("last_rank_b", p.b->last_rank);
     w.EndObject();
   }
   w.EndArray();
+}
+
+// "stragglers": each job's straggler rows.
+void WriteStragglers(JsonWriter& w, const JobReport& a, const JobReport& b) {
   w.Key("stragglers");
   w.BeginObject();
   for (const auto& [side, r] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
@@ -229,12 +244,23 @@ std::string JobDiffJson(const JobReport& a, const JobReport& b) {
       w.BeginObject();
       w.Field("rank", s.rank);
       w.Field("times_last", s.times_last);
-      us("wait_caused_us", static_cast<double>(s.wait_caused_ns));
+      Us(w, "wait_caused_us", static_cast<double>(s.wait_caused_ns));
       w.EndObject();
     }
     w.EndArray();
   }
   w.EndObject();
+}
+
+}  // namespace
+
+std::string JobDiffJson(const JobReport& a, const JobReport& b) {
+  JsonWriter w;
+  w.BeginObject();
+  WriteRanks(w, a, b);
+  WriteSummaries(w, a, b);
+  WriteInstances(w, a, b);
+  WriteStragglers(w, a, b);
   w.EndObject();
   return w.Take();
 }

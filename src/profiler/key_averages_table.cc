@@ -144,74 +144,123 @@ std::string FormatRow(const std::vector<std::string>& values, const std::vector<
   return line;
 }
 
+constexpr size_t kMaxName = 55, kMaxShapes = 80, kColumn = 12;
+
+// The columns of one table: which appear, their headers and widths, and the FLOPs unit.
+struct TableColumns {
+  std::string device;  // the device's name in headers ("CUDA" when unnamed)
+  bool has_device = false, has_shapes = false, has_memory = false, has_device_memory = false;
+  size_t shapes_width = 0;
+  int64_t min_flops = 0;  // the smallest positive row's FLOPs; 0: no FLOPs column
+  double flops_scale = 1.0;
+  std::vector<std::string> headers;
+  std::vector<size_t> widths;
+};
+
+// with_flops: "Total <unit>FLOPs" scaled by the smallest positive row (auto_scale_flops).
+void AddFlopsColumn(const KeyAverages& ka, TableColumns* c) {
+  for (const KeyAverage& r : ka.rows()) {
+    if (ka.has_flops() && r.flops > 0 && (c->min_flops == 0 || r.flops < c->min_flops)) {
+      c->min_flops = r.flops;
+    }
+  }
+  if (c->min_flops <= 0) return;
+  static constexpr const char* kUnits[] = {"FLOPs",  "KFLOPs", "MFLOPs",
+                                           "GFLOPs", "TFLOPs", "PFLOPs"};
+  const double level = std::max(0.0, std::min(std::log10(static_cast<double>(c->min_flops)) / 3,
+                                              static_cast<double>(std::size(kUnits) - 1)));
+  c->flops_scale = std::pow(10.0, std::floor(level) * -3.0);
+  c->headers.push_back(std::string("Total ") + kUnits[static_cast<int>(level)]);
+  c->widths.push_back(kColumn);
+}
+
+// The columns _build_table shows for these rows, in its order.
+TableColumns ChooseColumns(const KeyAverages& ka) {
+  TableColumns c;
+  c.has_device = ka.has_device_time();
+  c.device = ka.device_name().empty() ? "CUDA" : ka.device_name();
+  size_t name_width = 0;
+  for (const KeyAverage& r : ka.rows()) {
+    if (ka.grouped_by_input_shape()) {
+      c.has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
+    }
+    name_width = std::max(name_width, Utf8Length(r.key) + 4);
+    c.shapes_width =
+        std::max(c.shapes_width, Utf8Length(r.input_shapes.empty() ? "[]" : r.input_shapes) + 4);
+    // profile_memory: host columns always, device columns only when some row has self device
+    // memory > 0 (has_cuda_mem).
+    c.has_device_memory |= r.self_device_memory_usage > 0;
+  }
+  c.shapes_width = std::min(c.shapes_width, kMaxShapes);
+  c.has_memory = ka.has_memory();
+  c.has_device_memory &= c.has_memory;
+  c.headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
+  if (c.has_device) {
+    c.headers.insert(c.headers.end(), {"Self " + c.device, "Self " + c.device + " %",
+                                       c.device + " total", c.device + " time avg"});
+  }
+  if (c.has_memory) c.headers.insert(c.headers.end(), {"CPU Mem", "Self CPU Mem"});
+  if (c.has_device_memory) {
+    c.headers.insert(c.headers.end(), {c.device + " Mem", "Self " + c.device + " Mem"});
+  }
+  c.headers.push_back("# of Calls");
+  c.widths.assign(c.headers.size(), kColumn);
+  c.widths[0] = std::min(name_width, kMaxName);
+  if (c.has_shapes) {
+    c.headers.push_back("Input Shapes");
+    c.widths.push_back(c.shapes_width);
+  }
+  AddFlopsColumn(ka, &c);
+  return c;
+}
+
+// One row's cells, in the columns' order; shares of the tables' self totals (us).
+std::vector<std::string> RowValues(const KeyAverage& r, const TableColumns& c, double sum_self_cpu,
+                                   double sum_self_device) {
+  std::string name = r.key;
+  if (Utf8Length(name) >= kMaxName - 3) name = std::string(Utf8Prefix(name, kMaxName - 3)) + "...";
+  std::vector<std::string> values = {
+      name,
+      FormatShare(Us(r.self_cpu_time_total_ns), sum_self_cpu),
+      FormatTime(Us(r.self_cpu_time_total_ns)),
+      FormatShare(Us(r.cpu_time_total_ns), sum_self_cpu),
+      FormatTime(Us(r.cpu_time_total_ns)),
+      FormatTime(Avg(r.cpu_time_total_ns, r.count)),
+  };
+  if (c.has_device) {
+    values.push_back(FormatTime(Us(r.self_device_time_total_ns)));
+    values.push_back(FormatShare(Us(r.self_device_time_total_ns), sum_self_device));
+    values.push_back(FormatTime(Us(r.device_time_total_ns)));
+    values.push_back(FormatTime(Avg(r.device_time_total_ns, r.count)));
+  }
+  if (c.has_memory) {
+    values.push_back(FormatMemory(r.cpu_memory_usage));
+    values.push_back(FormatMemory(r.self_cpu_memory_usage));
+  }
+  if (c.has_device_memory) {
+    values.push_back(FormatMemory(r.device_memory_usage));
+    values.push_back(FormatMemory(r.self_device_memory_usage));
+  }
+  values.push_back(std::to_string(r.count));
+  if (c.has_shapes) {
+    values.push_back(
+        std::string(Utf8Prefix(r.input_shapes.empty() ? "[]" : r.input_shapes, c.shapes_width)));
+  }
+  if (c.min_flops > 0) {
+    values.push_back(r.flops <= 0 ? "--"
+                                  : Printf("%8.3f", static_cast<double>(r.flops) * c.flops_scale));
+  }
+  return values;
+}
+
 }  // namespace
 
 std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
   if (rows_.empty()) return "";
   std::vector<const KeyAverage*> rows = SortedRows(rows_, sort_by);
-  const bool has_device = has_device_time();
-  const std::string device = device_name_.empty() ? "CUDA" : device_name_;
-  bool has_shapes = false;
-  if (options_.group_by_input_shape) {
-    for (const KeyAverage& r : rows_)
-      has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
-  }
-
-  constexpr size_t kMaxName = 55, kMaxShapes = 80, kColumn = 12;
-  size_t name_width = 0, shapes_width = 0;
-  for (const KeyAverage& r : rows_) {
-    name_width = std::max(name_width, Utf8Length(r.key) + 4);
-    shapes_width =
-        std::max(shapes_width, Utf8Length(r.input_shapes.empty() ? "[]" : r.input_shapes) + 4);
-  }
-  name_width = std::min(name_width, kMaxName);
-  shapes_width = std::min(shapes_width, kMaxShapes);
-
-  std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
-                                      "CPU total %", "CPU total",  "CPU time avg"};
-  if (has_device) {
-    headers.push_back("Self " + device);
-    headers.push_back("Self " + device + " %");
-    headers.push_back(device + " total");
-    headers.push_back(device + " time avg");
-  }
-  // profile_memory: host columns always, device columns only when some row has self device
-  // memory > 0 (has_cuda_mem).
-  bool has_device_memory = false;
-  for (const KeyAverage& r : rows_) has_device_memory |= r.self_device_memory_usage > 0;
-  has_device_memory &= has_memory_;
-  if (has_memory_) {
-    headers.push_back("CPU Mem");
-    headers.push_back("Self CPU Mem");
-  }
-  if (has_device_memory) {
-    headers.push_back(device + " Mem");
-    headers.push_back("Self " + device + " Mem");
-  }
-  headers.push_back("# of Calls");
-  std::vector<size_t> widths(headers.size(), kColumn);
-  widths[0] = name_width;
-  if (has_shapes) {
-    headers.push_back("Input Shapes");
-    widths.push_back(shapes_width);
-  }
-  // with_flops: "Total <unit>FLOPs" scaled by the smallest positive row (auto_scale_flops).
-  int64_t min_flops = 0;
-  for (const KeyAverage& r : rows_) {
-    if (has_flops_ && r.flops > 0 && (min_flops == 0 || r.flops < min_flops)) min_flops = r.flops;
-  }
-  double flops_scale = 1.0;
-  if (min_flops > 0) {
-    static constexpr const char* kUnits[] = {"FLOPs",  "KFLOPs", "MFLOPs",
-                                             "GFLOPs", "TFLOPs", "PFLOPs"};
-    const double level = std::max(0.0, std::min(std::log10(static_cast<double>(min_flops)) / 3,
-                                                static_cast<double>(std::size(kUnits) - 1)));
-    flops_scale = std::pow(10.0, std::floor(level) * -3.0);
-    headers.push_back(std::string("Total ") + kUnits[static_cast<int>(level)]);
-    widths.push_back(kColumn);
-  }
+  const TableColumns columns = ChooseColumns(*this);
   std::string rule;
-  for (size_t w : widths) rule += std::string(w, '-') + "  ";
+  for (size_t w : columns.widths) rule += std::string(w, '-') + "  ";
 
   int64_t sum_self_cpu_ns = 0, sum_self_device_ns = 0;
   for (const KeyAverage& r : rows_) {
@@ -226,51 +275,19 @@ std::string KeyAverages::Table(std::string_view sort_by, int row_limit) const {
     out += '\n';
   };
   append(rule);
-  append(FormatRow(headers, widths));
+  append(FormatRow(columns.headers, columns.widths));
   append(rule);
   int shown = 0;
   for (const KeyAverage* r : rows) {
     if (shown == row_limit) break;
     ++shown;
-    std::string name = r->key;
-    if (Utf8Length(name) >= kMaxName - 3)
-      name = std::string(Utf8Prefix(name, kMaxName - 3)) + "...";
-    std::vector<std::string> values = {
-        name,
-        FormatShare(Us(r->self_cpu_time_total_ns), sum_self_cpu),
-        FormatTime(Us(r->self_cpu_time_total_ns)),
-        FormatShare(Us(r->cpu_time_total_ns), sum_self_cpu),
-        FormatTime(Us(r->cpu_time_total_ns)),
-        FormatTime(Avg(r->cpu_time_total_ns, r->count)),
-    };
-    if (has_device) {
-      values.push_back(FormatTime(Us(r->self_device_time_total_ns)));
-      values.push_back(FormatShare(Us(r->self_device_time_total_ns), sum_self_device));
-      values.push_back(FormatTime(Us(r->device_time_total_ns)));
-      values.push_back(FormatTime(Avg(r->device_time_total_ns, r->count)));
-    }
-    if (has_memory_) {
-      values.push_back(FormatMemory(r->cpu_memory_usage));
-      values.push_back(FormatMemory(r->self_cpu_memory_usage));
-    }
-    if (has_device_memory) {
-      values.push_back(FormatMemory(r->device_memory_usage));
-      values.push_back(FormatMemory(r->self_device_memory_usage));
-    }
-    values.push_back(std::to_string(r->count));
-    if (has_shapes) {
-      values.push_back(
-          std::string(Utf8Prefix(r->input_shapes.empty() ? "[]" : r->input_shapes, shapes_width)));
-    }
-    if (min_flops > 0) {
-      values.push_back(
-          r->flops <= 0 ? "--" : Printf("%8.3f", static_cast<double>(r->flops) * flops_scale));
-    }
-    append(FormatRow(values, widths));
+    append(FormatRow(RowValues(*r, columns, sum_self_cpu, sum_self_device), columns.widths));
   }
   append(rule);
   append("Self CPU time total: " + FormatTime(sum_self_cpu));
-  if (has_device) append("Self " + device + " time total: " + FormatTime(sum_self_device));
+  if (columns.has_device) {
+    append("Self " + columns.device + " time total: " + FormatTime(sum_self_device));
+  }
   // opscope's additions, only when something was lost or left unlinked.
   if (dropped_events_ > 0) {
     append("Events dropped while recording: " + std::to_string(dropped_events_));

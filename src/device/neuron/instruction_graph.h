@@ -121,7 +121,15 @@ class InstructionGraph {
   void LowerRowReduce(int oi, int64_t rt, int unit);
   void LowerMatmulUnit(int oi, int64_t b, int64_t mt, int64_t n_begin, int64_t n_end, int unit);
   uint32_t PsumBank(int pcore);
+  // Checks the program against the model's limits and plans its lowering: matmul blocks, tile
+  // widths, and whether ops interleave per row unit (aligned_).
   void CheckAndPlan();
+  struct PlanTotals;
+  void CheckTileable(const Op& op) const;
+  void PlanMatmul(int oi, const std::vector<bool>& b_only, PlanTotals* t);
+  void PlanMatmulPieces(int oi);
+  void PlanSpaceOp(int oi, PlanTotals* t);
+  void ChooseOrder(const PlanTotals& t);
   int64_t Units(int oi) const;
   void LowerUnit(int oi, int64_t unit);
 

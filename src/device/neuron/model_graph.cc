@@ -17,8 +17,8 @@
 namespace opscope::neuron {
 namespace {
 
-// Elements a modelled tensor may have: far beyond any device's memory, small enough that every
-// byte count fits in int64.
+// Elements a modelled tensor may have: far beyond any device's memory, small
+// enough that every byte count fits in int64.
 constexpr int64_t kMaxElements = int64_t(1) << 44;
 
 std::string Join(const std::vector<int64_t>& v) {
@@ -94,7 +94,9 @@ class GraphParser {
       } else if (tok.size() >= 3 && tok[1] == "=") {
         Define(tok);
       } else {
-        Fail("expected 'input NAME SHAPE', 'NAME = OP ARGS' or 'output NAME...'");
+        Fail(
+            "expected 'input NAME SHAPE', 'NAME = OP ARGS' or 'output "
+            "NAME...'");
       }
     }
     where_ = std::string(source_) + ": ";
@@ -168,7 +170,14 @@ class GraphParser {
     return program_.AddBuffer({name, s.rows, s.cols, eb, Memory::kSbuf});
   }
 
+  using Args = std::vector<std::string>;
   void Define(const std::vector<std::string>& tok);
+  void Arity(const std::string& op, const Args& args, size_t lo, size_t hi);
+  Value DefineBinary(const std::string& name, const std::string& op, const Args& args);
+  Value DefineUnary(const std::string& name, const std::string& op, const Args& args);
+  Value DefineReduce(const std::string& name, const std::string& op, const Args& args);
+  Value DefineNorm(const std::string& name, const std::string& op, const Args& args);
+  Value DefineMatmul(const std::string& name, const std::string& op, const Args& args);
   int Operand(const std::string& arg, const std::vector<int64_t>& full);
 
   std::string_view source_;
@@ -179,8 +188,9 @@ class GraphParser {
   int outputs_ = 0;
 };
 
-// The buffer an elementwise operand reads, in the 2-D view of the result `full`: the value
-// itself (same shape), a row vector shared by every row ([C] or [1, C]) or a per-row column.
+// The buffer an elementwise operand reads, in the 2-D view of the result
+// `full`: the value itself (same shape), a row vector shared by every row ([C]
+// or [1, C]) or a per-row column.
 int GraphParser::Operand(const std::string& arg, const std::vector<int64_t>& full) {
   const Value& v = Get(arg);
   const Shape2D f = Flatten(full), s = Flatten(v.shape);
@@ -190,97 +200,134 @@ int GraphParser::Operand(const std::string& arg, const std::vector<int64_t>& ful
   Fail("operand '" + arg + "' " + Join(v.shape) + " does not broadcast to " + Join(full));
 }
 
+// `op`'s operand count must be in [lo, hi].
+void GraphParser::Arity(const std::string& op, const Args& args, size_t lo, size_t hi) {
+  if (args.size() < lo || args.size() > hi) {
+    Fail("'" + op + "' takes " + std::to_string(lo) + (hi > lo ? " to " + std::to_string(hi) : "") +
+         " operands, got " + std::to_string(args.size()));
+  }
+}
+
+// add, mul, ...: the result has the shape of the larger value operand; numbers
+// are scalar operands.
+Value GraphParser::DefineBinary(const std::string& name, const std::string& op, const Args& args) {
+  Arity(op, args, 2, 2);
+  std::vector<int64_t> full;
+  for (const auto& a : args) {
+    if (IsNumber(a)) continue;
+    const Value& v = Get(a);
+    if (full.empty() || Numel(v.shape, where_) > Numel(full, where_)) full = v.shape;
+  }
+  if (full.empty()) Fail("'" + op + "' needs at least one value operand");
+  std::vector<int> ins;
+  for (const auto& a : args) {
+    if (!IsNumber(a)) ins.push_back(Operand(a, full));
+  }
+  Value out;
+  out.shape = full;
+  out.buffer = NewBuffer(name, full, program_.buffers[size_t(ins[0])].elem_bytes);
+  program_.AddOp(ElementwiseOp(AtenName(op), program_, ins, out.buffer));
+  return out;
+}
+
+Value GraphParser::DefineUnary(const std::string& name, const std::string& op, const Args& args) {
+  Arity(op, args, 1, 1);
+  const Value& x = Get(args[0]);
+  Value out;
+  out.shape = x.shape;
+  out.buffer = NewBuffer(name, x.shape, program_.buffers[size_t(x.buffer)].elem_bytes);
+  program_.AddOp(ElementwiseOp(AtenName(op), program_, {x.buffer}, out.buffer));
+  return out;
+}
+
+// sum, mean, amax over the last dim, in fp32.
+Value GraphParser::DefineReduce(const std::string& name, const std::string& op, const Args& args) {
+  Arity(op, args, 1, 1);
+  const Value& x = Get(args[0]);
+  Value out;
+  out.shape = x.shape;
+  out.shape.back() = 1;
+  out.buffer = NewBuffer(name, out.shape, 4);
+  Op r;
+  r.name = "tensor_reduce";
+  r.op_class = OpClass::kRowReduce;
+  r.inputs = {x.buffer};
+  r.output = out.buffer;
+  program_.AddOp(std::move(r));
+  return out;
+}
+
+// rmsnorm X [W], layernorm X [W [B]], softmax X: over the last dim.
+Value GraphParser::DefineNorm(const std::string& name, const std::string& op, const Args& args) {
+  Arity(op, args, 1, op == "rmsnorm" ? 2 : op == "layernorm" ? 3 : 1);
+  const Value& x = Get(args[0]);
+  std::vector<int> params;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (IsNumber(args[i])) Fail("the weight and bias of '" + op + "' are vectors");
+    const int b = Operand(args[i], x.shape);
+    if (program_.buffers[size_t(b)].rows != 1) {
+      Fail("the weight and bias of '" + op + "' are vectors of the last dim");
+    }
+    params.push_back(b);
+  }
+  Value out;
+  out.shape = x.shape;
+  out.buffer = NewBuffer(name, x.shape, program_.buffers[size_t(x.buffer)].elem_bytes);
+  if (op == "rmsnorm")
+    AppendRmsNorm(&program_, x.buffer, params.empty() ? -1 : params[0], out.buffer);
+  if (op == "softmax") AppendSoftmax(&program_, x.buffer, out.buffer);
+  if (op == "layernorm") {
+    AppendLayerNorm(&program_, x.buffer, params.size() > 0 ? params[0] : -1,
+                    params.size() > 1 ? params[1] : -1, out.buffer);
+  }
+  return out;
+}
+
+// mm [M, K] x [K, N], bmm [B, M, K] x [B, K, N]; an fp8 product accumulates to
+// fp32.
+Value GraphParser::DefineMatmul(const std::string& name, const std::string& op, const Args& args) {
+  Arity(op, args, 2, 2);
+  const Value& a = Get(args[0]);
+  const Value& b = Get(args[1]);
+  const size_t rank = op == "mm" ? 2 : 3;
+  if (a.shape.size() != rank || b.shape.size() != rank || a.shape.back() != b.shape[rank - 2] ||
+      (rank == 3 && a.shape[0] != b.shape[0])) {
+    Fail("'" + op + "' needs " + (rank == 2 ? "[M, K] and [K, N]" : "[B, M, K] and [B, K, N]") +
+         ", got " + Join(a.shape) + " and " + Join(b.shape));
+  }
+  Value out;
+  out.shape = a.shape;
+  out.shape.back() = b.shape.back();
+  const int32_t eb = program_.buffers[size_t(a.buffer)].elem_bytes;
+  out.buffer = NewBuffer(name, out.shape, eb == 1 ? 4 : eb);
+  Op mm;
+  mm.name = "matmul";
+  mm.op_class = OpClass::kMatmul;
+  mm.engine = Engine::kTensor;
+  mm.inputs = {a.buffer, b.buffer};
+  mm.output = out.buffer;
+  mm.batch = rank == 3 ? a.shape[0] : 1;
+  program_.AddOp(std::move(mm));
+  return out;
+}
+
+// NAME = OP ARGS...: the op's buffers and device ops, by the op's kind.
 void GraphParser::Define(const std::vector<std::string>& tok) {
   const std::string& name = tok[0];
   const std::string& op = tok[2];
-  const std::vector<std::string> args(tok.begin() + 3, tok.end());
+  const Args args(tok.begin() + 3, tok.end());
   NewName(name);
   Value out;
-  auto arity = [&](size_t lo, size_t hi) {
-    if (args.size() < lo || args.size() > hi) {
-      Fail("'" + op + "' takes " + std::to_string(lo) +
-           (hi > lo ? " to " + std::to_string(hi) : "") + " operands, got " +
-           std::to_string(args.size()));
-    }
-  };
   if (BinaryOps().count(op)) {
-    arity(2, 2);
-    // The result has the shape of the larger value operand; numbers are scalar operands.
-    std::vector<int64_t> full;
-    for (const auto& a : args) {
-      if (IsNumber(a)) continue;
-      const Value& v = Get(a);
-      if (full.empty() || Numel(v.shape, where_) > Numel(full, where_)) full = v.shape;
-    }
-    if (full.empty()) Fail("'" + op + "' needs at least one value operand");
-    std::vector<int> ins;
-    for (const auto& a : args) {
-      if (!IsNumber(a)) ins.push_back(Operand(a, full));
-    }
-    out.shape = full;
-    out.buffer = NewBuffer(name, full, program_.buffers[size_t(ins[0])].elem_bytes);
-    program_.AddOp(ElementwiseOp(AtenName(op), program_, ins, out.buffer));
+    out = DefineBinary(name, op, args);
   } else if (UnaryOps().count(op)) {
-    arity(1, 1);
-    const Value& x = Get(args[0]);
-    out.shape = x.shape;
-    out.buffer = NewBuffer(name, x.shape, program_.buffers[size_t(x.buffer)].elem_bytes);
-    program_.AddOp(ElementwiseOp(AtenName(op), program_, {x.buffer}, out.buffer));
+    out = DefineUnary(name, op, args);
   } else if (op == "sum" || op == "mean" || op == "amax") {
-    arity(1, 1);
-    const Value& x = Get(args[0]);
-    out.shape = x.shape;
-    out.shape.back() = 1;
-    out.buffer = NewBuffer(name, out.shape, 4);
-    Op r;
-    r.name = "tensor_reduce";
-    r.op_class = OpClass::kRowReduce;
-    r.inputs = {x.buffer};
-    r.output = out.buffer;
-    program_.AddOp(std::move(r));
+    out = DefineReduce(name, op, args);
   } else if (op == "rmsnorm" || op == "layernorm" || op == "softmax") {
-    arity(1, op == "rmsnorm" ? 2 : op == "layernorm" ? 3 : 1);
-    const Value& x = Get(args[0]);
-    std::vector<int> params;
-    for (size_t i = 1; i < args.size(); ++i) {
-      if (IsNumber(args[i])) Fail("the weight and bias of '" + op + "' are vectors");
-      const int b = Operand(args[i], x.shape);
-      if (program_.buffers[size_t(b)].rows != 1) {
-        Fail("the weight and bias of '" + op + "' are vectors of the last dim");
-      }
-      params.push_back(b);
-    }
-    out.shape = x.shape;
-    out.buffer = NewBuffer(name, x.shape, program_.buffers[size_t(x.buffer)].elem_bytes);
-    if (op == "rmsnorm")
-      AppendRmsNorm(&program_, x.buffer, params.empty() ? -1 : params[0], out.buffer);
-    if (op == "softmax") AppendSoftmax(&program_, x.buffer, out.buffer);
-    if (op == "layernorm") {
-      AppendLayerNorm(&program_, x.buffer, params.size() > 0 ? params[0] : -1,
-                      params.size() > 1 ? params[1] : -1, out.buffer);
-    }
+    out = DefineNorm(name, op, args);
   } else if (op == "mm" || op == "bmm") {
-    arity(2, 2);
-    const Value& a = Get(args[0]);
-    const Value& b = Get(args[1]);
-    const size_t rank = op == "mm" ? 2 : 3;
-    if (a.shape.size() != rank || b.shape.size() != rank || a.shape.back() != b.shape[rank - 2] ||
-        (rank == 3 && a.shape[0] != b.shape[0])) {
-      Fail("'" + op + "' needs " + (rank == 2 ? "[M, K] and [K, N]" : "[B, M, K] and [B, K, N]") +
-           ", got " + Join(a.shape) + " and " + Join(b.shape));
-    }
-    out.shape = a.shape;
-    out.shape.back() = b.shape.back();
-    const int32_t eb = program_.buffers[size_t(a.buffer)].elem_bytes;
-    out.buffer = NewBuffer(name, out.shape, eb == 1 ? 4 : eb);
-    Op mm;
-    mm.name = "matmul";
-    mm.op_class = OpClass::kMatmul;
-    mm.engine = Engine::kTensor;
-    mm.inputs = {a.buffer, b.buffer};
-    mm.output = out.buffer;
-    mm.batch = rank == 3 ? a.shape[0] : 1;
-    program_.AddOp(std::move(mm));
+    out = DefineMatmul(name, op, args);
   } else {
     std::string known;
     for (const auto* set : {&BinaryOps(), &UnaryOps()}) {

@@ -60,6 +60,119 @@ int64_t InstructionGraph::Units(int oi) const {
   return CeilDiv(n, mm_block_cols_[size_t(oi)]) * op.batch * CeilDiv(m, P_);
 }
 
+// Figures CheckAndPlan sums over the ops: the instruction count estimate, and the DMA traffic
+// of the two visiting orders (row unit by row unit through all ops, or op by op) to choose
+// between them.
+struct InstructionGraph::PlanTotals {
+  double capacity = 0;                       // SBUF bytes per partition of one physical core
+  double estimate = 0;                       // instructions
+  double weights_pp = 0, weights_bytes = 0;  // every matmul's B: bytes per partition, in all
+  double op_major_extra = 0;                 // bytes the op-by-op order moves beyond the minimum
+};
+
+// Fails when a buffer `op` reads or writes has more tiles than a tile index holds.
+void InstructionGraph::CheckTileable(const Op& op) const {
+  const Program& p = *program_;
+  auto check = [&](const Buffer& buf) {
+    if (CeilDiv(buf.rows, P_) >= kMaxTileIndex || CeilDiv(buf.cols, F_) >= kMaxTileIndex) {
+      Invalid(p, "buffer '" + buf.name + "' is too large to tile");
+    }
+  };
+  for (int b : op.inputs) check(p.buffers[b]);
+  check(p.buffers[op.output]);
+}
+
+// A matmul's B block width, its tiles' columns, its share of the totals, and whether it keeps
+// the ops aligned. `b_only`: per buffer, read only as a matmul's B operand.
+void InstructionGraph::PlanMatmul(int oi, const std::vector<bool>& b_only, PlanTotals* t) {
+  const Program& p = *program_;
+  const Op& op = p.ops[oi];
+  const Buffer& a = p.buffers[op.inputs[0]];
+  const Buffer& b = p.buffers[op.inputs[1]];
+  const int64_t m = a.rows / op.batch, k = a.cols, n = b.cols;
+  const int64_t kt_n = CeilDiv(k, P_), nt_n = CeilDiv(n, kPsumCols);
+  // B stays resident in blocks of columns that fit in half of SBUF; A streams past each.
+  const double b_pp = double(kt_n) * double(op.batch) * double(n) * b.elem_bytes;
+  int64_t block = n;
+  if (b_pp > t->capacity / 2) {
+    const double cols = t->capacity / 2 / (double(kt_n) * double(op.batch) * b.elem_bytes);
+    block = std::max<int64_t>(kPsumCols, int64_t(cols / kPsumCols) * kPsumCols);
+  }
+  mm_block_cols_[size_t(oi)] = block;
+  if (b_only[size_t(op.inputs[1])] && !written_[op.inputs[1]]) {
+    tile_cols_[size_t(op.inputs[1])] = std::min(F_, block);  // load B block by block
+  }
+  // Output tiles complete within one block (a pending tile cannot leave SBUF).
+  tile_cols_[size_t(op.output)] = std::min(F_, block);
+  const double blocks = double(CeilDiv(n, block));
+  const double a_bytes = double(a.rows) * double(a.cols) * a.elem_bytes;
+  const double b_bytes = double(b.rows) * double(b.cols) * b.elem_bytes;
+  t->weights_pp += b_pp;
+  t->weights_bytes += b_bytes;
+  t->op_major_extra += (blocks - 1) * a_bytes;
+  const double units = blocks * double(op.batch) * double(CeilDiv(m, P_));
+  // Transposes, matmuls, evictions, and the loads of B reloaded per unit at worst.
+  t->estimate += units * (2.0 * kt_n + 2.0 * nt_n + double(kt_n) * double(CeilDiv(n, F_)));
+  if (written_[op.inputs[1]] || (op.batch > 1 && m % P_ != 0) || blocks > 1) aligned_ = false;
+  PlanMatmulPieces(oi);
+}
+
+// How many (row piece, column piece) results make up each of a matmul's output tiles.
+void InstructionGraph::PlanMatmulPieces(int oi) {
+  const Program& p = *program_;
+  const Op& op = p.ops[oi];
+  const Buffer& out = p.buffers[op.output];
+  const int64_t m = p.buffers[op.inputs[0]].rows / op.batch, n = p.buffers[op.inputs[1]].cols;
+  const int64_t fo = tile_cols_[size_t(op.output)];
+  auto& rows = mm_row_pieces_[oi];
+  auto& cols = mm_col_pieces_[oi];
+  rows.assign(size_t(CeilDiv(out.rows, P_)), 0);
+  cols.assign(size_t(CeilDiv(out.cols, fo)), 0);
+  for (int64_t bi = 0; bi < op.batch; ++bi) {
+    for (int64_t mt = 0; mt * P_ < m; ++mt) {
+      const int64_t r0 = bi * m + mt * P_, r1 = std::min(r0 + P_, (bi + 1) * m);
+      for (int64_t rt = r0 / P_; rt <= (r1 - 1) / P_; ++rt) ++rows[size_t(rt)];
+    }
+  }
+  for (int64_t nt = 0; nt < CeilDiv(n, kPsumCols); ++nt) {
+    const int64_t c0 = nt * kPsumCols, c1 = std::min(c0 + kPsumCols, n);
+    for (int64_t ct = c0 / fo; ct <= (c1 - 1) / fo; ++ct) ++cols[size_t(ct)];
+  }
+}
+
+// An elementwise op's or row reduction's instructions, and whether it keeps the ops aligned.
+void InstructionGraph::PlanSpaceOp(int oi, PlanTotals* t) {
+  const Program& p = *program_;
+  const Op& op = p.ops[oi];
+  const int64_t space_cols =
+      op.op_class == OpClass::kRowReduce ? p.buffers[op.inputs[0]].cols : p.buffers[op.output].cols;
+  t->estimate += double(Units(oi)) * double(CeilDiv(space_cols, F_)) *
+                 (1.0 + double(op.inputs.size() + 1) * double(params_->dma_queues));
+  const int64_t rows = SpaceRows(p, op);
+  for (int in : op.inputs) {
+    const Buffer& b = p.buffers[in];
+    if (written_[in] && b.rows != 1 && b.rows != rows) aligned_ = false;
+  }
+}
+
+// Row unit by row unit, every matmul's B must stay resident together or be reloaded per row
+// tile; op by op, intermediates that do not fit in SBUF are spilled and reloaded. The order that
+// moves fewer bytes wins (aligned_ only stays true when it was possible).
+void InstructionGraph::ChooseOrder(const PlanTotals& t) {
+  const Program& p = *program_;
+  int64_t row_units = 0;
+  for (int oi = 0; oi < int(p.ops.size()); ++oi) row_units = std::max(row_units, Units(oi));
+  double aligned_extra = 0, op_major_extra = t.op_major_extra;
+  if (t.weights_pp > t.capacity * 0.75) aligned_extra = t.weights_bytes * double(row_units - 1);
+  for (const Buffer& b : p.buffers) {
+    const double bytes_pp = double(CeilDiv(b.rows, P_)) * double(b.cols) * b.elem_bytes;
+    if (b.memory == Memory::kSbuf && bytes_pp > t.capacity / 2) {
+      op_major_extra += 2 * double(b.rows) * double(b.cols) * b.elem_bytes;
+    }
+  }
+  if (aligned_ && aligned_extra > op_major_extra) aligned_ = false;
+}
+
 void InstructionGraph::CheckAndPlan() {
   const Program& p = *program_;
   if (int64_t(p.buffers.size() + p.ops.size()) >= kMaxBuffers) {
@@ -78,97 +191,22 @@ void InstructionGraph::CheckAndPlan() {
     }
   }
   aligned_ = true;
-  double estimate = 0;
-  // SBUF bytes per partition of one physical core, and DMA traffic estimates of the two visiting
-  // orders (row unit by row unit through all ops, or op by op) to choose between them.
-  const double capacity = params_->sbuf_bytes / params_->partitions;
-  double weights_pp = 0, weights_bytes = 0, aligned_extra = 0, op_major_extra = 0;
+  PlanTotals totals;
+  totals.capacity = params_->sbuf_bytes / params_->partitions;
   for (int oi = 0; oi < int(p.ops.size()); ++oi) {
     const Op& op = p.ops[oi];
     written_[op.output] = true;
     for (int in : op.inputs) last_reader_[in] = oi;
-    for (int b : op.inputs) {
-      const Buffer& buf = p.buffers[b];
-      if (CeilDiv(buf.rows, P_) >= kMaxTileIndex || CeilDiv(buf.cols, F_) >= kMaxTileIndex) {
-        Invalid(p, "buffer '" + buf.name + "' is too large to tile");
-      }
-    }
-    const Buffer& out = p.buffers[op.output];
-    if (CeilDiv(out.rows, P_) >= kMaxTileIndex || CeilDiv(out.cols, F_) >= kMaxTileIndex) {
-      Invalid(p, "buffer '" + out.name + "' is too large to tile");
-    }
+    CheckTileable(op);
     if (op.op_class == OpClass::kMatmul) {
-      const Buffer& a = p.buffers[op.inputs[0]];
-      const Buffer& b = p.buffers[op.inputs[1]];
-      const int64_t m = a.rows / op.batch, k = a.cols, n = b.cols;
-      const int64_t kt_n = CeilDiv(k, P_), nt_n = CeilDiv(n, kPsumCols);
-      // B stays resident in blocks of columns that fit in half of SBUF; A streams past each.
-      const double b_pp = double(kt_n) * double(op.batch) * double(n) * b.elem_bytes;
-      int64_t block = n;
-      if (b_pp > capacity / 2) {
-        const double cols = capacity / 2 / (double(kt_n) * double(op.batch) * b.elem_bytes);
-        block = std::max<int64_t>(kPsumCols, int64_t(cols / kPsumCols) * kPsumCols);
-      }
-      mm_block_cols_[size_t(oi)] = block;
-      if (b_only[size_t(op.inputs[1])] && !written_[op.inputs[1]]) {
-        tile_cols_[size_t(op.inputs[1])] = std::min(F_, block);  // load B block by block
-      }
-      // Output tiles complete within one block (a pending tile cannot leave SBUF).
-      tile_cols_[size_t(op.output)] = std::min(F_, block);
-      const int64_t fo = tile_cols_[size_t(op.output)];
-      const double blocks = double(CeilDiv(n, block));
-      const double a_bytes = double(a.rows) * double(a.cols) * a.elem_bytes;
-      const double b_bytes = double(b.rows) * double(b.cols) * b.elem_bytes;
-      weights_pp += b_pp;
-      weights_bytes += b_bytes;
-      op_major_extra += (blocks - 1) * a_bytes;
-      const double units = blocks * double(op.batch) * double(CeilDiv(m, P_));
-      // Transposes, matmuls, evictions, and the loads of B reloaded per unit at worst.
-      estimate += units * (2.0 * kt_n + 2.0 * nt_n + double(kt_n) * double(CeilDiv(n, F_)));
-      if (written_[op.inputs[1]] || (op.batch > 1 && m % P_ != 0) || blocks > 1) {
-        aligned_ = false;
-      }
-      // How many (row piece, column piece) results make up each output tile.
-      auto& rows = mm_row_pieces_[oi];
-      auto& cols = mm_col_pieces_[oi];
-      rows.assign(size_t(CeilDiv(out.rows, P_)), 0);
-      cols.assign(size_t(CeilDiv(out.cols, fo)), 0);
-      for (int64_t bi = 0; bi < op.batch; ++bi) {
-        for (int64_t mt = 0; mt * P_ < m; ++mt) {
-          const int64_t r0 = bi * m + mt * P_, r1 = std::min(r0 + P_, (bi + 1) * m);
-          for (int64_t rt = r0 / P_; rt <= (r1 - 1) / P_; ++rt) ++rows[size_t(rt)];
-        }
-      }
-      for (int64_t nt = 0; nt < nt_n; ++nt) {
-        const int64_t c0 = nt * kPsumCols, c1 = std::min(c0 + kPsumCols, n);
-        for (int64_t ct = c0 / fo; ct <= (c1 - 1) / fo; ++ct) ++cols[size_t(ct)];
-      }
+      PlanMatmul(oi, b_only, &totals);
     } else {
-      const int64_t space_cols =
-          op.op_class == OpClass::kRowReduce ? p.buffers[op.inputs[0]].cols : out.cols;
-      estimate += double(Units(oi)) * double(CeilDiv(space_cols, F_)) *
-                  (1.0 + double(op.inputs.size() + 1) * double(params_->dma_queues));
-      const int64_t rows = SpaceRows(p, op);
-      for (int in : op.inputs) {
-        const Buffer& b = p.buffers[in];
-        if (written_[in] && b.rows != 1 && b.rows != rows) aligned_ = false;
-      }
+      PlanSpaceOp(oi, &totals);
     }
   }
-  // Row unit by row unit, every matmul's B must stay resident together or be reloaded per row
-  // tile; op by op, intermediates that do not fit in SBUF are spilled and reloaded.
-  int64_t row_units = 0;
-  for (int oi = 0; oi < int(p.ops.size()); ++oi) row_units = std::max(row_units, Units(oi));
-  if (weights_pp > capacity * 0.75) aligned_extra = weights_bytes * double(row_units - 1);
-  for (const Buffer& b : p.buffers) {
-    const double bytes_pp = double(CeilDiv(b.rows, P_)) * double(b.cols) * b.elem_bytes;
-    if (b.memory == Memory::kSbuf && bytes_pp > capacity / 2) {
-      op_major_extra += 2 * double(b.rows) * double(b.cols) * b.elem_bytes;
-    }
-  }
-  if (aligned_ && aligned_extra > op_major_extra) aligned_ = false;
-  if (estimate > double(kMaxInstructions)) {
-    Invalid(p, "would lower to about " + std::to_string(int64_t(estimate)) +
+  ChooseOrder(totals);
+  if (totals.estimate > double(kMaxInstructions)) {
+    Invalid(p, "would lower to about " + std::to_string(int64_t(totals.estimate)) +
                    " instructions, more than the " + std::to_string(kMaxInstructions) +
                    " the model handles");
   }
