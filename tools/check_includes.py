@@ -96,6 +96,8 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
+    # Helpers every test folder shares (reading a plain or gzip file).
+    ("tests/common/*.h", ["tests/*"]),
     # The Neuron model's programs and instruction graph: the model test and the simulator
     # benchmark.
     ("src/device/neuron/aten_programs.h",

@@ -4,7 +4,6 @@
 #define OPSCOPE_TESTS_ANALYSIS_TEST_SUPPORT_H_
 
 #include <sys/wait.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/common/read_file.h"  // ReadMaybeGzip
 
 namespace opscope::testing {
 
@@ -65,19 +66,6 @@ inline std::vector<TraceLensCase> TraceLensMi300Cases() {
     stem = stem.substr(0, stem.find(".json"));
     out.push_back({trace, dir / (stem + "_perf_report_csvs")});
   }
-  return out;
-}
-
-// The whole of a file, inflated when it is gzip (zlib reads plain files as they are); "" when it
-// cannot be opened. Independent of opscope's own readers, so tests can use it for ground truth.
-inline std::string ReadMaybeGzip(const std::filesystem::path& path) {
-  gzFile f = gzopen(path.string().c_str(), "rb");
-  if (f == nullptr) return {};
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
   return out;
 }
 

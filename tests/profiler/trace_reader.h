@@ -3,11 +3,12 @@
 #define OPSCOPE_TESTS_PROFILER_TRACE_READER_H_
 
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "tests/common/read_file.h"
 
 namespace opscope::testing {
 
@@ -30,17 +31,6 @@ struct JsonTrace {
   std::string error;  // non-empty when parsing failed
 };
 
-inline std::string ReadFileMaybeGz(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
-  if (f == nullptr) return {};
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, n);
-  gzclose(f);
-  return out;
-}
-
 inline std::string Text(simdjson::dom::element e) {
   if (e.is_string()) return std::string(std::string_view(e.get_string()));
   return simdjson::minify(e);
@@ -48,7 +38,7 @@ inline std::string Text(simdjson::dom::element e) {
 
 inline JsonTrace ReadChromeTrace(const std::string& path) {
   JsonTrace out;
-  std::string data = ReadFileMaybeGz(path);
+  std::string data = ReadMaybeGzip(path);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   auto err = parser.parse(data).get(doc);
