@@ -1,7 +1,7 @@
 # opscope: the two commands a user needs.
 #   make demo   set up (apt packages), build, and run the RMSNorm case study
 #   make test   set up, build, and run every test: unit + end-to-end, the same under ASan+UBSan,
-#               the importer fuzzer for a bounded time, and the Explorer's browser tests
+#               the fuzzers for a bounded time (FUZZ_SECONDS in all), and the Explorer's browser tests
 # Other targets: build, bench, asan, fuzz, browser-test, format, format-check, clean.
 
 SHELL := /bin/bash
@@ -48,7 +48,7 @@ $(FUZZ_BUILD)/build.ninja:
 	  -DOPSCOPE_FUZZ=ON $(CMAKE_FLAGS)
 
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) --target import_fuzz -j $(JOBS)
+	cmake --build $(FUZZ_BUILD) --target import_fuzz op_args_fuzz -j $(JOBS)
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

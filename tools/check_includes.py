@@ -91,7 +91,9 @@ INTERNAL_USES = [
     # The "[memory]" events as key_averages reads them, shared with the memory timeline.
     ("src/profiler/memory_events.h", ["src/analysis/memory_timeline.cc"]),
     # The one reader of Input Dims / Input Strides text, shared by the FLOPs count and op args.
-    ("src/profiler/input_shapes.h", ["src/analysis/op_args.h"]),
+    ("src/profiler/input_shapes.h", ["src/analysis/op_args.h", "fuzz/op_args_fuzz.cc"]),
+    # The op-args parsers, fuzzed directly.
+    ("src/analysis/op_args.h", ["fuzz/op_args_fuzz.cc"]),
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.

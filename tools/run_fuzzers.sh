@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Runs opscope's libFuzzer targets for a bounded time, seeded from the shared trace fixtures.
+# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared trace fixtures:
+#   import_fuzz   the trace importer (and the analyses on what it imports), 5/6 of the time
+#   op_args_fuzz  the record_shapes args parsers (Input Dims, Input type, Input Strides, Concrete
+#                 Inputs), the remaining 1/6 (10 s of make test's 60)
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
-# fuzzer finds a crash, a leak, a timeout or an out-of-memory input (the reproducer is left in
-# BUILD_DIR/fuzz-artifacts/).
+# fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
+# reproducer is left in BUILD_DIR/fuzz-artifacts/).
 set -euo pipefail
 
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
-fuzzer="$build/fuzz/import_fuzz"
+args_seconds=$(( seconds / 6 > 0 ? seconds / 6 : 1 ))
+import_seconds=$(( seconds - args_seconds > 0 ? seconds - args_seconds : 1 ))
 
-if [[ ! -x "$fuzzer" ]]; then
-  cmake --build "$build" --target import_fuzz -j "${JOBS:-2}"
-fi
+for fuzzer in import_fuzz op_args_fuzz; do
+  if [[ ! -x "$build/fuzz/$fuzzer" ]]; then
+    cmake --build "$build" --target "$fuzzer" -j "${JOBS:-2}"
+  fi
+done
 
 # The shared data as the build was configured (CMake cache variable OPSCOPE_SHARED_DIR).
 shared=$(sed -n 's/^OPSCOPE_SHARED_DIR:PATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
@@ -22,17 +28,20 @@ if [[ -z "$shared" || ! -d "$fixtures" ]]; then
   exit 1
 fi
 
-seeds="$build/fuzz-seeds/import"
-corpus="$build/fuzz-corpus/import"
 artifacts="$build/fuzz-artifacts/"
-mkdir -p "$seeds" "$corpus" "$artifacts"
+mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$artifacts"
 
-# Seeds: each fixture decompressed and cut down to its first events (valid JSON, a few KB, so
-# the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge cases.
-python3 - "$fixtures" "$seeds" <<'PY'
+# Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
+# KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
+# cases. op_args: the distinct args objects of the fixtures' ops that carry record_shapes keys,
+# as the traces hold them, and their Input Dims / Input Strides texts on their own.
+python3 - "$fixtures" "$build/fuzz-seeds" <<'PY'
 import gzip, json, os, sys
-src, dst = sys.argv[1], sys.argv[2]
+src, seeds = sys.argv[1], sys.argv[2]
+dst = os.path.join(seeds, 'import')
 n = 0
+shape_keys = ('Input Dims', 'Input type', 'Input Strides', 'Concrete Inputs')
+args_seeds = {}
 for dirpath, _, files in os.walk(src):
     for name in sorted(files):
         if not name.endswith(('.json', '.json.gz')):
@@ -42,6 +51,13 @@ for dirpath, _, files in os.walk(src):
         with opener(path, 'rt') as f:
             doc = json.load(f)
         events = doc.get('traceEvents', [])
+        for ev in events:
+            args = ev.get('args') if isinstance(ev, dict) else None
+            if not isinstance(args, dict) or not any(k in args for k in shape_keys):
+                continue
+            for text in [json.dumps(args)] + [json.dumps(args[k]) for k in ('Input Dims', 'Input Strides') if k in args]:
+                if len(args_seeds) < 400 and len(text) < 4096:
+                    args_seeds.setdefault(text, len(args_seeds))
         small = {k: v for k, v in doc.items() if k != 'traceEvents' and len(json.dumps(v)) < 2000}
         for part, chunk in enumerate((events[:40], events[len(events) // 2:len(events) // 2 + 40])):
             small['traceEvents'] = chunk
@@ -57,17 +73,34 @@ edge = ['', '{}', '[]', '{"traceEvents": []}', '{"traceEvents": [{"ph": "X"}]}',
 for i, text in enumerate(edge):
     with open(os.path.join(dst, f'edge_{i}.json'), 'w') as out:
         out.write(text)
+if not args_seeds:
+    sys.exit('run_fuzzers.sh: no op with record_shapes args in the fixtures')
+for text, i in args_seeds.items():
+    with open(os.path.join(seeds, 'op_args', f'seed_{i:03d}.json'), 'w') as out:
+        out.write(text)
 PY
 
-echo "run_fuzzers.sh: import_fuzz for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-"$fuzzer" "$corpus" "$seeds" \
-  -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$artifacts" -print_final_stats=1 2>&1 | tail -n 25
-status=${PIPESTATUS[0]}
-if [[ $status -ne 0 ]]; then
-  echo "run_fuzzers.sh: import_fuzz failed (exit $status); reproducer in $artifacts" >&2
-  exit "$status"
-fi
-echo "run_fuzzers.sh: import_fuzz passed"
+# run NAME SECONDS MAX_LEN: one fuzzer on its seeds and its corpus (kept between runs).
+run() {
+  local name=$1 time=$2 max_len=$3
+  local seeds="$build/fuzz-seeds/${name%_fuzz}" corpus="$build/fuzz-corpus/${name%_fuzz}"
+  mkdir -p "$corpus"
+  echo "run_fuzzers.sh: $name for ${time}s ($(ls "$seeds" | wc -l) seeds)"
+  local status
+  set +e
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  "$build/fuzz/$name" "$corpus" "$seeds" \
+    -max_total_time="$time" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts" -print_final_stats=1 2>&1 | tail -n 25
+  status=${PIPESTATUS[0]}
+  set -e
+  if [[ $status -ne 0 ]]; then
+    echo "run_fuzzers.sh: $name failed (exit $status); reproducer in $artifacts" >&2
+    exit "$status"
+  fi
+  echo "run_fuzzers.sh: $name passed"
+}
+
+run import_fuzz "$import_seconds" 65536
+run op_args_fuzz "$args_seconds" 4096
