@@ -41,6 +41,21 @@ __attribute__((noinline)) int EmptyLoop(int n) {
   return sum;
 }
 
+// Ends a measurement window of kBatchesPerWindow batches: stops the recorder, invalidates the
+// run if any record was dropped, and starts a fresh window, all outside the timed region.
+void NextWindow(benchmark::State& state, const opscope::internal::RecorderConfig& config,
+                int* batches) {
+  if (++*batches != kBatchesPerWindow) return;
+  state.PauseTiming();
+  auto r = opscope::internal::StopRecording();
+  uint64_t dropped = 0;
+  for (auto& t : r.threads) dropped += t.dropped;
+  if (dropped != 0) state.SkipWithError("records were dropped: the measurement is invalid");
+  opscope::internal::StartRecording(config);
+  *batches = 0;
+  state.ResumeTiming();
+}
+
 void BM_Baseline_EmptyLoop(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(EmptyLoop(kBatch));
   Report(state, "baseline");
@@ -73,16 +88,7 @@ void BM_HostOp_On(benchmark::State& state) {
       opscope::RecordScope scope(name);
       benchmark::DoNotOptimize(scope);
     }
-    if (++batches == kBatchesPerWindow) {
-      state.PauseTiming();
-      auto r = opscope::internal::StopRecording();
-      uint64_t dropped = 0;
-      for (auto& t : r.threads) dropped += t.dropped;
-      if (dropped != 0) state.SkipWithError("records were dropped: the measurement is invalid");
-      opscope::internal::StartRecording(config);
-      batches = 0;
-      state.ResumeTiming();
-    }
+    NextWindow(state, config, &batches);
   }
   opscope::internal::StopRecording();
   Report(state, "on");
@@ -103,13 +109,7 @@ void BM_HostOp_OnWithShapes(benchmark::State& state) {
       opscope::RecordScope scope(name, shapes);
       benchmark::DoNotOptimize(scope);
     }
-    if (++batches == kBatchesPerWindow) {
-      state.PauseTiming();
-      opscope::internal::StopRecording();
-      opscope::internal::StartRecording(config);
-      batches = 0;
-      state.ResumeTiming();
-    }
+    NextWindow(state, config, &batches);
   }
   opscope::internal::StopRecording();
   Report(state, "on_shapes");
@@ -215,16 +215,7 @@ void BM_MemoryEvent_On(benchmark::State& state) {
   int batches = 0;
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) AllocatorEvent(uint64_t(i) * 64, 64);
-    if (++batches == kBatchesPerWindow) {
-      state.PauseTiming();
-      auto r = opscope::internal::StopRecording();
-      uint64_t dropped = 0;
-      for (auto& t : r.threads) dropped += t.dropped;
-      if (dropped != 0) state.SkipWithError("records were dropped: the measurement is invalid");
-      opscope::internal::StartRecording(config);
-      batches = 0;
-      state.ResumeTiming();
-    }
+    NextWindow(state, config, &batches);
   }
   opscope::internal::StopRecording();
   Report(state, "memory_on");
