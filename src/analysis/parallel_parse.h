@@ -53,8 +53,9 @@ namespace opscope::analysis {
 // cores this process may run on (`cores`) that the machine's load (`load_average`, the 1-minute
 // run-queue average) leaves free, counting the calling thread's own core; fewer than
 // kMinDefaultThreads of them is 1 thread: the parallel import only pays when it has cores to itself
-// (on a machine whose other cores are busy, threads add CPU and hand-offs and gain nothing).
-inline constexpr int kMinDefaultThreads = 3;
+// (on a machine whose other cores are busy, threads add CPU and hand-offs and gain nothing; on an
+// idle 2-core machine 2 threads import the 256 MiB generated trace 1.24x faster than 1).
+inline constexpr int kMinDefaultThreads = 2;
 int ResolveImportThreads(int requested, int cores, double load_average);
 // ResolveImportThreads with this process's cores (sched_getaffinity) and the load average now.
 int ImportThreadsNow(int requested);

@@ -694,11 +694,14 @@ namespace {
 // least three; an explicit count is honoured whatever the load.
 TEST(ImportThreadsTest, DefaultTakesFreeCoresExplicitIsHonoured) {
   using analysis::ResolveImportThreads;
-  EXPECT_EQ(ResolveImportThreads(0, 2, 0.0), 1);    // 2 cores: below the minimum
+  EXPECT_EQ(ResolveImportThreads(0, 2, 0.0), 2);    // 2 idle cores: both
+  EXPECT_EQ(ResolveImportThreads(0, 2, 2.0), 1);    // 2 cores, one busy: below the minimum
+  EXPECT_EQ(ResolveImportThreads(0, 1, 0.0), 1);    // 1 core
   EXPECT_EQ(ResolveImportThreads(0, 16, 0.2), 16);  // idle: every core
   EXPECT_EQ(ResolveImportThreads(0, 16, 1.0), 16);  // the load is (about) the caller itself
   EXPECT_EQ(ResolveImportThreads(0, 16, 9.0), 8);
-  EXPECT_EQ(ResolveImportThreads(0, 16, 15.0), 1);  // one free core
+  EXPECT_EQ(ResolveImportThreads(0, 16, 15.0), 2);  // two free cores
+  EXPECT_EQ(ResolveImportThreads(0, 16, 16.0), 1);  // one free core
   EXPECT_EQ(ResolveImportThreads(0, 4, 40.0), 1);
   EXPECT_EQ(ResolveImportThreads(0, 0, 0.0), 1);
   EXPECT_EQ(ResolveImportThreads(2, 16, 40.0), 2);
