@@ -127,6 +127,14 @@ test('search steps with Enter / Shift+Enter, marks every match and scrolls to it
   await page.waitForFunction(() => /^1 \//.test(document.getElementById('search-count').textContent));
   await page.press('#search', 'Shift+Enter');
   await page.waitForFunction((n) => document.getElementById('search-count').textContent === `${n} / ${n}`, total);
+  // The count changes before the selected slice is fetched and scrolled to: wait (bounded) for the
+  // selection to settle in view, then assert, so a scroll that never comes still fails.
+  await page.waitForFunction(() => {
+    const tl = window.opscopeApp.timeline();
+    const s = window.opscopeApp.state.slice;
+    const y = s && tl.rowY(s.lane, s.row);
+    return s && y >= tl.scrollTop() && y + 16 <= tl.height;
+  }, null, {timeout: 5000}).catch(() => {});
   at = await onScreen();
   assert.ok(at.y >= at.top && at.y + 16 <= at.height, 'the last match is in view too');
   // Results list lane and time; every match in view is marked on the timeline.
