@@ -88,8 +88,11 @@ INTERNAL_USES = [
     # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
     ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
                                      "tools/demo_allreduce.cc", "tools/demo_rmsnorm.cc"]),
-    # The "[memory]" events as key_averages reads them, shared with the memory timeline.
-    ("src/profiler/memory_events.h", ["src/analysis/memory_timeline.cc"]),
+    # The "[memory]" events as key_averages reads them, shared with the memory timeline; their one
+    # writer, AddMemoryEvent, also builds the memory tests' traces.
+    ("src/profiler/memory_events.h",
+     ["src/analysis/memory_timeline.cc", "src/explorer/memory_lanes_test.cc",
+      "tests/profiler/key_averages_memory_test.cc"]),
     # The one reader of Input Dims / Input Strides text, shared by the FLOPs count and op args.
     ("src/profiler/input_shapes.h", ["src/analysis/op_args.h", "fuzz/op_args_fuzz.cc"]),
     # The op-args parsers, fuzzed directly.

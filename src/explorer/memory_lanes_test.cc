@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "explorer/trace_index.h"
+#include "profiler/memory_events.h"
 
 namespace opscope::explorer {
 namespace {
@@ -35,17 +36,16 @@ Trace MemoryTrace() {
   }
   auto add_memory = [&](int64_t ts, int64_t bytes, int64_t total, int64_t reserved, int type,
                         int id, int64_t addr) {
-    Instant i;
-    i.ts_ns = ts;
-    i.name = t.Intern("[memory]");
-    i.category = t.Intern("cpu_instant_event");
-    i.track = thread;
-    i.args = t.AddArgs(
-        "{\"Total Reserved\": " + std::to_string(reserved) +
-        ", \"Total Allocated\": " + std::to_string(total) +
-        ", \"Bytes\": " + std::to_string(bytes) + ", \"Device Id\": " + std::to_string(id) +
-        ", \"Device Type\": " + std::to_string(type) + ", \"Addr\": " + std::to_string(addr) + "}");
-    t.AddInstant(i);
+    internal::MemoryEvent e;
+    e.ts_ns = ts;
+    e.bytes = bytes;
+    e.total_allocated = total;
+    e.total_reserved = reserved;
+    e.device_type = type;
+    e.device_id = id;
+    e.addr = static_cast<uint64_t>(addr);
+    e.track = thread;
+    internal::AddMemoryEvent(t, e);
   };
   for (int k = 0; k < 1000; ++k) {
     add_memory(1000 + k * 3, 64, k == 537 ? 1000000007 : (k % 7) * 100, 2000000000, 6, 0, k + 1);

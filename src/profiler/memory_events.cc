@@ -29,6 +29,21 @@ std::optional<int64_t> IntArg(const Trace& trace, uint32_t args, std::string_vie
 
 }  // namespace
 
+void AddMemoryEvent(Trace& trace, const MemoryEvent& e) {
+  Instant i;
+  i.ts_ns = e.ts_ns;
+  i.name = trace.Intern("[memory]");
+  i.category = trace.Intern("cpu_instant_event");
+  i.track = e.track;
+  i.args = trace.AddArgs("{\"Total Reserved\": " + std::to_string(e.total_reserved) +
+                         ", \"Total Allocated\": " + std::to_string(e.total_allocated) +
+                         ", \"Bytes\": " + std::to_string(e.bytes) +
+                         ", \"Device Id\": " + std::to_string(e.device_id) +
+                         ", \"Device Type\": " + std::to_string(e.device_type) +
+                         ", \"Addr\": " + std::to_string(e.addr) + "}");
+  trace.AddInstant(i);
+}
+
 MemoryEvents::MemoryEvents(const Trace& trace) {
   const StringId name = trace.strings().Find("[memory]");
   if (name != kNone) {

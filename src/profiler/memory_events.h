@@ -3,7 +3,8 @@
 // binary searches away. Shared by key_averages (memory columns) and the memory timeline.
 //
 // Each event is one allocation (Bytes > 0) or free (Bytes < 0) by PyTorch's caching allocator
-// (or opscope's device allocators), with the allocator's totals after it.
+// (or opscope's device allocators), with the allocator's totals after it. AddMemoryEvent is the
+// one writer of these events (the profiler's trace builder and the tests).
 //
 // Thread safety: immutable after construction.
 #ifndef OPSCOPE_PROFILER_MEMORY_EVENTS_H_
@@ -36,6 +37,11 @@ struct MemoryEvent {
   uint64_t addr = 0;            // "Addr"
   uint32_t track = kNone;       // the host thread that allocated
 };
+
+// Appends `e` to `trace` as Kineto writes it: a "[memory]" instant (category
+// "cpu_instant_event") on e.track with the args Total Reserved, Total Allocated, Bytes, Device Id,
+// Device Type and Addr, in Kineto's order. MemoryEvents reads back exactly what this writes.
+void AddMemoryEvent(Trace& trace, const MemoryEvent& e);
 
 class MemoryEvents {
  public:

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "opscope/profiler.h"
+#include "profiler/memory_events.h"
 #include "trace/clock.h"
 #include "trace/json_escape.h"
 
@@ -180,21 +181,16 @@ void TraceFromRecording::AddRange(const ThreadRecords& t, const Record& r, uint3
 
 void TraceFromRecording::AddMemoryEvent(const Record& r, const Record& totals, uint32_t track,
                                         int64_t start) {
-  const uint64_t reserved = uint64_t{totals.name} | (uint64_t{totals.shapes} << 32);
-  Instant i;
-  i.ts_ns = start;
-  i.name = trace_.Intern("[memory]");
-  i.category = trace_.Intern("cpu_instant_event");
-  i.track = track;
-  // Kineto's order of these args (as in its traces).
-  i.args = trace_.AddArgs(
-      "{\"Total Reserved\": " + std::to_string(static_cast<int64_t>(reserved)) +
-      ", \"Total Allocated\": " + std::to_string(static_cast<int64_t>(totals.end_ticks)) +
-      ", \"Bytes\": " + std::to_string(static_cast<int64_t>(totals.start_ticks)) +
-      ", \"Device Id\": " + std::to_string(static_cast<int32_t>(r.shapes)) +
-      ", \"Device Type\": " + std::to_string(static_cast<int32_t>(r.name)) +
-      ", \"Addr\": " + std::to_string(r.end_ticks) + "}");
-  trace_.AddInstant(i);
+  MemoryEvent e;
+  e.ts_ns = start;
+  e.track = track;
+  e.total_reserved = static_cast<int64_t>(uint64_t{totals.name} | (uint64_t{totals.shapes} << 32));
+  e.total_allocated = static_cast<int64_t>(totals.end_ticks);
+  e.bytes = static_cast<int64_t>(totals.start_ticks);
+  e.device_id = static_cast<int32_t>(r.shapes);
+  e.device_type = static_cast<int32_t>(r.name);
+  e.addr = r.end_ticks;
+  internal::AddMemoryEvent(trace_, e);
 }
 
 void TraceFromRecording::AddHostCounters() {

@@ -7,6 +7,7 @@
 
 #include "opscope/key_averages.h"
 #include "opscope/trace.h"
+#include "profiler/memory_events.h"
 
 namespace opscope {
 namespace {
@@ -23,15 +24,14 @@ void AddOp(Trace& t, uint32_t track, const char* name, int64_t ts, int64_t dur) 
 }
 
 void AddMemory(Trace& t, uint32_t track, int64_t ts, int64_t bytes, int device_type) {
-  Instant i;
-  i.ts_ns = ts;
-  i.name = t.Intern("[memory]");
-  i.category = t.Intern("cpu_instant_event");
-  i.track = track;
-  i.args = t.AddArgs(
-      "{\"Total Reserved\": 0, \"Total Allocated\": 0, \"Bytes\": " + std::to_string(bytes) +
-      ", \"Device Id\": 0, \"Device Type\": " + std::to_string(device_type) + ", \"Addr\": 1}");
-  t.AddInstant(i);
+  internal::MemoryEvent e;
+  e.ts_ns = ts;
+  e.bytes = bytes;
+  e.device_type = device_type;
+  e.device_id = 0;
+  e.addr = 1;
+  e.track = track;
+  internal::AddMemoryEvent(t, e);
 }
 
 // Thread 100: linear [0, 1000] > matmul [100, 600] > mm [200, 500]; add [700, 900] under linear;
@@ -142,6 +142,52 @@ TEST(KeyAveragesMemoryTest, TimeRangeSeesOnlyItsMemoryEvents) {
   ASSERT_EQ(avg.rows().size(), 1u);
   EXPECT_EQ(avg.rows()[0].cpu_memory_usage, 10);
   EXPECT_TRUE(avg.has_memory());
+}
+
+// The one writer and the reader agree on every field, at the edges of their ranges, and the args
+// are Kineto's, in Kineto's order.
+TEST(KeyAveragesMemoryTest, MemoryEventWriterAndReaderAgree) {
+  Trace t;
+  const uint32_t thread = t.AddThreadTrack(t.AddProcess(1, "python"), 7, "thread 7");
+  internal::MemoryEvent a;
+  a.ts_ns = 2000;
+  a.bytes = -(int64_t{1} << 40);
+  a.total_allocated = 0;
+  a.total_reserved = INT64_MAX;
+  a.device_type = 20;
+  a.device_id = 3;
+  a.addr = 0x7fffdeadbeef;
+  a.track = thread;
+  internal::MemoryEvent b = a;
+  b.ts_ns = 1000;
+  b.bytes = 64;
+  b.device_type = 0;
+  b.device_id = -1;
+  b.addr = 0x7f00;
+  internal::AddMemoryEvent(t, a);
+  internal::AddMemoryEvent(t, b);
+  t.Finalize();
+  EXPECT_EQ(t.Str(t.instants()[0].category), "cpu_instant_event");
+  ASSERT_EQ(t.instants()[1].ts_ns, 2000);  // Finalize sorted the instants by time
+  EXPECT_EQ(t.ArgsJson(t.instants()[1].args),
+            "{\"Total Reserved\": 9223372036854775807, \"Total Allocated\": 0, \"Bytes\": "
+            "-1099511627776, \"Device Id\": 3, \"Device Type\": 20, \"Addr\": "
+            "140736929316591}");
+  const internal::MemoryEvents read(t);
+  ASSERT_EQ(read.events().size(), 2u);
+  for (const auto& [got, want] : {std::pair{read.events()[0], b}, std::pair{read.events()[1], a}}) {
+    EXPECT_EQ(got.ts_ns, want.ts_ns);
+    EXPECT_EQ(got.bytes, want.bytes);
+    EXPECT_EQ(got.total_allocated, want.total_allocated);
+    EXPECT_EQ(got.total_reserved, want.total_reserved);
+    EXPECT_EQ(got.device_type, want.device_type);
+    EXPECT_EQ(got.device_id, want.device_id);
+    EXPECT_EQ(got.track, want.track);
+  }
+  EXPECT_EQ(read.events()[0].addr, 0x7f00u);
+  EXPECT_EQ(read.events()[1].addr, 0x7fffdeadbeefu);
+  EXPECT_EQ(read.CpuBytes(0, 2), 64);
+  EXPECT_EQ(read.DeviceBytes(0, 2), -(int64_t{1} << 40));
 }
 
 }  // namespace

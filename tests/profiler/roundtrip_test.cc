@@ -10,6 +10,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/profiler.h"
+#include "tests/common/temp_dir.h"
 
 namespace opscope {
 namespace {
@@ -52,11 +53,9 @@ TEST(RoundTripTest, ImportedExportHasTheSameTable) {
     }
   }
   prof.Stop();
-  auto dir =
-      std::filesystem::temp_directory_path() / ("opscope_roundtrip_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const opscope::testing::ScopedTempDir dir("opscope_roundtrip");
   for (const char* name : {"trace.json", "trace.json.gz"}) {
-    std::string path = (dir / name).string();
+    std::string path = dir.File(name);
     prof.export_chrome_trace(path);
     Trace imported;
     Status st = ImportTrace(path, &imported);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "opscope/profiler.h"
+#include "tests/common/temp_dir.h"
 #include "trace_reader.h"
 
 namespace opscope {
@@ -19,11 +20,10 @@ namespace {
 using opscope::testing::JsonEvent;
 using opscope::testing::ReadChromeTrace;
 
+// Every test's files in one directory, removed when the test program exits.
 std::string TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("opscope_profiler_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  static const opscope::testing::ScopedTempDir dir("opscope_profiler_test");
+  return dir.File(name);
 }
 
 std::vector<const Slice*> SlicesNamed(const Trace& t, std::string_view name) {
