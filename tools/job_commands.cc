@@ -119,7 +119,8 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
   KeepFreedMemoryForTheNextTrace();
   std::vector<RankSummary> summaries;
   std::vector<MpiJob::ProcessStats> stats;
-  // Process 0 draws its share's rank files done (under mpirun the others' stderr interleaves).
+  // Process 0 draws the rank files done by every process (only it draws: under mpirun the
+  // others' stderr would interleave).
   ProgressBar progress("import rank files", args.quiet || mpi.rank() != 0);
   RankFileProgress on_file;
   if (progress.enabled()) {

@@ -73,7 +73,9 @@ class MpiJob {
   // summaries, and `stats` (one per process), on process 0 (both stay empty elsewhere). Collective:
   // every process must call it. Unavailable when the summaries exceed what one gather carries;
   // InvalidInput, naming the sending process and its files, when process 0 cannot read what one
-  // sent (another opscope build there).
+  // sent (another opscope build there). `progress` (may be empty) is called with the files done
+  // and their total, one call at a time: on process 0, the files done by every process (the others'
+  // as they ask for their next file), elsewhere the process's own.
   Status LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
                        std::vector<ProcessStats>* stats, int threads = 0,
                        const RankFileProgress& progress = {});

@@ -14,6 +14,12 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
+// Whether an event's args are stored: it has some, and the options keep them for its kind and name.
+bool KeepsArgs(const ImportOptions& options, ActivityKind kind, const EventFields& f) {
+  return options.keep_args && f.args.size() > 2 &&
+         (!options.keep_args_of || options.keep_args_of(kind, f.name));
+}
+
 // Event times (start and end) must lie within +-(2^62 - 1) ns, about 146 years either side of the
 // trace's zero (absolute epoch timestamps reach 2116): then the difference of any two fits in
 // int64, which every analysis relies on.
@@ -283,7 +289,7 @@ void ChunkTranslator::AddComplete(const EventFields& f) {
   s.external_id = a.external_id;
   s.correlation = a.correlation;
   if (!a.input_dims.empty()) s.input_shapes = Intern(PythonListText(a.input_dims));
-  if (options_.keep_args && f.args.size() > 2) s.args = Args(f.args);
+  if (KeepsArgs(options_, s.kind, f)) s.args = Args(f.args);
   s.lane = ChunkTranslation::kComplete;
   out_->slices.push_back(s);
   ++out_->slice_events;
@@ -297,7 +303,7 @@ void ChunkTranslator::AddInstant(const EventFields& f) {
   i.category = Intern(f.cat);
   i.track = TrackOf(f, TrackKind::kThread);
   i.scope = f.scope.empty() ? 't' : f.scope[0];
-  if (options_.keep_args && f.args.size() > 2) i.args = Args(f.args);
+  if (KeepsArgs(options_, ActivityKind::kOther, f)) i.args = Args(f.args);
   out_->instants.push_back(i);
   ++out_->instant_events;
 }
@@ -406,7 +412,7 @@ void ChunkTranslator::AddBeginEnd(const EventFields& f) {
     const ArgFields& a = f.arg;
     s.external_id = a.external_id;
     s.correlation = a.correlation;
-    if (options_.keep_args && f.args.size() > 2) s.args = Args(f.args);
+    if (KeepsArgs(options_, s.kind, f)) s.args = Args(f.args);
     s.lane = ChunkTranslation::kBegin;
   } else {
     s.lane = ChunkTranslation::kEnd;

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -22,7 +24,8 @@ namespace {
 
 using std::chrono::microseconds;
 
-constexpr int kTagAsk = 7101;   // a process asks process 0 for its next rank file
+// A process asks process 0 for its next rank file, sending how many it has done (long long).
+constexpr int kTagAsk = 7101;
 constexpr int kTagFile = 7102;  // process 0's answer: a file's index, or -1 when none is left
 
 // Waits for `request` without holding a core. OpenMPI's blocking calls poll in a busy loop, so a
@@ -42,9 +45,14 @@ void WaitWithoutSpinning(MPI_Request* request) {
 
 // Process 0's side of handing out rank files: answers the other processes' requests (kTagAsk)
 // with the next file of `order`, taken from `next` (which process 0's own workers share), until
-// every other process has been told that none is left. Runs on its own thread, the only thread of
-// process 0 that calls MPI meanwhile; sleeps (50 us to 1 ms) while nobody asks.
-void ServeFiles(const std::vector<size_t>& order, std::atomic<size_t>* next, int processes) {
+// every other process has been told that none is left. Each request says how many files its
+// process has done: `on_done` gets the other processes' total whenever it grows. Runs on its own
+// thread, the only thread of process 0 that calls MPI meanwhile; sleeps (50 us to 1 ms) while
+// nobody asks.
+void ServeFiles(const std::vector<size_t>& order, std::atomic<size_t>* next, int processes,
+                const std::function<void(size_t)>& on_done) {
+  std::vector<long long> done_by(static_cast<size_t>(processes), 0);
+  long long others_done = 0;
   auto pause = microseconds(50);
   for (int told_none_left = 0; told_none_left < processes - 1;) {
     int asked = 0;
@@ -56,8 +64,15 @@ void ServeFiles(const std::vector<size_t>& order, std::atomic<size_t>* next, int
       continue;
     }
     pause = microseconds(50);
-    char ask = 0;
-    MPI_Recv(&ask, 1, MPI_CHAR, status.MPI_SOURCE, kTagAsk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    long long done = 0;
+    MPI_Recv(&done, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagAsk, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    long long& known = done_by[static_cast<size_t>(status.MPI_SOURCE)];
+    if (done > known) {
+      others_done += done - known;
+      known = done;
+      on_done(static_cast<size_t>(others_done));
+    }
     const size_t i = next->fetch_add(1);
     const long long answer = i < order.size() ? static_cast<long long>(order[i]) : -1;
     if (answer < 0) ++told_none_left;
@@ -67,15 +82,16 @@ void ServeFiles(const std::vector<size_t>& order, std::atomic<size_t>* next, int
   }
 }
 
-// A process other than 0 asks process 0 for its next rank file; once told none is left it no
-// longer asks. Called by its workers one at a time (LoadTakenRankSummaries' lock).
-std::optional<size_t> AskProcess0(bool* none_left) {
+// A process other than 0 asks process 0 for its next rank file, saying how many it has `done`;
+// once told none is left it no longer asks. Called by its workers one at a time
+// (LoadTakenRankSummaries' lock).
+std::optional<size_t> AskProcess0(bool* none_left, size_t done) {
   if (*none_left) return std::nullopt;
-  char ask = 1;
+  long long ask = static_cast<long long>(done);
   long long answer = -1;
   MPI_Request requests[2];
   MPI_Irecv(&answer, 1, MPI_LONG_LONG, 0, kTagFile, MPI_COMM_WORLD, &requests[0]);
-  MPI_Isend(&ask, 1, MPI_CHAR, 0, kTagAsk, MPI_COMM_WORLD, &requests[1]);
+  MPI_Isend(&ask, 1, MPI_LONG_LONG, 0, kTagAsk, MPI_COMM_WORLD, &requests[1]);
   WaitWithoutSpinning(&requests[1]);
   WaitWithoutSpinning(&requests[0]);
   if (answer < 0) {
@@ -167,14 +183,32 @@ std::vector<std::pair<size_t, RankSummary>> MpiJob::LoadShare(const std::vector<
   }
   if (rank_ != 0) {
     bool none_left = false;
+    size_t done = 0;  // files done here; set and read under LoadTakenRankSummaries' lock
     return job::LoadAndMeasure(
-        files, [&] { return AskProcess0(&none_left); }, threads, stats, progress);
+        files, [&] { return AskProcess0(&none_left, done); }, threads, stats,
+        [&](size_t done_here, size_t total) {
+          done = done_here;
+          if (progress) progress(done_here, total);
+        });
   }
   // Process 0 hands out the files, largest first, to whichever process is free (its own workers
   // included): a process slowed by other load on its core takes fewer, and all finish together.
   const std::vector<size_t> order = job::LargestFirst(files);
   std::atomic<size_t> next{0};
-  std::thread server([&] { ServeFiles(order, &next, size_); });
+  // Process 0's bar counts the files done by every process: its own, and the others' as their
+  // requests for the next file report them.
+  std::mutex progress_mu;  // guards the counts and calls of `progress`
+  size_t mine_done = 0, others_done = 0;
+  auto report = [&] {
+    if (progress) progress(std::min(mine_done + others_done, files.size()), files.size());
+  };
+  std::thread server([&] {
+    ServeFiles(order, &next, size_, [&](size_t others) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      others_done = others;
+      report();
+    });
+  });
   auto mine = job::LoadAndMeasure(
       files,
       [&]() -> std::optional<size_t> {
@@ -183,9 +217,10 @@ std::vector<std::pair<size_t, RankSummary>> MpiJob::LoadShare(const std::vector<
         return order[i];
       },
       threads, stats,
-      // Process 0's bar counts the files handed out to every process.
-      [&](size_t, size_t total) {
-        if (progress) progress(std::min(next.load(), order.size()), total);
+      [&](size_t done_here, size_t) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        mine_done = done_here;
+        report();
       });
   server.join();
   return mine;

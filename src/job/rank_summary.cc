@@ -6,10 +6,14 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "analysis/device_activity.h"
 #include "job/collective_args.h"
@@ -93,6 +97,40 @@ std::vector<StepRecord> Steps(const Trace& trace) {
   return steps;
 }
 
+// Which events' args a summary reads (job::ExtractCollectives): a collective's args are on its
+// communication kernel (Kineto copies them there in recent PyTorch) or on the host op that
+// launched it: `record_param_comms` (PyTorch's RECORD_PARAM_COMMS), a torch.distributed op
+// (`c10d::allreduce_`, ...), or a host range named for the library (`nccl:all_reduce`). Every
+// other event's args (most of a trace's) are never stored. Thread-safe: the import's threads
+// call it at once; each distinct name is classified once.
+class CollectiveArgsFilter {
+ public:
+  bool operator()(ActivityKind kind, std::string_view name) {
+    if (kind == ActivityKind::kCollective) return true;
+    if (kind != ActivityKind::kKernel && kind != ActivityKind::kCpuOp &&
+        kind != ActivityKind::kUserAnnotation) {
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = names_.find(name);
+    if (it == names_.end()) {
+      const bool collective = analysis::IsCommunication(name) ||
+                              (kind != ActivityKind::kKernel &&
+                               (name == "record_param_comms" || name.starts_with("c10d::")));
+      it = names_.emplace(std::string(name), collective).first;
+    }
+    return it->second;
+  }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, bool, Hash, std::equal_to<>> names_;  // guarded by mu_
+};
+
 }  // namespace
 
 RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
@@ -123,7 +161,14 @@ RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
 RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) {
   Trace trace;
   ImportStats stats;
-  const Status st = ImportTrace(file.path, &trace, &stats, options);
+  ImportOptions only_collective_args = options;
+  auto filter = std::make_shared<CollectiveArgsFilter>();
+  if (!only_collective_args.keep_args_of) {
+    only_collective_args.keep_args_of = [filter](ActivityKind kind, std::string_view name) {
+      return (*filter)(kind, name);
+    };
+  }
+  const Status st = ImportTrace(file.path, &trace, &stats, only_collective_args);
   if (!st.ok()) {
     RankSummary out;
     out.file = file.path;

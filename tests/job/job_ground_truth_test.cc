@@ -6,7 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "opscope/analysis.h"
 #include "opscope/job.h"
 #include "tests/job/rank_set.h"
 
@@ -187,6 +191,42 @@ TEST(JobLoading, ConcurrentLoadingIsTheSameAsOneByOne) {
     EXPECT_EQ(loaded.back().file, broken.string());
   }
   fs::remove_all(dir);
+}
+
+// A rank's summary keeps only the collectives' args from the import (on the NCCL kernels and on
+// record_param_comms in the fixture): it is the summary of the trace imported whole.
+TEST_F(JobGroundTruth, SummaryOfOnlyTheCollectivesArgsIsTheWholeTracesSummary) {
+  RankSpec spec;
+  spec.rank = 1;
+  const fs::path path = set_->Write(dir_, spec, 2);
+  const RankFile file{path.string(), fs::file_size(path), 1};
+  Trace whole;
+  ASSERT_TRUE(ImportTrace(path.string(), &whole).ok());
+  const RankSummary expected = SummarizeRank(whole, file);
+  ASSERT_EQ(expected.collectives.size(), set_->collectives().size());
+  ASSERT_GT(expected.collectives.front().in_nelems, 0);
+  const RankSummary filtered = LoadRankSummary(file);
+  EXPECT_EQ(SerializeRankSummaries({filtered}), SerializeRankSummaries({expected}));
+
+  // What the filter leaves out is not stored: no cpu op but record_param_comms keeps its args.
+  ImportOptions options;
+  std::vector<std::string> asked;
+  options.keep_args_of = [&](ActivityKind kind, std::string_view name) {
+    if (kind == ActivityKind::kCpuOp) asked.emplace_back(name);
+    return kind == ActivityKind::kCpuOp && name == "record_param_comms";
+  };
+  Trace some;
+  ASSERT_TRUE(ImportTrace(path.string(), &some, nullptr, options).ok());
+  EXPECT_FALSE(asked.empty());
+  size_t with_args = 0;
+  for (const Slice& s : some.slices()) {
+    if (s.args == kNone) continue;
+    ++with_args;
+    EXPECT_EQ(s.kind, ActivityKind::kCpuOp);
+    EXPECT_EQ(some.Str(s.name), "record_param_comms");
+    EXPECT_NE(some.ArgsJson(s.args).find("Collective name"), std::string::npos);
+  }
+  EXPECT_GT(with_args, 0u);
 }
 
 TEST_F(JobGroundTruth, MissingRanksAndWorldSizes) {
