@@ -80,6 +80,8 @@ INTERNAL_USES = [
     ("src/trace/json_writer.h", ["src/*", "tests/*", "bench/*"]),
     ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     ("src/trace/saturating.h", ["src/*"]),
+    # The fork-join pool of the report's per-track analyses and the Explorer's per-lane index.
+    ("src/trace/parallel_for.h", ["src/*"]),
     # The one JSON structure scanner: the importer's stream and the trace model's FindArg.
     ("src/trace/json_scan.h", ["src/*", "tests/analysis/import_test.cc"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
@@ -122,7 +124,8 @@ INTERNAL_USES = [
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,
     # benchmark, `opscope explore --synthetic`).
-    ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc"]),
+    ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc",
+                                    "bench/analysis_bench.cc"]),
     ("src/explorer/summary.h", ["tests/explorer/*"]),
     # A time range's op table is checked against the table of the range copied out.
     ("src/explorer/op_table.h", ["tests/explorer/*"]),

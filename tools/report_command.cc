@@ -143,6 +143,7 @@ int RunReport(const ReportArgs& args) {
   options.critical_path_step = args.perf.step;
   options.critical_path_instance = args.perf.step_instance;
   options.memory = args.memory;
+  options.threads = args.threads;
   try {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -184,7 +185,8 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
       "peak; --json adds \"memory\" with every sample");
   cmd->add_option("--rank", args->rank, "Job: print this rank's key_averages table");
   cmd->add_option("--threads", args->threads,
-                  "Threads that parse a trace; for a job, the cores each process imports rank "
+                  "Threads that parse a trace and compute its report; for a job, the cores each "
+                  "process imports rank "
                   "files on, one file per core (default: the cores available, shared by the MPI "
                   "processes on a host; the report is the same for every count)")
       ->check(CLI::NonNegativeNumber);

@@ -17,6 +17,9 @@
 //     (bound through `correlation`); activity with no runtime call has no launcher.
 //
 // Thread safety: all functions are pure over a finalized const Trace and may run concurrently.
+// Those taking `threads` split their pass over the slices into ranges run on that many threads
+// (the calling thread counts; 1 = the calling thread alone) and merge the ranges in a fixed
+// order: the result is the same for every thread count.
 #ifndef OPSCOPE_ANALYSIS_H_
 #define OPSCOPE_ANALYSIS_H_
 
@@ -120,7 +123,7 @@ struct DeviceTimeline {
 // no runtime call or op (e.g. launched before profiling started) is left out unless
 // `include_unlinked`.
 DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process = kNone,
-                                     bool include_unlinked = false);
+                                     bool include_unlinked = false, int threads = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Per-op device time (TraceLens ops_summary)
@@ -143,7 +146,7 @@ struct OpSummary {
 
 // `subtree` false leaves subtree_device_ns at 0 and skips its cost (the per-rank summaries of a
 // job need only the direct figures).
-OpSummary ComputeOpSummary(const Trace& trace, bool subtree = true);
+OpSummary ComputeOpSummary(const Trace& trace, bool subtree = true, int threads = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Kernel summary (TraceLens kernel_summary): per (parent op, kernel, stream)
@@ -165,7 +168,7 @@ struct KernelSummary {
   std::string ToJson() const;
 };
 
-KernelSummary ComputeKernelSummary(const Trace& trace);
+KernelSummary ComputeKernelSummary(const Trace& trace, int threads = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Launch statistics: runtime call duration and launch delay (device start - runtime call start)
@@ -197,7 +200,7 @@ struct LaunchStatistics {
   std::string ToJson() const;
 };
 
-LaunchStatistics ComputeLaunchStatistics(const Trace& trace);
+LaunchStatistics ComputeLaunchStatistics(const Trace& trace, int threads = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Device activity as the timeline counts it, and the idle gaps between it
@@ -347,6 +350,11 @@ struct ReportOptions {
   int critical_path_instance = 0;
   // Add the memory timeline per device (text section, "memory" in JSON).
   bool memory = false;
+  // Threads that compute the analyses (key_averages, timeline, op and kernel summaries, launch
+  // statistics; each split per range of tracks, and run side by side): 0 = as many as the
+  // import's default would take (ImportOptions::threads = 0) for a trace of 200000 slices or
+  // more, else 1; N = N. The report's bytes are the same for every count.
+  int threads = 0;
 };
 
 // Every figure of the report, computed once: what FormatReport prints and ReportJson writes.
@@ -359,7 +367,7 @@ struct Report {
   LaunchStatistics launches;
 };
 
-// Only options.group_by_input_shape matters here (the key_averages grouping).
+// Only options.group_by_input_shape (the key_averages grouping) and options.threads matter here.
 Report ComputeReport(const Trace& trace, const ReportOptions& options = {});
 
 // key_averages table, device timeline, top kernels and launch statistics as text. A trace that

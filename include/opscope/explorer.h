@@ -75,7 +75,8 @@ class Explorer {
   // `source` is the path it came from (shown, never served). Returns the trace's index.
   size_t AddTrace(std::string name, Trace trace, std::string source = {});
   // AddTrace of each trace, in order, indexing them on up to `threads` threads at once (0: the
-  // cores available); the same result. Returns the index of the first.
+  // cores available), the threads a trace gets to itself building its index's lanes in parallel;
+  // the same result. Returns the index of the first.
   struct NamedTrace {
     std::string name;
     Trace trace;

@@ -29,6 +29,9 @@ namespace opscope {
 
 struct KeyAveragesOptions {
   bool group_by_input_shape = false;
+  // Threads FromTrace runs its per-thread passes on (the calling thread counts; 1 = it alone);
+  // the rows are the same for every count.
+  int threads = 1;
 };
 
 // One row of the table. Times in nanoseconds.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "analysis/parallel_parse.h"
+
 namespace opscope::analysis {
 
 void MergeIntervals(std::vector<Interval>* v) {
@@ -89,6 +91,11 @@ uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
     return p;
   }
   return link.runtime;
+}
+
+int AnalysisThreads(int requested, size_t slices) {
+  if (requested > 0) return requested;
+  return slices < kParallelAnalysisSlices ? 1 : ImportThreadsNow(0);
 }
 
 }  // namespace opscope::analysis

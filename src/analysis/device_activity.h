@@ -66,6 +66,17 @@ class CommunicationNames {
 // itself. Activity without a runtime call falls back to the op its External id names, else kNone.
 uint32_t LauncherOf(const Trace& trace, uint32_t activity);
 
+// The analyses' threads (ReportOptions::threads): `requested` > 0 as given; 0 = the import's
+// default (the cores the machine's load leaves free, ImportThreadsNow) for a trace of at least
+// kParallelAnalysisSlices slices, else 1 (below that, starting threads costs more than it saves).
+inline constexpr size_t kParallelAnalysisSlices = 200000;
+int AnalysisThreads(int requested, size_t slices);
+// Ranges of slices a parallel analysis splits the trace into: several per thread, so a thread
+// that got a core late still finds work; 1 for one thread (the serial pass exactly).
+inline size_t AnalysisParts(int threads) {
+  return threads <= 1 ? 1 : 4 * static_cast<size_t>(threads);
+}
+
 }  // namespace opscope::analysis
 
 #endif  // OPSCOPE_ANALYSIS_DEVICE_ACTIVITY_H_

@@ -5,43 +5,87 @@
 #include "analysis/device_activity.h"
 #include "opscope/analysis.h"
 #include "trace/json_writer.h"
+#include "trace/parallel_for.h"
 
 namespace opscope {
 
 using analysis::Interval;
 
-DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool include_unlinked) {
+namespace {
+
+// One range of slices' timeline activity, each kind's intervals already merged.
+struct TimelinePart {
   std::vector<Interval> all, comp, comm, memcpy;
-  DeviceTimeline tl;
+  uint64_t activities = 0, unlinked = 0;
+};
+
+TimelinePart ScanTimeline(const Trace& trace, std::pair<uint32_t, uint32_t> range, uint32_t process,
+                          bool include_unlinked) {
+  TimelinePart part;
   const auto& slices = trace.slices();
   const auto& tracks = trace.tracks();
   analysis::CommunicationNames is_communication(trace);
-  for (uint32_t i = 0; i < slices.size(); ++i) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     const Slice& s = slices[i];
     if (!analysis::IsTimelineActivity(s.kind)) continue;
     if (process != kNone && (s.track >= tracks.size() || tracks[s.track].process != process)) {
       continue;
     }
     if (!analysis::IsLinked(trace, i)) {
-      ++tl.unlinked_activities;
+      ++part.unlinked;
       if (!include_unlinked) continue;
     }
     const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
-    all.push_back(iv);
+    part.all.push_back(iv);
     if (s.kind == ActivityKind::kMemcpy) {
-      memcpy.push_back(iv);
+      part.memcpy.push_back(iv);
     } else if (is_communication(s.name)) {
-      comm.push_back(iv);
+      part.comm.push_back(iv);
     } else {
-      comp.push_back(iv);
+      part.comp.push_back(iv);
     }
-    ++tl.activities;
+    ++part.activities;
   }
+  analysis::MergeIntervals(&part.all);
+  analysis::MergeIntervals(&part.comp);
+  analysis::MergeIntervals(&part.comm);
+  analysis::MergeIntervals(&part.memcpy);
+  return part;
+}
+
+// The union of every part's intervals of one kind: the same set whatever the parts.
+std::vector<Interval> Union(std::vector<TimelinePart>& parts,
+                            std::vector<Interval> TimelinePart::*member) {
+  if (parts.size() == 1) return std::move(parts.front().*member);
+  std::vector<Interval> out;
+  for (TimelinePart& p : parts) out.insert(out.end(), (p.*member).begin(), (p.*member).end());
+  analysis::MergeIntervals(&out);
+  return out;
+}
+
+}  // namespace
+
+// Ranges of slices (a track's slices are contiguous, so a range is a run of tracks, a long track
+// split) are scanned in parallel, each merging its own intervals; the union of the parts is the
+// same set of intervals for any split, so every figure is the same for every thread count.
+DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool include_unlinked,
+                                     int threads) {
+  const auto ranges = internal::SplitRange(static_cast<uint32_t>(trace.slices().size()),
+                                           analysis::AnalysisParts(threads));
+  std::vector<TimelinePart> parts(std::max<size_t>(ranges.size(), 1));
+  internal::ParallelFor(threads, ranges.size(), [&](size_t i) {
+    parts[i] = ScanTimeline(trace, ranges[i], process, include_unlinked);
+  });
+  DeviceTimeline tl;
+  for (const TimelinePart& p : parts) {
+    tl.activities += p.activities;
+    tl.unlinked_activities += p.unlinked;
+  }
+  std::vector<Interval> all = Union(parts, &TimelinePart::all);
   if (all.empty()) return tl;
-  analysis::MergeIntervals(&all);
-  analysis::MergeIntervals(&comp);
-  analysis::MergeIntervals(&comm);
-  analysis::MergeIntervals(&memcpy);
+  const std::vector<Interval> comp = Union(parts, &TimelinePart::comp);
+  const std::vector<Interval> comm = Union(parts, &TimelinePart::comm);
+  const std::vector<Interval> memcpy = Union(parts, &TimelinePart::memcpy);
   tl.start_ns = all.front().begin;
   tl.end_ns = all.back().end;
   tl.total_ns = tl.end_ns - tl.start_ns;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analysis/device_activity.h"
 #include "analysis/perf_report.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
@@ -36,8 +37,7 @@ std::string DefaultSort(const Trace& trace, const ReportOptions& options) {
   return trace.HasDeviceActivity() ? "device_time_total" : "cpu_time_total";
 }
 
-void AppendTimeline(const Trace& trace, std::string* out) {
-  const DeviceTimeline tl = ComputeDeviceTimeline(trace);
+void AppendTimeline(const Trace& trace, const DeviceTimeline& tl, std::string* out) {
   const std::string device =
       trace.metadata().device_type.empty() ? "device" : trace.metadata().device_type;
   *out += fmt::format("{} timeline ({} activities", device, tl.activities);
@@ -67,8 +67,7 @@ void AppendTimeline(const Trace& trace, std::string* out) {
   }
 }
 
-void AppendKernels(const Trace& trace, int limit, std::string* out) {
-  const KernelSummary ks = ComputeKernelSummary(trace);
+void AppendKernels(const KernelSummary& ks, int limit, std::string* out) {
   *out += fmt::format("Top kernels by total time ({} groups, {} total)\n", ks.rows.size(),
                       FormatNs(static_cast<double>(ks.total_ns)));
   if (ks.rows.empty()) return;
@@ -85,8 +84,7 @@ void AppendKernels(const Trace& trace, int limit, std::string* out) {
   }
 }
 
-void AppendLaunches(const Trace& trace, int limit, std::string* out) {
-  const LaunchStatistics ls = ComputeLaunchStatistics(trace);
+void AppendLaunches(const LaunchStatistics& ls, int limit, std::string* out) {
   *out += fmt::format(
       "Launch statistics ({} runtime calls, {} device activities without one; p50/p99 by linear "
       "interpolation between order statistics, as numpy.percentile)\n",
@@ -183,8 +181,9 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
                        md.skipped_events, md.warnings.empty() ? "" : md.warnings.front());
   }
   out += "\n";
-  const KeyAverages averages =
-      KeyAverages::FromTrace(trace, {.group_by_input_shape = options.group_by_input_shape});
+  const int threads = analysis::AnalysisThreads(options.threads, trace.slices().size());
+  const KeyAverages averages = KeyAverages::FromTrace(
+      trace, {.group_by_input_shape = options.group_by_input_shape, .threads = threads});
   out += averages.rows().empty() ? NoTableReason(trace)
                                  : averages.Table(DefaultSort(trace, options), options.rows);
   out += "\n";
@@ -193,20 +192,22 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
                  &out);
     out += "\n";
   }
-  AppendTimeline(trace, &out);
+  AppendTimeline(trace, ComputeDeviceTimeline(trace, kNone, false, threads), &out);
   out += "\n";
-  AppendKernels(trace, options.rows, &out);
+  AppendKernels(ComputeKernelSummary(trace, threads), options.rows, &out);
   out += "\n";
-  AppendLaunches(trace, options.rows, &out);
+  AppendLaunches(ComputeLaunchStatistics(trace, threads), options.rows, &out);
   if (options.perf) analysis::AppendPerfSections(trace, options, &out);
   return out;
 }
 
 Report ComputeReport(const Trace& trace, const ReportOptions& options) {
+  const int threads = analysis::AnalysisThreads(options.threads, trace.slices().size());
   return Report{
-      KeyAverages::FromTrace(trace, {.group_by_input_shape = options.group_by_input_shape}),
-      ComputeDeviceTimeline(trace), ComputeOpSummary(trace), ComputeKernelSummary(trace),
-      ComputeLaunchStatistics(trace)};
+      KeyAverages::FromTrace(
+          trace, {.group_by_input_shape = options.group_by_input_shape, .threads = threads}),
+      ComputeDeviceTimeline(trace, kNone, false, threads), ComputeOpSummary(trace, true, threads),
+      ComputeKernelSummary(trace, threads), ComputeLaunchStatistics(trace, threads)};
 }
 
 std::string ReportJson(const Trace& trace, const ReportOptions& options) {

@@ -213,6 +213,11 @@ size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
 
 size_t Explorer::AddTraces(std::vector<NamedTrace> traces, int threads) {
   std::vector<std::unique_ptr<explorer::LoadedTrace>> loaded(traces.size());
+  const size_t cores = threads > 0 ? static_cast<size_t>(threads)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+  // Traces are indexed side by side; the cores left over build each index's lanes in parallel.
+  const int index_threads =
+      static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(1, traces.size())));
   std::atomic<size_t> next{0};
   auto work = [&] {  // each entry is built by one thread only
     for (size_t i; (i = next.fetch_add(1)) < traces.size();) {
@@ -221,12 +226,10 @@ size_t Explorer::AddTraces(std::vector<NamedTrace> traces, int threads) {
       t->source = std::move(traces[i].source);
       t->trace = std::make_unique<Trace>(std::move(traces[i].trace));
       if (!t->trace->finalized()) t->trace->Finalize();
-      t->index = std::make_unique<explorer::TraceIndex>(*t->trace);
+      t->index = std::make_unique<explorer::TraceIndex>(*t->trace, index_threads);
       loaded[i] = std::move(t);
     }
   };
-  const size_t cores = threads > 0 ? static_cast<size_t>(threads)
-                                   : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (size_t w = 1; w < std::min(cores, traces.size()); ++w) pool.emplace_back(work);
   work();

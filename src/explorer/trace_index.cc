@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "trace/parallel_for.h"
 #include "trace/saturating.h"
 
 namespace opscope::explorer {
@@ -99,7 +100,7 @@ std::string_view LaneGroupKey(LaneGroup group) {
   return "other";
 }
 
-TraceIndex::TraceIndex(const Trace& trace) : trace_(trace), memory_(trace) {
+TraceIndex::TraceIndex(const Trace& trace, int threads) : trace_(trace), memory_(trace) {
   const auto& slices = trace_.slices();
   neuron_style_ = trace_.metadata().device_type == "NEURON" ||
                   trace_.strings().Find("nc_exec_running") != kNone;
@@ -108,14 +109,17 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(trace), memory_(trace) {
   }
   ComputeExtent();
 
-  by_external_id_.reserve(slices.size() / 2);
-  for (uint32_t i = 0; i < slices.size(); ++i) {
-    if (slices[i].external_id != 0) by_external_id_.emplace_back(slices[i].external_id, i);
-    if (slices[i].correlation != 0) by_correlation_.emplace_back(slices[i].correlation, i);
-  }
-  std::sort(by_external_id_.begin(), by_external_id_.end());
-  std::sort(by_correlation_.begin(), by_correlation_.end());
-  BuildLanes();
+  // The id lookups, each a pass and a sort of its own, side by side; then the lanes.
+  internal::ParallelFor(threads, 2, [&](size_t task) {
+    auto& map = task == 0 ? by_external_id_ : by_correlation_;
+    map.reserve(slices.size() / 2);
+    for (uint32_t i = 0; i < slices.size(); ++i) {
+      const int64_t id = task == 0 ? slices[i].external_id : slices[i].correlation;
+      if (id != 0) map.emplace_back(id, i);
+    }
+    std::sort(map.begin(), map.end());
+  });
+  BuildLanes(threads);
   BuildCounterLanes();
   BuildMemoryLanes();
   TitleLanes();
@@ -234,7 +238,41 @@ Lane TraceIndex::MakeLane(const LaneKey& key) const {
   return lane;
 }
 
-void TraceIndex::BuildLanes() {
+// One range of whole tracks' lanes, in the order their first slices come.
+struct TraceIndex::LanePart {
+  std::map<std::tuple<uint32_t, int, int, uint32_t>, uint32_t> lane_of;
+  std::vector<Lane> lanes;
+  std::vector<std::vector<uint32_t>> members;  // per lane, slice indices in order
+  std::vector<uint32_t> unrowed;               // slices without a track
+};
+
+void TraceIndex::ClassifyRange(std::pair<uint32_t, uint32_t> range,
+                               const RuntimeDevices& runtime_device, LanePart* part) const {
+  const auto& slices = trace_.slices();
+  const auto& tracks = trace_.tracks();
+  std::vector<int8_t> copy_name(trace_.strings().size(), -1);
+  for (uint32_t i = range.first; i < range.second; ++i) {
+    if (slices[i].track >= tracks.size()) {
+      part->unrowed.push_back(i);
+      continue;
+    }
+    const LaneKey key = ClassifySlice(i, runtime_device, &copy_name);
+    auto [it, inserted] =
+        part->lane_of.emplace(std::make_tuple(key.track, static_cast<int>(key.group),
+                                              static_cast<int>(key.role), key.device),
+                              static_cast<uint32_t>(part->lanes.size()));
+    if (inserted) {
+      part->lanes.push_back(MakeLane(key));
+      part->members.emplace_back();
+    }
+    part->members[it->second].push_back(i);
+  }
+}
+
+// Lanes are keyed by (track, group, role, device process): every lane lies within one track, so
+// ranges of whole tracks are classified on their own and their lanes, taken in range order, come
+// in the order one pass over the slices creates them. Rows are then stacked lane by lane.
+void TraceIndex::BuildLanes(int threads) {
   const auto& slices = trace_.slices();
   const auto& tracks = trace_.tracks();
   const uint32_t n = static_cast<uint32_t>(slices.size());
@@ -248,27 +286,22 @@ void TraceIndex::BuildLanes() {
     const DeviceLink& link = trace_.Link(i);
     if (link.runtime != kNone) runtime_device[link.runtime] = tracks[slices[i].track].process;
   }
-  std::vector<int8_t> copy_name(trace_.strings().size(), -1);
 
-  // Lanes keyed by (track, group, role, device process).
-  std::map<std::tuple<uint32_t, int, int, uint32_t>, uint32_t> lane_of;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges = {{0, n}};
+  if (threads > 1) ranges = internal::TrackRanges(trace_, 4 * static_cast<size_t>(threads));
+  std::vector<LanePart> parts(ranges.size());
+  internal::ParallelFor(threads, ranges.size(),
+                        [&](size_t p) { ClassifyRange(ranges[p], runtime_device, &parts[p]); });
   std::vector<Lane> lanes;
   std::vector<std::vector<uint32_t>> members;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (slices[i].track >= tracks.size()) {
-      unrowed_.push_back(i);
-      continue;
+  for (LanePart& part : parts) {
+    unrowed_.insert(unrowed_.end(), part.unrowed.begin(), part.unrowed.end());
+    for (size_t l = 0; l < part.lanes.size(); ++l) {
+      lanes.push_back(std::move(part.lanes[l]));
+      members.push_back(std::move(part.members[l]));
     }
-    const LaneKey key = ClassifySlice(i, runtime_device, &copy_name);
-    auto [it, inserted] = lane_of.emplace(std::make_tuple(key.track, static_cast<int>(key.group),
-                                                          static_cast<int>(key.role), key.device),
-                                          static_cast<uint32_t>(lanes.size()));
-    if (inserted) {
-      lanes.push_back(MakeLane(key));
-      members.emplace_back();
-    }
-    members[it->second].push_back(i);
   }
+  parts.clear();
 
   std::vector<uint32_t> order(lanes.size());
   std::iota(order.begin(), order.end(), 0);
@@ -276,13 +309,21 @@ void TraceIndex::BuildLanes() {
     return std::lexicographical_compare(lanes[a].sort_key, lanes[a].sort_key + 5, lanes[b].sort_key,
                                         lanes[b].sort_key + 5);
   });
-  for (uint32_t pos = 0; pos < order.size(); ++pos) {
-    lanes_.push_back(std::move(lanes[order[pos]]));
-    StackRows(members[order[pos]], pos, &lanes_.back());
+  lanes_.resize(lanes.size());
+  std::vector<std::vector<uint32_t>> too_deep(lanes.size());
+  internal::ParallelFor(threads, order.size(), [&](size_t pos) {
+    lanes_[pos] = std::move(lanes[order[pos]]);
+    StackRows(members[order[pos]], static_cast<uint32_t>(pos), &lanes_[pos], &too_deep[pos]);
+  });
+  for (const std::vector<uint32_t>& ids : too_deep) {
+    unrowed_.insert(unrowed_.end(), ids.begin(), ids.end());
   }
 }
 
-void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane) {
+// Writes only the lane's own slices' entries of slice_lane_ / slice_depth_: lanes are stacked
+// concurrently.
+void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane,
+                           std::vector<uint32_t>* unrowed) {
   const auto& slices = trace_.slices();
   lane->num_events = ids.size();
   std::vector<int64_t> stack_end;
@@ -296,7 +337,7 @@ void TraceIndex::StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, L
     slice_lane_[id] = lane_id;
     slice_depth_[id] = static_cast<uint16_t>(std::min(depth, kMaxRows));
     if (depth >= kMaxRows) {
-      unrowed_.push_back(id);
+      unrowed->push_back(id);
       continue;
     }
     if (lane->rows.size() <= depth) lane->rows.resize(depth + 1);

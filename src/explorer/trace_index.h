@@ -10,7 +10,8 @@
 // with a few binary searches per pixel: its cost depends on the viewport's width in pixels, not
 // on how many events the range holds.
 //
-// Thread safety: built once by the constructor; every const method may run concurrently.
+// Thread safety: built once by the constructor (its per-lane parts on `threads` threads, the
+// index the same for every count); every const method may run concurrently.
 // The Trace must outlive the index.
 #ifndef OPSCOPE_EXPLORER_TRACE_INDEX_H_
 #define OPSCOPE_EXPLORER_TRACE_INDEX_H_
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "explorer/memory_lanes.h"
@@ -90,7 +92,9 @@ struct ViewportQuery {
 
 class TraceIndex {
  public:
-  explicit TraceIndex(const Trace& trace);
+  // `threads`: the threads that build the per-lane parts (the calling thread counts); the index
+  // is the same for every count.
+  explicit TraceIndex(const Trace& trace, int threads = 1);
 
   const Trace& trace() const { return trace_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -149,12 +153,17 @@ class TraceIndex {
   };
   using RuntimeDevices = std::unordered_map<uint32_t, uint32_t>;  // runtime call -> device
 
-  void BuildLanes();
+  struct LanePart;
+  void BuildLanes(int threads);
+  void ClassifyRange(std::pair<uint32_t, uint32_t> range, const RuntimeDevices& runtime_device,
+                     LanePart* part) const;
   LaneKey ClassifySlice(uint32_t slice, const RuntimeDevices& runtime_device,
                         std::vector<int8_t>* copy_name) const;
   Lane MakeLane(const LaneKey& key) const;
-  // Stacks a lane's slices (in time order) into rows by nesting depth.
-  void StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane);
+  // Stacks a lane's slices (in time order) into rows by nesting depth; slices nested too deep go
+  // to `unrowed`.
+  void StackRows(const std::vector<uint32_t>& ids, uint32_t lane_id, Lane* lane,
+                 std::vector<uint32_t>* unrowed);
   void BuildCounterLanes();
   void BuildMemoryLanes();
   void ComputeExtent();

@@ -14,6 +14,7 @@
 
 #include "profiler/flops.h"
 #include "profiler/memory_events.h"
+#include "trace/parallel_for.h"
 #include "trace/saturating.h"
 
 namespace opscope {
@@ -72,6 +73,17 @@ struct RowKeyHash {
     h = h * 0x9E3779B97F4A7C15ull ^ k.shapes;
     return static_cast<size_t>(h ^ (h >> 29));
   }
+};
+
+// [begin, end) of local event indices.
+using SliceRange = std::pair<uint32_t, uint32_t>;
+
+// Rows as GroupRows makes them, in the order it meets their keys: each row's key and its first
+// event's place in PyTorch's event list.
+struct RowSet {
+  std::vector<KeyAverage> rows;
+  std::vector<Appearance> first;
+  std::vector<RowKey> keys;
 };
 
 // Which slices a table aggregates, by local index: every slice of the trace, or a sorted subset.
@@ -175,11 +187,11 @@ uint64_t AddKernels(EventList<Slices>& events) {
 // 3. CPU parents per thread: PyTorch's stack walk over events sorted by (start, -end), which is
 // the trace's own order within a track (slices come grouped by track).
 template <typename Slices>
-void FindCpuParents(EventList<Slices>& events) {
+void FindCpuParents(EventList<Slices>& events, SliceRange range) {
   const size_t tracks = events.trace.tracks().size();
   std::vector<uint32_t> stack;
   uint32_t track = kNone;
-  for (uint32_t i = 0; i < events.n; ++i) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     const Slice& s = events.slice(i);
     if (events.role[i] != kHost || s.track >= tracks) continue;
     if (s.track != track) {
@@ -205,8 +217,8 @@ void FindCpuParents(EventList<Slices>& events) {
 // child's kernels replace the parent's and its children are adopted. Walks events in list order
 // (parents precede their children within a track).
 template <typename Slices>
-void MergeDuplicates(EventList<Slices>& events) {
-  for (uint32_t i = 0; i < events.n; ++i) {
+void MergeDuplicates(EventList<Slices>& events, SliceRange range) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     if (events.role[i] != kHost) continue;
     const uint32_t p = events.Resolve(events.parent[i]);
     events.parent[i] = p;
@@ -219,8 +231,8 @@ void MergeDuplicates(EventList<Slices>& events) {
 
 // 5. Device totals bottom-up: children follow their parents, so walk backwards.
 template <typename Slices>
-void SumDeviceTotals(EventList<Slices>& events) {
-  for (uint32_t i = events.n; i-- > 0;) {
+void SumDeviceTotals(EventList<Slices>& events, SliceRange range) {
+  for (uint32_t i = range.second; i-- > range.first;) {
     if (events.role[i] != kHost || events.merged_into[i] != kNone) continue;
     if (const uint32_t p = events.parent[i]; p != kNone) {
       events.device_ns[p] = internal::SatAdd(events.device_ns[p], events.device_ns[i]);
@@ -289,9 +301,8 @@ int64_t OpFlops(const Trace& trace, const Slice& s) {
 
 // 5c. FLOPs of each cpu op (with_flops traces).
 template <typename Slices>
-void CountFlops(EventList<Slices>& events) {
-  events.flops.assign(events.n, 0);
-  for (uint32_t i = 0; i < events.n; ++i) {
+void CountFlops(EventList<Slices>& events, SliceRange range) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     const Slice& s = events.slice(i);
     if (events.role[i] == kHost && s.kind == ActivityKind::kCpuOp) {
       events.flops[i] = OpFlops(events.trace, s);
@@ -341,10 +352,12 @@ KeyAverage NewRow(const EventList<Slices>& events, uint32_t i, const RowKey& key
 // 6. Group: sets row_of and appends a row per new key. A row's position is its first event's
 // place in PyTorch's event list; `first` holds it per row.
 template <typename Slices>
-void GroupRows(EventList<Slices>& events, const KeyAveragesOptions& options,
-               std::vector<KeyAverage>* rows, std::vector<Appearance>* first) {
+void GroupRows(EventList<Slices>& events, const KeyAveragesOptions& options, SliceRange range,
+               RowSet* set) {
+  std::vector<KeyAverage>* rows = &set->rows;
+  std::vector<Appearance>* first = &set->first;
   RowIndex index;
-  for (uint32_t i = 0; i < events.n; ++i) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     if (events.role[i] == kSkip || events.merged_into[i] != kNone) continue;
     const Slice& s = events.slice(i);
     StringId shapes = 0;
@@ -363,6 +376,7 @@ void GroupRows(EventList<Slices>& events, const KeyAveragesOptions& options,
     if (inserted) {
       rows->push_back(NewRow(events, i, key, options));
       first->push_back(here);
+      set->keys.push_back(key);
     } else if (here < (*first)[r]) {
       (*first)[r] = here;
     }
@@ -372,8 +386,8 @@ void GroupRows(EventList<Slices>& events, const KeyAveragesOptions& options,
 
 // 7. Totals per row: an event's times add to its row and leave its parent's self times.
 template <typename Slices>
-void SumRows(const EventList<Slices>& events, std::vector<KeyAverage>* rows) {
-  for (uint32_t i = 0; i < events.n; ++i) {
+void SumRows(const EventList<Slices>& events, SliceRange range, std::vector<KeyAverage>* rows) {
+  for (uint32_t i = range.first; i < range.second; ++i) {
     const uint32_t r = events.row_of[i];
     if (r == kNone) continue;
     KeyAverage& row = (*rows)[r];
@@ -454,6 +468,114 @@ std::vector<KeyAverage> InAppearanceOrder(std::vector<KeyAverage> rows,
   return out;
 }
 
+// ---- The same steps on several threads (FromTrace with options.threads > 1) ----
+// Steps 3-7 work within one track (a host event's CPU parent is on its own track), so they run
+// per range of whole tracks; the kernels of step 2 cross tracks and are summed per op from the
+// trace's per-op activity lists, in slice order as the serial pass adds them.
+
+// Step 1 on threads: every string's class (only those of events are read), then the roles.
+void ClassifyEventsParallel(EventList<AllSlices>& events, int threads,
+                            const std::vector<SliceRange>& ranges) {
+  const auto strings =
+      internal::SplitRange(static_cast<uint32_t>(events.name_class.size()), ranges.size());
+  internal::ParallelFor(threads, strings.size(), [&](size_t p) {
+    for (uint32_t id = strings[p].first; id < strings[p].second; ++id) {
+      const std::string_view name = events.trace.Str(id);
+      events.name_class[id] = FilteredName(name) ? 2 : name.starts_with("ProfilerStep#") ? 3 : 1;
+    }
+  });
+  internal::ParallelFor(threads, ranges.size(), [&](size_t p) {
+    for (uint32_t i = ranges[p].first; i < ranges[p].second; ++i) {
+      const Slice& s = events.slice(i);
+      const bool host = IsHostEventKind(s.kind);
+      if (!host && !IsDeviceEventKind(s.kind)) continue;
+      if (events.name_class[s.name] != 2) events.role[i] = host ? kHost : kDevice;
+    }
+  });
+}
+
+// Step 2 on threads: each device event's own time, the unmatched count, then each host op's
+// kernels in slice order (Trace::DeviceActivityOf), as AddKernels adds them.
+uint64_t AddKernelsParallel(EventList<AllSlices>& events, int threads,
+                            const std::vector<SliceRange>& ranges) {
+  std::vector<uint64_t> unmatched(ranges.size(), 0);
+  // A device event whose time an op's kernels count (device annotations are not kernels).
+  auto counts = [&](uint32_t a) {
+    return events.role[a] == kDevice && events.slice(a).kind != ActivityKind::kDeviceAnnotation;
+  };
+
+  internal::ParallelFor(threads, ranges.size(), [&](size_t p) {
+    for (uint32_t i = ranges[p].first; i < ranges[p].second; ++i) {
+      if (events.role[i] != kDevice) continue;
+      const Slice& s = events.slice(i);
+      events.device_ns[i] = s.dur_ns;
+      if (!counts(i)) continue;
+      const uint32_t op = events.trace.Link(i).op;
+      if (op == kNone || events.role[op] != kHost) unmatched[p] += 1;
+    }
+  });
+  internal::ParallelFor(threads, ranges.size(), [&](size_t p) {
+    for (uint32_t i = ranges[p].first; i < ranges[p].second; ++i) {
+      if (events.role[i] != kHost) continue;
+      for (uint32_t a : events.trace.DeviceActivityOf(i)) {
+        if (counts(a))
+          events.device_ns[i] = internal::SatAdd(events.device_ns[i], events.slice(a).dur_ns);
+      }
+    }
+  });
+  uint64_t total = 0;
+  for (uint64_t u : unmatched) total += u;
+  return total;
+}
+
+// Adds `from`'s figures (a row's share from one range of events) to `into`.
+void AddRow(const KeyAverage& from, KeyAverage* into) {
+  into->count += from.count;
+  into->self_cpu_time_total_ns =
+      internal::SatAdd(into->self_cpu_time_total_ns, from.self_cpu_time_total_ns);
+  into->cpu_time_total_ns = internal::SatAdd(into->cpu_time_total_ns, from.cpu_time_total_ns);
+  into->self_device_time_total_ns =
+      internal::SatAdd(into->self_device_time_total_ns, from.self_device_time_total_ns);
+  into->device_time_total_ns =
+      internal::SatAdd(into->device_time_total_ns, from.device_time_total_ns);
+  into->cpu_memory_usage = internal::SatAdd(into->cpu_memory_usage, from.cpu_memory_usage);
+  into->self_cpu_memory_usage =
+      internal::SatAdd(into->self_cpu_memory_usage, from.self_cpu_memory_usage);
+  into->device_memory_usage = internal::SatAdd(into->device_memory_usage, from.device_memory_usage);
+  into->self_device_memory_usage =
+      internal::SatAdd(into->self_device_memory_usage, from.self_device_memory_usage);
+  into->flops = internal::SatAdd(into->flops, from.flops);
+}
+
+// The rows of every range merged in range order: a key's row is the one its first range made,
+// with the others' figures added (integer sums, the same for any split) and the earliest first
+// appearance.
+RowSet MergeRowSets(std::vector<RowSet> parts) {
+  RowSet out = std::move(parts.front());
+  RowIndex index;
+  for (uint32_t r = 0; r < out.keys.size(); ++r) {
+    bool inserted = false;
+    index.Find(out.keys[r], r, &inserted);
+  }
+  for (size_t p = 1; p < parts.size(); ++p) {
+    RowSet& part = parts[p];
+    for (size_t r = 0; r < part.rows.size(); ++r) {
+      bool inserted = false;
+      const uint32_t g =
+          index.Find(part.keys[r], static_cast<uint32_t>(out.rows.size()), &inserted);
+      if (inserted) {
+        out.rows.push_back(std::move(part.rows[r]));
+        out.first.push_back(part.first[r]);
+        out.keys.push_back(part.keys[r]);
+        continue;
+      }
+      AddRow(part.rows[r], &out.rows[g]);
+      if (part.first[r] < out.first[g]) out.first[g] = part.first[r];
+    }
+  }
+  return out;
+}
+
 std::string UpperCase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -474,22 +596,50 @@ KeyAverages KeyAverages::Aggregate(const Trace& trace, const Slices& ids,
   out.device_name_ = UpperCase(trace.metadata().device_type);
 
   EventList<Slices> events(trace, ids);
-  ClassifyEvents(events);
-  out.unmatched_device_activity_ = AddKernels(events);
-  FindCpuParents(events);
-  MergeDuplicates(events);
-  SumDeviceTotals(events);
+  // Ranges of whole tracks, run on `threads` threads; one range (the whole list) otherwise.
+  int threads = 1;
+  std::vector<SliceRange> ranges = {{0, events.n}};
+  if constexpr (std::is_same_v<Slices, AllSlices>) {
+    if (options.threads > 1 && events.n > 0) {
+      threads = options.threads;
+      ranges = internal::TrackRanges(trace, 4 * static_cast<size_t>(threads));
+    }
+  }
+  auto each_range = [&](auto&& step) {
+    internal::ParallelFor(threads, ranges.size(), [&](size_t p) { step(ranges[p]); });
+  };
+  if constexpr (std::is_same_v<Slices, AllSlices>) {
+    if (threads > 1) {
+      ClassifyEventsParallel(events, threads, ranges);
+      out.unmatched_device_activity_ = AddKernelsParallel(events, threads, ranges);
+    }
+  }
+  if (threads == 1) {
+    ClassifyEvents(events);
+    out.unmatched_device_activity_ = AddKernels(events);
+  }
+  each_range([&](SliceRange r) {
+    FindCpuParents(events, r);
+    MergeDuplicates(events, r);
+    SumDeviceTotals(events, r);
+  });
   const internal::MemoryEvents memory(trace);
   std::vector<int32_t> covered;
   const std::pair<uint32_t, uint32_t> memory_range = AttributeMemory(events, memory, &covered);
   out.has_memory_ = memory_range.first < memory_range.second;
   out.has_flops_ = RecordedWithFlops(trace);
-  if (out.has_flops_) CountFlops(events);
-  std::vector<Appearance> first;
-  GroupRows(events, options, &out.rows_, &first);
-  SumRows(events, &out.rows_);
-  AddUnattributedMemory(memory, memory_range, covered, events.n, options, &out.rows_, &first);
-  out.rows_ = InAppearanceOrder(std::move(out.rows_), first);
+  if (out.has_flops_) {
+    events.flops.assign(events.n, 0);
+    each_range([&](SliceRange r) { CountFlops(events, r); });
+  }
+  std::vector<RowSet> sets(ranges.size());
+  internal::ParallelFor(threads, ranges.size(), [&](size_t p) {
+    GroupRows(events, options, ranges[p], &sets[p]);
+    SumRows(events, ranges[p], &sets[p].rows);
+  });
+  RowSet rows = MergeRowSets(std::move(sets));
+  AddUnattributedMemory(memory, memory_range, covered, events.n, options, &rows.rows, &rows.first);
+  out.rows_ = InAppearanceOrder(std::move(rows.rows), rows.first);
   return out;
 }
 

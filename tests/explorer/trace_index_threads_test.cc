@@ -1,0 +1,75 @@
+// The Explorer's index built on several threads answers exactly as the one-thread index: lanes,
+// viewports at several zooms, box selections, searches, slice details and every slice's lane and
+// depth, on a generated Neuron trace and on every fixture.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "explorer/synthetic_trace.h"
+#include "explorer/trace_index.h"
+#include "opscope/analysis.h"
+#include "tests/analysis/test_support.h"
+#include "trace/json_writer.h"
+
+namespace opscope::explorer {
+namespace {
+
+// Everything the API serves from an index, as one text.
+std::string Answers(const TraceIndex& index) {
+  JsonWriter w;
+  w.BeginArray();
+  index.WriteLanes(&w);
+  std::vector<uint32_t> all_lanes;
+  for (uint32_t l = 0; l < index.lanes().size(); ++l) all_lanes.push_back(l);
+  const int64_t t0 = index.start_ns(), span = index.end_ns() - index.start_ns();
+  for (int64_t zoom : {1, 7, 1000}) {
+    ViewportQuery q;
+    q.t0 = t0 + span / 3;
+    q.t1 = q.t0 + std::max<int64_t>(span / zoom, 1);
+    q.width_px = 1500;
+    index.WriteViewport(q, &w);
+    index.WriteSelection(q.t0, q.t1, all_lanes, 50, &w);
+  }
+  const Trace& trace = index.trace();
+  std::vector<bool> names(trace.strings().size(), false);
+  for (size_t id = 1; id < names.size(); id += 3) names[id] = true;
+  index.WriteSearch(names, 5, 50, true, &w);
+  const auto n = static_cast<uint32_t>(trace.slices().size());
+  for (uint32_t i = 0; i < n; i += std::max<uint32_t>(1, n / 97)) index.WriteSlice(i, &w);
+  w.EndArray();
+  std::string out = w.Take();
+  for (uint32_t i = 0; i < n; ++i) {
+    out += std::to_string(index.LaneOf(i)) + ":" + std::to_string(index.DepthOf(i)) + " ";
+  }
+  for (uint32_t id : index.SlicesOverlapping(t0 + span / 4, t0 + span / 2)) {
+    out += std::to_string(id) + ",";
+  }
+  return out;
+}
+
+void ExpectSameForEveryThreadCount(const Trace& trace, const std::string& what) {
+  const std::string one = Answers(TraceIndex(trace, 1));
+  for (int threads : {2, 3, 8}) {
+    EXPECT_TRUE(Answers(TraceIndex(trace, threads)) == one)
+        << what << ", " << threads << " threads";
+  }
+}
+
+TEST(TraceIndexThreadsTest, GeneratedTraceIndexesTheSameOnEveryThreadCount) {
+  ExpectSameForEveryThreadCount(MakeSyntheticNeuronTrace({.target_events = 40000}), "generated");
+}
+
+TEST(TraceIndexThreadsTest, FixturesIndexTheSameOnEveryThreadCount) {
+  ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
+  const auto traces = testing::TraceFiles(testing::FixturesDir() / "traces");
+  ASSERT_FALSE(traces.empty());
+  for (const auto& path : traces) {
+    Trace trace;
+    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok()) << path;
+    ExpectSameForEveryThreadCount(trace, path.string());
+  }
+}
+
+}  // namespace
+}  // namespace opscope::explorer
