@@ -1,0 +1,29 @@
+// The report's analyses on several threads, in process (so sanitizer builds check the threads):
+// ReportJson and FormatReport, plain and grouped by input shape, are the same at 1 and 3 threads
+// on every fixture. cli_test checks the same through the CLI at 1, 2, 3 and 8 threads.
+#include <gtest/gtest.h>
+
+#include "opscope/analysis.h"
+#include "tests/analysis/test_support.h"
+
+namespace opscope {
+namespace {
+TEST(ReportThreadsTest, ReportIsTheSameAtOneAndThreeThreads) {
+  ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
+  const auto traces = testing::TraceFiles(testing::FixturesDir() / "traces");
+  ASSERT_FALSE(traces.empty());
+  for (const auto& path : traces) {
+    Trace trace;
+    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok()) << path;
+    ReportOptions one, three;
+    one.threads = 1;
+    three.threads = 3;
+    one.rows = three.rows = -1;
+    EXPECT_EQ(ReportJson(trace, one), ReportJson(trace, three)) << path;
+    EXPECT_EQ(FormatReport(trace, one), FormatReport(trace, three)) << path;
+    three.group_by_input_shape = one.group_by_input_shape = true;
+    EXPECT_EQ(FormatReport(trace, one), FormatReport(trace, three)) << path;
+  }
+}
+}  // namespace
+}  // namespace opscope
