@@ -202,6 +202,8 @@ struct TraceMetadata {
   std::vector<std::string> warnings;
 };
 
+struct PackedArgs;  // src/trace/packed_args.h (the importer's)
+
 class Trace {
  public:
   Trace();
@@ -236,11 +238,17 @@ class Trace {
   // Stores an args object as JSON text (e.g. {"device": 0, "stream": 7}); returns the handle for
   // Slice::args / Instant::args. Each call stores its own copy (args carry unique ids).
   uint32_t AddArgs(std::string_view json_object_text);
+  // Args objects packed into blocks on another thread (an importer's parse threads; see
+  // src/trace/packed_args.h), taken whole and left empty: the same handles as AddArgs of each
+  // object in order (none may be empty or "{}"). Returns the first object's handle.
+  uint32_t AddPackedArgs(PackedArgs* packed);
 
   // Sorts slices by (track, ts, -dur), assigns parent/depth/lane, binds flow endpoints, and builds
   // the device links. Slice indices handed out by AddSlice are invalid afterwards; flows added with
-  // AddFlow are remapped. Idempotent.
-  void Finalize();
+  // AddFlow are remapped. Idempotent. `threads` > 1 runs the per-track steps (nesting, flow
+  // binding) and the device links on up to that many threads (the caller's included) when the trace
+  // is large enough to pay; the result is the same for any count.
+  void Finalize(int threads = 1);
   bool finalized() const { return finalized_; }
 
   // ---- Queries (after Finalize) ----
@@ -273,9 +281,10 @@ class Trace {
  private:
   // Finalize's steps, in order (trace_finalize.cc).
   void SortSlicesByTrack();
-  void NestSlices();
-  void BindFlowEndpoints();
-  void LinkDeviceActivity();
+  void NestSlices(int threads);
+  void NestTracks(uint32_t first, uint32_t last);  // tracks [first, last)
+  void BindFlowEndpoints(int threads);
+  void LinkDeviceActivity(int threads);
   void IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links);
 
   struct PendingFlowEndpoint {  // 32 bytes: a large trace holds millions until Finalize

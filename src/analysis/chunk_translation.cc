@@ -61,6 +61,7 @@ void ChunkTranslation::Clear() {
   tracks.clear();
   categories.clear();
   args.clear();
+  packed_args.Clear();
   slices.clear();
   instants.clear();
   counters.clear();

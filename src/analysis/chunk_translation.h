@@ -29,6 +29,7 @@
 #include "analysis/event_parser.h"
 #include "opscope/analysis.h"
 #include "opscope/trace.h"
+#include "trace/packed_args.h"
 
 namespace opscope::analysis {
 
@@ -81,7 +82,10 @@ struct ChunkTranslation {
   std::vector<TrackKey> tracks;           // by local id, in first-use order
   std::vector<StringId> categories;       // local ids used as a slice's category, first-use order
   std::vector<std::string_view> args;     // by local handle, in event order
-  std::vector<Slice> slices;              // local ids; lane says which record (see above)
+  // `args` packed into arg store blocks by the thread that translated the chunk (empty when the
+  // merge adds them one by one); the merge takes them.
+  PackedArgs packed_args;
+  std::vector<Slice> slices;  // local ids; lane says which record (see above)
   std::vector<Instant> instants;
   std::vector<CounterSample> counters;
   std::vector<FlowEndpoint> flows;

@@ -12,7 +12,7 @@ void EventTranslator::Flush() {
   own_.Start(&pending_);
 }
 
-void EventTranslator::Merge(const ChunkTranslation& chunk) {
+void EventTranslator::Merge(ChunkTranslation& chunk) {
   MapIds(chunk);
   size_t next_note = 0;
   MergeSlices(chunk, &next_note);
@@ -59,7 +59,7 @@ void EventTranslator::Merge(const ChunkTranslation& chunk) {
   stats_.metadata += chunk.metadata_events;
 }
 
-void EventTranslator::MapIds(const ChunkTranslation& chunk) {
+void EventTranslator::MapIds(ChunkTranslation& chunk) {
   string_map_.resize(chunk.strings.size());
   for (size_t i = 0; i < chunk.strings.size(); ++i) {
     string_map_[i] = strings_.Intern(chunk.strings[i]);
@@ -93,6 +93,14 @@ void EventTranslator::MapIds(const ChunkTranslation& chunk) {
     if (t.device) tracks_.MarkDevice(track_map_[i]);
   }
   args_map_.resize(chunk.args.size());
+  if (!chunk.packed_args.offsets.empty()) {
+    // Packed on the parse thread: handles are consecutive from the first.
+    const uint32_t first = trace_->AddPackedArgs(&chunk.packed_args);
+    for (size_t i = 0; i < chunk.args.size(); ++i) {
+      args_map_[i] = first + static_cast<uint32_t>(i);
+    }
+    return;
+  }
   for (size_t i = 0; i < chunk.args.size(); ++i) args_map_[i] = trace_->AddArgs(chunk.args[i]);
 }
 
@@ -144,7 +152,7 @@ void EventTranslator::MatchBeginEnd(Slice s) {
   ++stats_.slices;
 }
 
-void EventTranslator::Finish() {
+void EventTranslator::Finish(int threads) {
   Flush();
   for (auto& [track, stack] : open_begins_) {
     for (const Slice& s : stack) {
@@ -162,7 +170,7 @@ void EventTranslator::Finish() {
   md.skipped_events = stats_.skipped;
   md.warnings = stats_.warnings;
   stage_.MoveTo(trace_);
-  trace_->Finalize();
+  trace_->Finalize(threads);
 }
 
 }  // namespace opscope::analysis

@@ -58,18 +58,19 @@ class EventTranslator final : public EventSink {
   // Merges what was translated since the last Flush (before the batch's text changes).
   void Flush() override;
 
-  // Adds a chunk's records to the trace, after every chunk before it in the stream.
-  void Merge(const ChunkTranslation& chunk);
+  // Adds a chunk's records to the trace, after every chunk before it in the stream. Takes the
+  // chunk's packed args (ChunkTranslation::packed_args), leaving them empty.
+  void Merge(ChunkTranslation& chunk);
   // What the categories seen say of the device; the document reader adds what it says itself.
   DeviceFamily& device_family() { return device_family_; }
   // Ends the import: "B" events never ended are kept with dur 0 (and a warning); the device type,
   // skipped count and warnings go into the metadata; the slices go to the trace, which is
-  // finalized.
-  void Finish();
+  // finalized (on up to `threads` threads, the caller's included).
+  void Finish(int threads = 1);
 
  private:
   // Trace ids of the chunk's strings, processes and tracks (in the chunk's first-use order).
-  void MapIds(const ChunkTranslation& chunk);
+  void MapIds(ChunkTranslation& chunk);
   // The chunk's notes with local index below `entry`, from `*next` on, to the log.
   void ReplayNotes(const ChunkTranslation& chunk, uint64_t entry, size_t* next);
   void MergeSlices(const ChunkTranslation& chunk, size_t* next_note);

@@ -60,7 +60,7 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
   parallel.reset();
   stats->json_bytes = stream.bytes_read();
   stats->input_bytes = source->input_bytes();
-  translator.Finish();
+  translator.Finish(threads);
   return st;
 }
 

@@ -52,6 +52,8 @@ struct ParallelEventParser::Chunk {
   size_t used_batches = 0;
   size_t bytes = 0;
   ChunkTranslation translation;  // views into `batches`
+  bool pack_args = false;        // the parsing thread packs the args (see kPackArgsChunks)
+  bool compress_args = false;    // ... and compresses them (the store's rule, on the JSON read)
   bool parsed = false;           // guarded by the parser's mu_
 
   // Empties the chunk for reuse, keeping its buffers.
@@ -81,6 +83,8 @@ ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventTran
       threads_(threads < 2 ? 2 : threads),
       start_after_bytes_(start_after_bytes),
       max_in_flight_(static_cast<size_t>(threads_) + 1),
+      pack_args_after_(uint64_t{kPackArgsChunks} * options.chunk_bytes *
+                       static_cast<uint64_t>(threads_)),
       own_(options) {}
 
 ParallelEventParser::~ParallelEventParser() {
@@ -137,6 +141,8 @@ size_t ParallelEventParser::ChunkBytesNow() const {
 void ParallelEventParser::Dispatch() {
   if (filling_) {
     std::lock_guard<std::mutex> lock(mu_);
+    filling_->pack_args = json_read_ >= pack_args_after_;
+    filling_->compress_args = json_read_ > PackedArgs::kCompressAbove;
     queue_.push_back(filling_.get());
     order_.push_back(std::move(filling_));
     ++in_flight_;
@@ -188,7 +194,7 @@ void ParallelEventParser::WorkUntil(Done done) {
     if (parse != nullptr) {
       ParseChunk(parse, &own_);
     } else {
-      Deliver(*deliver);
+      Deliver(deliver.get());
       Recycle(std::move(deliver));
     }
   }
@@ -199,7 +205,7 @@ void ParallelEventParser::Drain() {
   WorkUntil([this] { return in_flight_ == 0; });
 }
 
-void ParallelEventParser::Deliver(const Chunk& chunk) { translator_->Merge(chunk.translation); }
+void ParallelEventParser::Deliver(Chunk* chunk) { translator_->Merge(chunk->translation); }
 
 void ParallelEventParser::Recycle(std::unique_ptr<Chunk> chunk) {
   chunk->Reset();
@@ -246,7 +252,7 @@ void ParallelEventParser::HandOverLoop() {
       ParseChunk(parse, &worker);
       continue;
     }
-    Deliver(*deliver);
+    Deliver(deliver.get());
     Recycle(std::move(deliver));
     space_cv_.notify_one();
   }
@@ -271,6 +277,11 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
   worker->translator.Start(&chunk->translation);
   for (size_t i = 0; i < chunk->used_batches; ++i) {
     worker->parser.Parse(chunk->batches[i].batch, &worker->translator);
+  }
+  // The args' copy and compression, off the merging thread.
+  ChunkTranslation& t = chunk->translation;
+  if (chunk->pack_args && !t.args.empty()) {
+    worker->packer.Pack(t.args, chunk->compress_args, &t.packed_args);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

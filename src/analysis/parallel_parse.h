@@ -23,6 +23,13 @@
 // chunk is sent on at ImportOptions::chunk_bytes, or sooner while little JSON has been read
 // (ChunkBytesNow): then all chunks together stay near 1/20 of the JSON read, at any thread count.
 //
+// Args: once kPackArgsChunks x `threads` chunks of JSON are read (8 MiB per thread with 256 KiB
+// chunks), the thread that parses a chunk also copies its args into arg store blocks and
+// compresses them (ArgPacker), so that the merge only links the blocks; before that the merge
+// stores them one by one, as one thread does. Each packing thread holds a zstd context and two
+// 64 KiB buffers (~0.4 MiB), which the threshold keeps under 1/20 of the JSON read; the handles
+// and texts are the same either way.
+//
 // An exception in any thread (std::bad_alloc above all) stops the others and is rethrown on the
 // reading thread by the next Submit or Drain, so the importer reports it like one on one thread.
 //
@@ -64,6 +71,8 @@ class ParallelEventParser {
  public:
   // The least a chunk holds before it is sent on (unless ImportOptions::chunk_bytes is less).
   static constexpr size_t kMinChunkBytes = size_t{32} << 10;
+  // Chunks of JSON per thread read before args are packed on the parsing threads (see above).
+  static constexpr size_t kPackArgsChunks = 32;
 
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
@@ -97,6 +106,7 @@ class ParallelEventParser {
     explicit Worker(const ImportOptions& options) : parser(options), translator(options) {}
     EventParser parser;
     ChunkTranslator translator;
+    ArgPacker packer;
   };
 
   // Sends the chunk being filled on, then works (parses, hands over) until fewer than the bound
@@ -111,7 +121,7 @@ class ParallelEventParser {
   // chunk when more wait than the workers take, hand over when no thread does, else wait.
   template <typename Done>
   void WorkUntil(Done done);
-  void Deliver(const Chunk& chunk);
+  void Deliver(Chunk* chunk);
   // A handed-over chunk, emptied for Submit to fill again.
   void Recycle(std::unique_ptr<Chunk> chunk);
   void HandOverLoop();
@@ -126,6 +136,7 @@ class ParallelEventParser {
   int threads_;
   uint64_t start_after_bytes_;
   size_t max_in_flight_;
+  uint64_t pack_args_after_;  // JSON bytes read before chunks pack their args
   size_t peak_in_flight_ = 0;
   size_t dispatched_ = 0;
   uint64_t json_read_ = 0;          // stream offset of the end of the last batch submitted

@@ -12,10 +12,12 @@
 namespace opscope::analysis {
 namespace {
 
-// Chunks start small (a trace may have many thousands of short tracks) and double up to 1 MiB.
-// Small ones come from the heap; from 64 KiB on they are mapped.
+// Chunks start small (a trace may have many thousands of short tracks) and double up to 2 MiB.
+// Small ones come from the heap; from 64 KiB on they are mapped, and 2 MiB ones are backed by
+// huge pages where the kernel allows (see Allocate).
 constexpr size_t kFirstChunkSlices = 8;
-constexpr size_t kMaxChunkSlices = (size_t{1} << 20) / sizeof(Slice);  // 1 MiB
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+constexpr size_t kMaxChunkSlices = kHugePageBytes / sizeof(Slice);
 constexpr size_t kMappedChunkSlices = (size_t{64} << 10) / sizeof(Slice);
 
 }  // namespace
@@ -31,6 +33,12 @@ Slice* SliceStage::Allocate(size_t slices) {
   void* p = mmap(nullptr, slices * sizeof(Slice), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+  // One fault per 2 MiB instead of per 4 KiB: the stage is written once, in order, by the merging
+  // thread, where a trap per page was most of its kernel time. Only whole chunks are asked for, so
+  // at most one partly filled huge page per long track.
+  if (slices * sizeof(Slice) == kHugePageBytes) madvise(p, kHugePageBytes, MADV_HUGEPAGE);
+#endif
   return static_cast<Slice*>(p);
 #else
   return static_cast<Slice*>(::operator new(slices * sizeof(Slice)));
@@ -105,6 +113,22 @@ void PrefaultNextSlices(const Trace& trace, size_t count) {
 #endif
 }
 
+// Asks for huge pages for the trace's reserved slice storage (filled in order by MoveTo, each
+// page faulted just before it is written, so memory grows by at most one huge page ahead).
+void AdviseHugePages(const Trace& trace) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const auto& slices = trace.slices();
+  const uintptr_t from =
+      (reinterpret_cast<uintptr_t>(slices.data() + slices.size()) + kHugePageBytes - 1) &
+      ~(kHugePageBytes - 1);
+  const uintptr_t to =
+      reinterpret_cast<uintptr_t>(slices.data() + slices.capacity()) & ~(kHugePageBytes - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+#else
+  (void)trace;
+#endif
+}
+
 }  // namespace
 
 void SliceStage::Drain(TrackList* list, Trace* trace) {
@@ -119,6 +143,7 @@ void SliceStage::Drain(TrackList* list, Trace* trace) {
 
 void SliceStage::MoveTo(Trace* trace) {
   trace->ReserveSlices(trace->slices().size() + size_);
+  AdviseHugePages(*trace);
   for (TrackList& list : tracks_) Drain(&list, trace);
   Drain(&no_track_, trace);
   tracks_.clear();

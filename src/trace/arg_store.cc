@@ -5,9 +5,25 @@
 
 namespace opscope {
 
-Trace::ArgStore::~ArgStore() {
-  ZSTD_freeCCtx(cctx_);
-  ZSTD_freeDCtx(dctx_);
+Trace::ArgStore::~ArgStore() { ZSTD_freeDCtx(dctx_); }
+
+uint32_t Trace::ArgStore::AddPacked(PackedArgs* packed) {
+  Seal();
+  const auto first = static_cast<uint32_t>(offsets_.size());
+  uint32_t next = first;
+  for (PackedArgs::Block& p : packed->blocks) {
+    Block& b = blocks_.emplace_back();
+    b.text = std::move(p.text);
+    b.first = next;
+    b.raw_size = p.raw_size;
+    b.compressed = p.compressed;
+    next += p.count;
+  }
+  offsets_.insert(offsets_.end(), packed->offsets.begin(), packed->offsets.end());
+  raw_bytes_ += packed->raw_bytes;
+  open_first_ = static_cast<uint32_t>(offsets_.size());
+  packed->Clear();
+  return first;
 }
 
 void Trace::ArgStore::Seal() {
@@ -15,25 +31,7 @@ void Trace::ArgStore::Seal() {
   Block b;
   b.first = open_first_;
   b.raw_size = static_cast<uint32_t>(open_.size());
-  if (raw_bytes_ > kCompressAbove) {
-    // One context for the store's life: a fresh one per block would allocate and map a few
-    // hundred KiB every 64 KiB of args.
-    if (cctx_ == nullptr) cctx_ = ZSTD_createCCtx();
-    // Compressed into a scratch buffer kept across blocks, then copied at its exact size.
-    const size_t bound = ZSTD_compressBound(open_.size());
-    if (scratch_size_ < bound) {
-      scratch_ = std::make_unique<char[]>(bound);
-      scratch_size_ = bound;
-    }
-    const size_t n =
-        cctx_ == nullptr
-            ? ZSTD_compress(scratch_.get(), bound, open_.data(), open_.size(), 1)
-            : ZSTD_compressCCtx(cctx_, scratch_.get(), bound, open_.data(), open_.size(), 1);
-    if (!ZSTD_isError(n) && n < open_.size()) {
-      b.text.assign(scratch_.get(), n);
-      b.compressed = true;
-    }
-  }
+  if (raw_bytes_ > kCompressAbove) b.compressed = compressor_.Compress(open_, &b.text);
   if (!b.compressed) {
     b.text = std::move(open_);
     b.text.shrink_to_fit();

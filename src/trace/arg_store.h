@@ -2,9 +2,11 @@
 // trace's text and are read rarely (one event's details at a time), so once a store holds more than
 // kCompressAbove bytes, each filled block is compressed with zstd and inflated on demand through a
 // small LRU cache. Small traces (a live profiling session) are never compressed. Handles are
-// dense: handle -> block by binary search over each block's first handle.
+// dense: handle -> block by binary search over each block's first handle. Blocks packed on other
+// threads (packed_args.h) are linked in whole by AddPacked.
 //
-// Thread safety: Add/Seal from the building thread; Get from any thread (the cache is locked).
+// Thread safety: Add/AddPacked/Seal from the building thread; Get from any thread (the cache is
+// locked).
 #ifndef OPSCOPE_SRC_TRACE_ARG_STORE_H_
 #define OPSCOPE_SRC_TRACE_ARG_STORE_H_
 
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "opscope/trace.h"
+#include "trace/packed_args.h"
 
 namespace opscope {
 
@@ -41,6 +44,9 @@ class Trace::ArgStore {
     raw_bytes_ += text.size();
     return handle;
   }
+  // Seals the open block, then takes `packed`'s blocks (leaving it empty); returns the handle of
+  // its first object (the others follow in order), or size() when it holds none.
+  uint32_t AddPacked(PackedArgs* packed);
   // Moves the open block into the sealed list (compressed when the store is large).
   void Seal();
 
@@ -50,8 +56,8 @@ class Trace::ArgStore {
   size_t MemoryBytes() const;
 
  private:
-  static constexpr size_t kBlockBytes = 64 * 1024;
-  static constexpr size_t kCompressAbove = 256u << 10;
+  static constexpr size_t kBlockBytes = PackedArgs::kBlockBytes;
+  static constexpr size_t kCompressAbove = PackedArgs::kCompressAbove;
   static constexpr size_t kCacheBlocks = 16;
   struct Block {
     std::string text;  // raw or zstd-compressed
@@ -70,10 +76,8 @@ class Trace::ArgStore {
   size_t raw_bytes_ = 0;
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::string>> cache_;  // most recent first
-  ZSTD_CCtx* cctx_ = nullptr;                                // building thread only
-  std::unique_ptr<char[]> scratch_;  // compression output, building thread only
-  size_t scratch_size_ = 0;
-  mutable ZSTD_DCtx* dctx_ = nullptr;  // under mu_
+  BlockCompressor compressor_;                               // building thread only
+  mutable ZSTD_DCtx* dctx_ = nullptr;                        // under mu_
 };
 
 }  // namespace opscope

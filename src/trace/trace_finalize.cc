@@ -1,7 +1,11 @@
 // Trace::Finalize, in named steps: slices grouped by track and sorted, nested, flow endpoints
 // bound to slices, device activity linked to its runtime call and op.
 #include <algorithm>
+#include <exception>
 #include <numeric>
+#include <span>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -9,6 +13,45 @@
 
 namespace opscope {
 namespace {
+
+// Slices per thread below which a step runs on the calling thread alone: starting a thread costs
+// tens of microseconds, a slice's share of a step a few nanoseconds.
+constexpr size_t kMinSlicesPerThread = size_t{1} << 16;
+
+// How many parts a step over `n` slices is split into with `threads` threads.
+int PartsFor(int threads, size_t n) {
+  return static_cast<int>(
+      std::clamp<size_t>(n / kMinSlicesPerThread, 1, static_cast<size_t>(std::max(threads, 1))));
+}
+
+// Runs body(part) for every part in [0, parts): part 0 and any part whose thread cannot be started
+// on the calling thread, the others on threads of their own. The first exception (by part) is
+// rethrown once every part has ended.
+template <typename Body>
+void RunParts(int parts, Body body) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+  auto guarded = [&](int p) {
+    try {
+      body(p);
+    } catch (...) {
+      errors[static_cast<size_t>(p)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  std::vector<int> here = {0};
+  for (int p = 1; p < parts; ++p) {
+    try {
+      threads.emplace_back(guarded, p);
+    } catch (const std::system_error&) {
+      here.push_back(p);  // no thread to be had: done here
+    }
+  }
+  for (int p : here) guarded(p);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
 
 // Indices [0, n) ordered by track, then by sort_key(i) (a pair compared lexicographically) within
 // a track, ties in index order; items whose track is out of range come last. Bucketing by track is
@@ -130,23 +173,16 @@ void PermuteInPlace(std::vector<T>* items, std::vector<uint32_t>* order) {
   }
 }
 
-// The slice each flow endpoint binds to (kNone when none): the innermost slice on the endpoint's
-// track starting at the endpoint's ts; else the innermost slice enclosing it; for non-enclosing
-// finish events, the next slice starting at or after it. Endpoints are visited per track in time
-// order, so each track's slices are swept once instead of searched per endpoint.
+// BindToSlices over `places` (endpoint indices grouped by track, in time order within a track;
+// whole tracks only), writing (*bound)[k] for each k in it.
 template <typename Endpoint>
-std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
-                                   const std::vector<Slice>& slices,
-                                   const std::vector<uint32_t>& track_begin) {
-  const auto m = static_cast<uint32_t>(endpoints.size());
+void BindRange(const std::vector<Endpoint>& endpoints, const std::vector<Slice>& slices,
+               const std::vector<uint32_t>& track_begin, std::span<const uint32_t> places,
+               std::vector<uint32_t>* bound) {
   const size_t tracks = track_begin.size() - 1;
-  std::vector<uint32_t> bound(m, kNone);
-  const std::vector<uint32_t> by_place = GroupByTrack(
-      m, tracks, [&](uint32_t k) { return endpoints[k].track; },
-      [&](uint32_t k) { return std::pair<int64_t, int64_t>(endpoints[k].ts_ns, 0); });
   uint32_t cursor_track = kNone;
   uint32_t first = 0, last = 0, next = 0;  // next: first slice of the track starting after ts
-  for (uint32_t k : by_place) {
+  for (uint32_t k : places) {
     const Endpoint& e = endpoints[k];
     if (e.track >= tracks) continue;
     if (e.track != cursor_track) {
@@ -172,8 +208,45 @@ std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
     }
     const bool enclosing = e.binds_enclosing || e.is_start;
     if (hit == kNone && !enclosing && next != last) hit = next;
-    bound[k] = hit;
+    (*bound)[k] = hit;
   }
+}
+
+// The slice each flow endpoint binds to (kNone when none): the innermost slice on the endpoint's
+// track starting at the endpoint's ts; else the innermost slice enclosing it; for non-enclosing
+// finish events, the next slice starting at or after it. Endpoints are visited per track in time
+// order, so each track's slices are swept once instead of searched per endpoint; tracks are
+// independent, so ranges of them are swept on up to `threads` threads.
+template <typename Endpoint>
+std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
+                                   const std::vector<Slice>& slices,
+                                   const std::vector<uint32_t>& track_begin, int threads) {
+  const auto m = static_cast<uint32_t>(endpoints.size());
+  const size_t tracks = track_begin.size() - 1;
+  std::vector<uint32_t> bound(m, kNone);
+  const std::vector<uint32_t> by_place = GroupByTrack(
+      m, tracks, [&](uint32_t k) { return endpoints[k].track; },
+      [&](uint32_t k) { return std::pair<int64_t, int64_t>(endpoints[k].ts_ns, 0); });
+  // Parts of by_place that start where a track does.
+  const int parts = PartsFor(threads, m);
+  std::vector<uint32_t> from(static_cast<size_t>(parts) + 1, m);
+  from[0] = 0;
+  for (int p = 1; p < parts; ++p) {
+    uint32_t at = std::max(from[static_cast<size_t>(p) - 1],
+                           static_cast<uint32_t>(uint64_t{m} * static_cast<uint64_t>(p) /
+                                                 static_cast<uint64_t>(parts)));
+    while (at > 0 && at < m && endpoints[by_place[at]].track == endpoints[by_place[at - 1]].track) {
+      ++at;
+    }
+    from[static_cast<size_t>(p)] = at;
+  }
+  RunParts(parts, [&](int p) {
+    BindRange(endpoints, slices, track_begin,
+              std::span<const uint32_t>(by_place).subspan(
+                  from[static_cast<size_t>(p)],
+                  from[static_cast<size_t>(p) + 1] - from[static_cast<size_t>(p)]),
+              &bound);
+  });
   return bound;
 }
 
@@ -338,12 +411,12 @@ class LinkFinder {
 
 }  // namespace
 
-void Trace::Finalize() {
+void Trace::Finalize(int threads) {
   if (finalized_) return;
   SortSlicesByTrack();
-  NestSlices();
-  BindFlowEndpoints();
-  LinkDeviceActivity();
+  NestSlices(threads);
+  BindFlowEndpoints(threads);
+  LinkDeviceActivity(threads);
   // Instants and counters in time order.
   std::stable_sort(instants_.begin(), instants_.end(),
                    [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
@@ -385,13 +458,35 @@ void Trace::SortSlicesByTrack() {
 // Nesting: each lane keeps a stack of open slices; a slice goes to the first lane where it nests
 // inside the innermost open slice (or the lane is empty). Overlaps that do not nest open a new
 // lane, so nothing is dropped. Sets parent, depth and lane of every slice and lanes per track.
-void Trace::NestSlices() {
+void Trace::NestSlices(int threads) {
+  const int parts = PartsFor(threads, slices_.size());
+  const auto tracks = static_cast<uint32_t>(tracks_.size());
+  if (parts == 1) {
+    NestTracks(0, tracks);
+    return;
+  }
+  // Tracks are independent: split them into ranges of about the same number of slices.
+  std::vector<uint32_t> first(static_cast<size_t>(parts) + 1, tracks);
+  first[0] = 0;
+  const uint64_t total = track_begin_[tracks];
+  uint32_t t = 0;
+  for (int p = 1; p < parts; ++p) {
+    const uint64_t target = total * static_cast<uint64_t>(p) / static_cast<uint64_t>(parts);
+    while (t < tracks && track_begin_[t] < target) ++t;
+    first[static_cast<size_t>(p)] = t;
+  }
+  RunParts(parts, [&](int p) {
+    NestTracks(first[static_cast<size_t>(p)], first[static_cast<size_t>(p) + 1]);
+  });
+}
+
+void Trace::NestTracks(uint32_t first, uint32_t last) {
   struct Open {
     int64_t end;
     uint32_t index;
   };
   std::vector<std::vector<Open>> lanes;
-  for (uint32_t t = 0; t < tracks_.size(); ++t) {
+  for (uint32_t t = first; t < last; ++t) {
     lanes.clear();
     for (uint32_t i = track_begin_[t]; i < track_begin_[t + 1]; ++i) {
       Slice& s = slices_[i];
@@ -419,9 +514,9 @@ void Trace::NestSlices() {
 }
 
 // Flow endpoints bound to slices and paired into flows_ (pending endpoints are released).
-void Trace::BindFlowEndpoints() {
+void Trace::BindFlowEndpoints(int threads) {
   if (pending_flows_.empty()) return;
-  const std::vector<uint32_t> bound = BindToSlices(pending_flows_, slices_, track_begin_);
+  const std::vector<uint32_t> bound = BindToSlices(pending_flows_, slices_, track_begin_, threads);
   PairEndpoints(pending_flows_, bound, &flows_);
   pending_flows_.clear();
   pending_flows_.shrink_to_fit();
@@ -433,25 +528,53 @@ void Trace::BindFlowEndpoints() {
 // runtime call (External ids repeat across sessions and some producers reuse them, so an id match
 // far from the launch is not trusted); with no runtime call known, the op or user annotation
 // carrying its External id.
-void Trace::LinkDeviceActivity() {
+void Trace::LinkDeviceActivity(int threads) {
   const auto n = static_cast<uint32_t>(slices_.size());
   links_.clear();
   link_bits_.assign((static_cast<size_t>(n) + 63) / 64, 0);
   link_rank_.clear();
   const LinkKeys keys = CollectLinkKeys(slices_);
-  LinkFinder finder(slices_, keys);
-  std::vector<uint32_t> linked;  // the slice of each entry of links_
+  // Each slice's link depends on the slice and the keys alone: ranges of slices are linked
+  // independently, then joined in slice order.
+  struct Part {
+    std::vector<DeviceLink> links;
+    std::vector<uint32_t> linked;  // the slice of each link
+    uint32_t op_links = 0;         // links that name an op
+  };
+  const int parts = PartsFor(threads, n);
+  std::vector<Part> out(static_cast<size_t>(parts));
+  RunParts(parts, [&](int p) {
+    const auto from = static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(p) /
+                                            static_cast<uint64_t>(parts));
+    const auto to = static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(p + 1) /
+                                          static_cast<uint64_t>(parts));
+    LinkFinder finder(slices_, keys);
+    Part& o = out[static_cast<size_t>(p)];
+    for (uint32_t i = from; i < to; ++i) {
+      const Slice& s = slices_[i];
+      if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
+      const DeviceLink link = finder.Find(s);
+      if (link.op == kNone && link.runtime == kNone) continue;
+      o.links.push_back(link);
+      o.linked.push_back(i);
+      if (link.op != kNone) ++o.op_links;
+    }
+  });
+  std::vector<uint32_t> linked;
   uint32_t op_links = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const Slice& s = slices_[i];
-    if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
-    const DeviceLink link = finder.Find(s);
-    if (link.op == kNone && link.runtime == kNone) continue;
-    link_bits_[i / 64] |= uint64_t{1} << (i % 64);
-    links_.push_back(link);
-    linked.push_back(i);
-    if (link.op != kNone) ++op_links;
+  if (parts == 1) {
+    links_ = std::move(out[0].links);
+    linked = std::move(out[0].linked);
+    op_links = out[0].op_links;
+  } else {
+    for (Part& o : out) {
+      links_.insert(links_.end(), o.links.begin(), o.links.end());
+      linked.insert(linked.end(), o.linked.begin(), o.linked.end());
+      op_links += o.op_links;
+      o = Part();
+    }
   }
+  for (uint32_t i : linked) link_bits_[i / 64] |= uint64_t{1} << (i % 64);
   IndexDeviceLinks(linked, op_links);
 }
 

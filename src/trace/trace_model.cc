@@ -150,6 +150,8 @@ uint32_t Trace::AddArgs(std::string_view json_object_text) {
   return args_->Add(json_object_text);
 }
 
+uint32_t Trace::AddPackedArgs(PackedArgs* packed) { return args_->AddPacked(packed); }
+
 // ---------------------------------------------------------------------------------------------
 // Queries
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "opscope/trace.h"
+#include "trace/packed_args.h"
 
 namespace opscope {
 namespace {
@@ -230,6 +231,73 @@ TEST(TraceTest, LinksAndFlowsHoldAtScaleWithDenseOrSparseIds) {
   }
 }
 
+// Finalize on several threads (nesting and flow binding per track range, device links per slice
+// range) gives the model one thread gives: the same slices (order, parent, depth, lane), lanes per
+// track, flows, links and device activity per op. Big enough that 4 threads split every step.
+TEST(TraceTest, FinalizeOnThreadsMatchesOneThread) {
+  auto build = [](SmallTrace* t) {
+    std::vector<uint32_t> tracks = {t->host_track, t->device_track};
+    for (int k = 0; k < 5; ++k) tracks.push_back(t->trace.AddThreadTrack(0, 200 + k, "worker"));
+    uint64_t x = 12345;
+    auto next = [&x] {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      return x >> 33;
+    };
+    for (int i = 0; i < 70000; ++i) {
+      // Uneven tracks, overlaps that do not nest, zero durations, a few out of order.
+      const uint32_t host = tracks[2 + (i % 7 < 4 ? 0 : 1 + next() % 4)];
+      const int64_t ts = 1000 * i - (i % 97 == 0 ? 5000 : 0), ext = 1 + i, corr = 5 + 2 * i;
+      t->Add(host, "op", ActivityKind::kCpuOp, ts, static_cast<int64_t>(next() % 900), ext);
+      t->Add(host, "launch", ActivityKind::kRuntime, ts + 100, static_cast<int64_t>(next() % 60),
+             i % 5 ? ext : 0, corr);
+      if (i % 3 == 0) t->Add(host, "child", ActivityKind::kCpuOp, ts + 50, 0, ext);
+      t->Add(t->device_track, "kernel", ActivityKind::kKernel, ts + 300, 80, i % 11 ? ext : 0,
+             i % 13 ? corr : 0);
+      const StringId ac2g = t->trace.Intern("ac2g");
+      t->trace.AddFlowEndpoint(static_cast<uint64_t>(corr), ac2g, ac2g, host, ts + 100 + i % 3,
+                               true, false);
+      t->trace.AddFlowEndpoint(static_cast<uint64_t>(corr), ac2g, ac2g, t->device_track, ts + 290,
+                               false, i % 2 == 0);
+    }
+  };
+  SmallTrace one, four;
+  build(&one);
+  build(&four);
+  one.trace.Finalize(1);
+  four.trace.Finalize(4);
+  const auto& a = one.trace.slices();
+  const auto& b = four.trace.slices();
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), size_t{3} << 16);  // three parts at least
+  int linked = 0;
+  for (uint32_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(a[i].ts_ns == b[i].ts_ns && a[i].dur_ns == b[i].dur_ns &&
+                a[i].external_id == b[i].external_id && a[i].correlation == b[i].correlation &&
+                a[i].name == b[i].name && a[i].track == b[i].track && a[i].kind == b[i].kind &&
+                a[i].parent == b[i].parent && a[i].depth == b[i].depth && a[i].lane == b[i].lane)
+        << i;
+    ASSERT_EQ(one.trace.Link(i).op, four.trace.Link(i).op) << i;
+    ASSERT_EQ(one.trace.Link(i).runtime, four.trace.Link(i).runtime) << i;
+    const auto da = one.trace.DeviceActivityOf(i), db = four.trace.DeviceActivityOf(i);
+    ASSERT_TRUE(std::equal(da.begin(), da.end(), db.begin(), db.end())) << i;
+    linked += one.trace.Link(i).runtime != kNone ? 1 : 0;
+  }
+  EXPECT_GT(linked, 55000);
+  ASSERT_EQ(one.trace.flows().size(), four.trace.flows().size());
+  EXPECT_GT(one.trace.flows().size(), 30000u);
+  for (size_t f = 0; f < one.trace.flows().size(); ++f) {
+    const Flow& x = one.trace.flows()[f];
+    const Flow& y = four.trace.flows()[f];
+    ASSERT_TRUE(x.id == y.id && x.category == y.category && x.name == y.name && x.from == y.from &&
+                x.to == y.to)
+        << f;
+  }
+  for (size_t t = 0; t < one.trace.tracks().size(); ++t) {
+    EXPECT_EQ(one.trace.tracks()[t].lanes, four.trace.tracks()[t].lanes) << t;
+  }
+  EXPECT_GT(one.trace.tracks()[one.host_track + 2].lanes, 1);
+}
+
 TEST(TraceTest, BindsFlowEndpointsToSlices) {
   SmallTrace t;
   t.Add(t.host_track, "aten::mul", ActivityKind::kCpuOp, 100, 200, 2);
@@ -308,6 +376,42 @@ TEST(TraceTest, LargeArgStoresCompressAndReadBackExactly) {
   check(handles.size() - 50, 1);  // the open block
   EXPECT_EQ(trace.FindArg(handles[1234], "correlation"), std::to_string(1234 * 7));
   EXPECT_EQ(trace.ArgsJson(handles[5000]), texts[5000]);
+}
+
+// Args packed on another thread and linked whole get the handles and texts of AddArgs one by
+// one, between objects added one by one, compressed or not, including one larger than a block.
+TEST(TraceTest, PackedArgsLinkWithTheHandlesOfAddArgs) {
+  Trace trace;
+  std::vector<std::string> texts;
+  std::vector<uint32_t> handles;
+  auto text_of = [](size_t i) {
+    return "{\"External id\": " + std::to_string(i) + ", \"pad\": \"" +
+           std::string(i == 700 ? 100000 : i % 200, 'p') + "\"}";
+  };
+  ArgPacker packer;
+  PackedArgs packed;
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 300; ++i) {  // one by one: the store's open block
+      texts.push_back(text_of(texts.size()));
+      handles.push_back(trace.AddArgs(texts.back()));
+    }
+    std::vector<std::string_view> views;
+    const size_t first = texts.size();
+    for (int i = 0; i < 1500; ++i) texts.push_back(text_of(texts.size()));
+    for (size_t i = first; i < texts.size(); ++i) views.push_back(texts[i]);
+    packer.Pack(views, /*compress=*/round % 2 == 1, &packed);
+    EXPECT_GT(packed.blocks.size(), 1u);
+    const uint32_t h = trace.AddPackedArgs(&packed);
+    EXPECT_TRUE(packed.blocks.empty());
+    for (size_t i = 0; i < views.size(); ++i) handles.push_back(h + static_cast<uint32_t>(i));
+  }
+  texts.push_back(text_of(texts.size()));
+  handles.push_back(trace.AddArgs(texts.back()));
+  trace.Finalize();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(handles[i], i);
+    ASSERT_EQ(trace.ArgsJson(handles[i]), texts[i]) << i;
+  }
 }
 
 TEST(TraceTest, FindOrAddReusesProcessesAndTracks) {

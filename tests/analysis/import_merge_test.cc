@@ -76,6 +76,7 @@ void ExpectSame(const Trace& a, const ImportStats& sa, const Trace& b, const Imp
     EXPECT_EQ(x.category, y.category);
     EXPECT_EQ(x.track, y.track);
     EXPECT_EQ(x.args, y.args);
+    EXPECT_EQ(a.ArgsJson(x.args), b.ArgsJson(y.args));  // args packed on the parse threads
     EXPECT_EQ(x.input_shapes, y.input_shapes);
     EXPECT_EQ(x.parent, y.parent);
     EXPECT_EQ(a.Link(static_cast<uint32_t>(i)).op, b.Link(static_cast<uint32_t>(i)).op);
