@@ -82,6 +82,8 @@ INTERNAL_USES = [
     ("src/trace/saturating.h", ["src/*"]),
     # The fork-join pool of the report's per-track analyses and the Explorer's per-lane index.
     ("src/trace/parallel_for.h", ["src/*"]),
+    # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
+    ("src/trace/packed_args.h", ["src/analysis/*"]),
     # The one JSON structure scanner: the importer's stream and the trace model's FindArg.
     ("src/trace/json_scan.h", ["src/*", "tests/analysis/import_test.cc"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
