@@ -140,8 +140,10 @@ INTERNAL_USES = [
      ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
       "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc",
       "tests/device/neuron_calibration_test.cc", "tests/device/profile_memory_test.cc"]),
-    # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures.
+    # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures, and
+    # the loop that imports every fixture for a check.
     ("tests/analysis/test_support.h", ["tests/*"]),
+    ("tests/analysis/fixture_traces.h", ["tests/*"]),
     # The extension module's own header (one Bind function per area); python/src/ otherwise
     # uses public headers only, as an out-of-tree user would.
     ("python/src/*.h", ["python/src/*"]),

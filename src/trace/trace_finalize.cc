@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "opscope/trace.h"
+#include "trace/parallel_for.h"
 
 namespace opscope {
 namespace {
@@ -22,35 +23,6 @@ constexpr size_t kMinSlicesPerThread = size_t{1} << 16;
 int PartsFor(int threads, size_t n) {
   return static_cast<int>(
       std::clamp<size_t>(n / kMinSlicesPerThread, 1, static_cast<size_t>(std::max(threads, 1))));
-}
-
-// Runs body(part) for every part in [0, parts): part 0 and any part whose thread cannot be started
-// on the calling thread, the others on threads of their own. The first exception (by part) is
-// rethrown once every part has ended.
-template <typename Body>
-void RunParts(int parts, Body body) {
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
-  auto guarded = [&](int p) {
-    try {
-      body(p);
-    } catch (...) {
-      errors[static_cast<size_t>(p)] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  std::vector<int> here = {0};
-  for (int p = 1; p < parts; ++p) {
-    try {
-      threads.emplace_back(guarded, p);
-    } catch (const std::system_error&) {
-      here.push_back(p);  // no thread to be had: done here
-    }
-  }
-  for (int p : here) guarded(p);
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 // Indices [0, n) ordered by track, then by sort_key(i) (a pair compared lexicographically) within
@@ -240,12 +212,9 @@ std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
     }
     from[static_cast<size_t>(p)] = at;
   }
-  RunParts(parts, [&](int p) {
+  internal::ParallelFor(parts, static_cast<size_t>(parts), [&](size_t p) {
     BindRange(endpoints, slices, track_begin,
-              std::span<const uint32_t>(by_place).subspan(
-                  from[static_cast<size_t>(p)],
-                  from[static_cast<size_t>(p) + 1] - from[static_cast<size_t>(p)]),
-              &bound);
+              std::span<const uint32_t>(by_place).subspan(from[p], from[p + 1] - from[p]), &bound);
   });
   return bound;
 }
@@ -475,9 +444,8 @@ void Trace::NestSlices(int threads) {
     while (t < tracks && track_begin_[t] < target) ++t;
     first[static_cast<size_t>(p)] = t;
   }
-  RunParts(parts, [&](int p) {
-    NestTracks(first[static_cast<size_t>(p)], first[static_cast<size_t>(p) + 1]);
-  });
+  internal::ParallelFor(parts, static_cast<size_t>(parts),
+                        [&](size_t p) { NestTracks(first[p], first[p + 1]); });
 }
 
 void Trace::NestTracks(uint32_t first, uint32_t last) {
@@ -543,13 +511,11 @@ void Trace::LinkDeviceActivity(int threads) {
   };
   const int parts = PartsFor(threads, n);
   std::vector<Part> out(static_cast<size_t>(parts));
-  RunParts(parts, [&](int p) {
-    const auto from = static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(p) /
-                                            static_cast<uint64_t>(parts));
-    const auto to = static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(p + 1) /
-                                          static_cast<uint64_t>(parts));
+  internal::ParallelFor(parts, static_cast<size_t>(parts), [&](size_t p) {
+    const auto from = static_cast<uint32_t>(uint64_t{n} * p / static_cast<uint64_t>(parts));
+    const auto to = static_cast<uint32_t>(uint64_t{n} * (p + 1) / static_cast<uint64_t>(parts));
     LinkFinder finder(slices_, keys);
-    Part& o = out[static_cast<size_t>(p)];
+    Part& o = out[p];
     for (uint32_t i = from; i < to; ++i) {
       const Slice& s = slices_[i];
       if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;

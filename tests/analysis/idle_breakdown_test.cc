@@ -12,7 +12,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/perf_analysis.h"
-#include "tests/analysis/test_support.h"
+#include "tests/analysis/fixture_traces.h"
 
 namespace opscope {
 namespace {
@@ -118,10 +118,7 @@ std::map<std::pair<int64_t, int64_t>, Expected> FromJson(const std::string& text
 
 TEST(IdleBreakdown, MatchesHtasDefinitionOnEveryFixtureWithDeviceStreams) {
   int checked_streams = 0;
-  for (const fs::path& path : testing::TraceFiles(testing::FixturesDir() / "traces")) {
-    SCOPED_TRACE(path.filename().string());
-    Trace trace;
-    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok());
+  testing::ForEachFixtureTrace([&](const fs::path& path, const Trace& trace) {
     const IdleBreakdown idle = ComputeIdleBreakdown(trace);
     const auto expected = FromJson(testing::ReadMaybeGzip(path));
     EXPECT_EQ(idle.streams.size(), expected.size());
@@ -137,7 +134,7 @@ TEST(IdleBreakdown, MatchesHtasDefinitionOnEveryFixtureWithDeviceStreams) {
       EXPECT_EQ(s.other_ns, x.other_ns) << s.stream;
       ++checked_streams;
     }
-  }
+  });
   EXPECT_GE(checked_streams, 10);
 }
 

@@ -4,17 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "opscope/analysis.h"
-#include "tests/analysis/test_support.h"
+#include "tests/analysis/fixture_traces.h"
 
 namespace opscope {
 namespace {
 TEST(ReportThreadsTest, ReportIsTheSameAtOneAndThreeThreads) {
-  ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
-  const auto traces = testing::TraceFiles(testing::FixturesDir() / "traces");
-  ASSERT_FALSE(traces.empty());
-  for (const auto& path : traces) {
-    Trace trace;
-    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok()) << path;
+  testing::ForEachFixtureTrace([](const std::filesystem::path& path, const Trace& trace) {
     ReportOptions one, three;
     one.threads = 1;
     three.threads = 3;
@@ -23,7 +18,7 @@ TEST(ReportThreadsTest, ReportIsTheSameAtOneAndThreeThreads) {
     EXPECT_EQ(FormatReport(trace, one), FormatReport(trace, three)) << path;
     three.group_by_input_shape = one.group_by_input_shape = true;
     EXPECT_EQ(FormatReport(trace, one), FormatReport(trace, three)) << path;
-  }
+  });
 }
 }  // namespace
 }  // namespace opscope

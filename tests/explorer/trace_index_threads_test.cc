@@ -9,7 +9,7 @@
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
-#include "tests/analysis/test_support.h"
+#include "tests/analysis/fixture_traces.h"
 #include "trace/json_writer.h"
 
 namespace opscope::explorer {
@@ -61,14 +61,9 @@ TEST(TraceIndexThreadsTest, GeneratedTraceIndexesTheSameOnEveryThreadCount) {
 }
 
 TEST(TraceIndexThreadsTest, FixturesIndexTheSameOnEveryThreadCount) {
-  ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
-  const auto traces = testing::TraceFiles(testing::FixturesDir() / "traces");
-  ASSERT_FALSE(traces.empty());
-  for (const auto& path : traces) {
-    Trace trace;
-    ASSERT_TRUE(ImportTrace(path.string(), &trace).ok()) << path;
+  testing::ForEachFixtureTrace([](const std::filesystem::path& path, const Trace& trace) {
     ExpectSameForEveryThreadCount(trace, path.string());
-  }
+  });
 }
 
 }  // namespace
