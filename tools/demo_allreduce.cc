@@ -170,12 +170,21 @@ void RunRank(int rank, Shared* shared) {
   }
 }
 
+// Ranks x steps the demo runs at most: each rank-step computes a real [m, k] x [k, n] matmul
+// (~7 ms on one core of the development VM) and writes ~2 KB of trace, so this bounds a run to
+// minutes and ~200 MB of traces instead of letting a typo run for days.
+constexpr int64_t kMaxRankSteps = 100'000;
+
 void Validate(const AllReduceDemoOptions& o) {
   if (o.ranks < 1 || o.ranks > 1024) {
     throw std::invalid_argument(fmt::format("--ranks must be 1 to 1024, got {}", o.ranks));
   }
-  if (o.steps < 1)
-    throw std::invalid_argument(fmt::format("--steps must be >= 1, got {}", o.steps));
+  if (o.steps < 1 || o.steps > kMaxRankSteps / o.ranks) {
+    throw std::invalid_argument(fmt::format(
+        "--steps must be 1 to {} with {} ranks (at most {} rank-steps: each is a real matmul and "
+        "~2 KB of trace), got {}",
+        kMaxRankSteps / o.ranks, o.ranks, kMaxRankSteps, o.steps));
+  }
   if (o.straggler >= o.ranks) {
     throw std::invalid_argument(
         fmt::format("--straggler {} is not a rank of a {}-rank job", o.straggler, o.ranks));

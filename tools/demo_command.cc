@@ -129,7 +129,8 @@ void AddAllReduceCommand(CLI::App* demo, int* exit_code) {
       "N simulated NeuronCores (one thread each) run matmul then all_reduce over a NeuronLink "
       "ring, one trace per rank in Neuron's layout; --straggler makes one rank's compute longer");
   cmd->add_option("--ranks", options->ranks, "simulated NeuronCores, one rank each (default 4)");
-  cmd->add_option("--steps", options->steps, "training steps (default 5)");
+  cmd->add_option("--steps", options->steps,
+                  "training steps (default 5; ranks x steps at most 100,000)");
   cmd->add_option("--straggler", options->straggler, "the rank whose compute is longer");
   cmd->add_option("--delay-us", options->delay_us,
                   "how much longer the straggler computes every step, in us");

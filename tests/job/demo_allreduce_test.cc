@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "tests/analysis/test_support.h"
 
@@ -93,6 +94,16 @@ TEST(DemoAllReduceOptions, BadOptionsAreRefused) {
   o.delay_us = 0;
   o.ranks = 0;
   EXPECT_THROW(tools::RunAllReduceDemo(o), std::invalid_argument);
+  o.ranks = 4;
+  o.steps = 2'000'000'000;  // would run for days: refused, naming the limit
+  try {
+    tools::RunAllReduceDemo(o);
+    ADD_FAILURE() << "--steps 2000000000 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--steps must be 1 to 25000 with 4 ranks"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
