@@ -93,7 +93,7 @@ ParallelEventParser::~ParallelEventParser() {
     stop_ = true;
   }
   work_cv_.notify_all();
-  ready_cv_.notify_all();
+  state_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -140,78 +140,86 @@ size_t ParallelEventParser::ChunkBytesNow() const {
 
 void ParallelEventParser::Dispatch() {
   if (filling_) {
-    std::lock_guard<std::mutex> lock(mu_);
-    filling_->pack_args = json_read_ >= pack_args_after_;
-    filling_->compress_args = json_read_ > PackedArgs::kCompressAbove;
-    queue_.push_back(filling_.get());
-    order_.push_back(std::move(filling_));
-    ++in_flight_;
-    peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
-    // Threads start once there is more than one chunk.
-    if (++dispatched_ == 2) StartThreads();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      filling_->pack_args = json_read_ >= pack_args_after_;
+      filling_->compress_args = json_read_ > PackedArgs::kCompressAbove;
+      queue_.push_back(filling_.get());
+      order_.push_back(std::move(filling_));
+      ++in_flight_;
+      peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+      // Threads start once there is more than one chunk.
+      if (++dispatched_ == 2) StartThreads();
+    }
+    work_cv_.notify_one();
+    state_cv_.notify_all();
   }
-  work_cv_.notify_one();
-  WorkUntil([this] { return in_flight_ < max_in_flight_ && queue_.size() <= parse_workers_; });
+  WorkUntil([this] { return in_flight_ < max_in_flight_; });
 }
 
 void ParallelEventParser::StartThreads() {
   try {
     workers_.emplace_back([this] { Guarded([this] { HandOverLoop(); }); });
-    hand_over_thread_ = true;
     for (int i = 2; i < threads_; ++i) {
       workers_.emplace_back([this] { Guarded([this] { WorkerLoop(); }); });
-      ++parse_workers_;
     }
   } catch (const std::system_error&) {
     // No more threads to be had (a process or address-space limit): the ones running do the work.
   }
 }
 
+bool ParallelEventParser::CanMerge() const {
+  return !merging_ && !order_.empty() && order_.front()->parsed;
+}
+
 template <typename Done>
 void ParallelEventParser::WorkUntil(Done done) {
   for (;;) {
     Chunk* parse = nullptr;
-    std::unique_ptr<Chunk> deliver;
+    std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      state_cv_.wait(lock, [&] { return error_ || done() || CanMerge() || !queue_.empty(); });
       if (error_) std::rethrow_exception(error_);
       if (done()) return;
-      if (queue_.size() > parse_workers_ ||
-          (!queue_.empty() && hand_over_thread_ && in_flight_ >= max_in_flight_)) {
-        parse = queue_.front();
-        queue_.pop_front();
-      } else if (!hand_over_thread_ && !order_.empty() && order_.front()->parsed) {
-        deliver = std::move(order_.front());
-        order_.pop_front();
-      } else if (!hand_over_thread_ && !order_.empty() && queue_.empty()) {
-        ready_cv_.wait(lock, [&] { return error_ || order_.front()->parsed; });
-        continue;
-      } else {
-        space_cv_.wait(lock);
-        continue;
-      }
+      if (!TakeWork(&parse, &merge)) continue;
     }
-    if (parse != nullptr) {
-      ParseChunk(parse, &own_);
-    } else {
-      Deliver(deliver.get());
-      Recycle(std::move(deliver));
-    }
+    Work(parse, std::move(merge), &own_);
   }
+}
+
+bool ParallelEventParser::TakeWork(Chunk** parse, std::unique_ptr<Chunk>* merge) {
+  if (CanMerge()) {
+    *merge = std::move(order_.front());
+    order_.pop_front();
+    merging_ = true;
+    return true;
+  }
+  if (queue_.empty()) return false;
+  *parse = queue_.front();
+  queue_.pop_front();
+  return true;
+}
+
+void ParallelEventParser::Work(Chunk* parse, std::unique_ptr<Chunk> merge, Worker* worker) {
+  if (parse != nullptr) {
+    ParseChunk(parse, worker);
+    return;
+  }
+  translator_->Merge(merge->translation);
+  merge->Reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    merging_ = false;
+    --in_flight_;
+    free_.push_back(std::move(merge));
+  }
+  state_cv_.notify_all();
 }
 
 void ParallelEventParser::Drain() {
   Dispatch();
   WorkUntil([this] { return in_flight_ == 0; });
-}
-
-void ParallelEventParser::Deliver(Chunk* chunk) { translator_->Merge(chunk->translation); }
-
-void ParallelEventParser::Recycle(std::unique_ptr<Chunk> chunk) {
-  chunk->Reset();
-  std::lock_guard<std::mutex> lock(mu_);
-  --in_flight_;
-  free_.push_back(std::move(chunk));
 }
 
 template <typename Body>
@@ -224,8 +232,7 @@ void ParallelEventParser::Guarded(Body body) {
       if (!error_) error_ = std::current_exception();
     }
     work_cv_.notify_all();
-    ready_cv_.notify_all();
-    space_cv_.notify_all();
+    state_cv_.notify_all();
   }
 }
 
@@ -233,28 +240,14 @@ void ParallelEventParser::HandOverLoop() {
   Worker worker(options_);
   for (;;) {
     Chunk* parse = nullptr;
-    std::unique_ptr<Chunk> deliver;
+    std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      ready_cv_.wait(lock, [&] {
-        return stop_ || error_ || (!order_.empty() && (order_.front()->parsed || !queue_.empty()));
-      });
+      state_cv_.wait(lock, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
       if (stop_ || error_) return;
-      if (order_.front()->parsed) {
-        deliver = std::move(order_.front());
-        order_.pop_front();
-      } else {
-        parse = queue_.front();  // the next in order is being parsed: parse a later one
-        queue_.pop_front();
-      }
+      if (!TakeWork(&parse, &merge)) continue;
     }
-    if (parse != nullptr) {
-      ParseChunk(parse, &worker);
-      continue;
-    }
-    Deliver(deliver.get());
-    Recycle(std::move(deliver));
-    space_cv_.notify_one();
+    Work(parse, std::move(merge), &worker);
   }
 }
 
@@ -287,8 +280,7 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
     std::lock_guard<std::mutex> lock(mu_);
     chunk->parsed = true;
   }
-  ready_cv_.notify_all();
-  space_cv_.notify_one();
+  state_cv_.notify_all();
 }
 
 }  // namespace opscope::analysis

@@ -9,12 +9,16 @@
 // index, so the result is the same for every thread count. The merge is a remap and a copy; the
 // translation (numbers, names, shapes, tracks) runs on every thread.
 //
-// With `threads` = N: the reading thread, the hand-over thread and N - 2 parse workers. The reading
-// thread parses a chunk itself whenever more chunks wait than there are parse workers (with N = 2,
-// every chunk), and the hand-over thread parses the oldest waiting chunk when the next one in order
-// is not parsed yet. Threads start with the second chunk, so a small trace runs on the calling
-// thread alone. A thread that cannot be started is done without: its work falls to the others (the
-// hand-over to the reading thread).
+// With `threads` = N: the reading thread, the hand-over thread and N - 2 parse workers, and every
+// thread that is not busy takes the next piece of work, so N threads share it on N cores. The
+// reading thread reads ahead until the in-flight bound is hit, and only then works: it merges the
+// next chunk in order if it is parsed and no thread is merging, else parses the oldest waiting
+// chunk, else waits. The hand-over thread merges whenever the next chunk in order is parsed and
+// parses the oldest waiting chunk when it is not; parse workers parse. One thread at a time
+// merges, in stream order (`merging_`). No thread spins or sleeps while work it may take waits.
+// Threads start with the second chunk, so a small trace runs on the calling thread alone. A
+// thread that cannot be started is done without: its work falls to the others (the merge to the
+// reading thread, once the bound is hit).
 //
 // At most N + 1 chunks are in flight (queued, being parsed, parsed and not yet handed over, or
 // being handed over); Submit blocks past that, parsing waiting chunks meanwhile. Handed-over
@@ -117,13 +121,17 @@ class ParallelEventParser {
   size_t ChunkBytesNow() const;
   // Starts the hand-over thread and the parse workers. Caller holds mu_.
   void StartThreads();
-  // The reading thread's share while it waits for `done` (checked under mu_): parse a waiting
-  // chunk when more wait than the workers take, hand over when no thread does, else wait.
+  // The reading thread's share while it waits for `done` (checked under mu_): merge the next
+  // chunk when it is parsed and nobody merges, else parse the oldest waiting chunk, else wait.
   template <typename Done>
   void WorkUntil(Done done);
-  void Deliver(Chunk* chunk);
-  // A handed-over chunk, emptied for Submit to fill again.
-  void Recycle(std::unique_ptr<Chunk> chunk);
+  // The next chunk in order is parsed and no thread merges it. Caller holds mu_.
+  bool CanMerge() const;
+  // Takes the merge of the next chunk in order if CanMerge, else the oldest waiting chunk to
+  // parse; false if neither. Caller holds mu_.
+  bool TakeWork(Chunk** parse, std::unique_ptr<Chunk>* merge);
+  // Parses `parse`, or merges `merge` and keeps it for reuse. Called without mu_.
+  void Work(Chunk* parse, std::unique_ptr<Chunk> merge, Worker* worker);
   void HandOverLoop();
   void WorkerLoop();
   void ParseChunk(Chunk* chunk, Worker* worker);
@@ -143,18 +151,17 @@ class ParallelEventParser {
   Worker own_;                      // the reading thread's
   std::unique_ptr<Chunk> filling_;  // the chunk Submit is filling
   std::mutex mu_;
-  std::condition_variable work_cv_;   // a chunk was queued, or stop_ / error_
-  std::condition_variable ready_cv_;  // a chunk was parsed, or stop_ / error_
-  std::condition_variable space_cv_;  // a chunk was handed over, or error_
-  // In flight, in stream order, not yet taken for hand-over (guarded by mu_).
+  std::condition_variable work_cv_;  // parse workers: a chunk was queued, or stop_ / error_
+  // The reading and hand-over threads: a chunk was queued, parsed or merged, or stop_ / error_.
+  std::condition_variable state_cv_;
+  // In flight, in stream order, not yet taken for merging (guarded by mu_).
   std::deque<std::unique_ptr<Chunk>> order_;
   std::deque<Chunk*> queue_;                  // not yet taken by a parser (guarded by mu_)
   std::vector<std::unique_ptr<Chunk>> free_;  // handed over, kept for reuse (guarded by mu_)
-  size_t in_flight_ = 0;           // order_ plus the chunk being handed over (guarded by mu_)
-  bool stop_ = false;              // guarded by mu_
-  std::exception_ptr error_;       // the first exception on another thread (guarded by mu_)
-  bool hand_over_thread_ = false;  // a thread hands over (else the reading thread does)
-  size_t parse_workers_ = 0;       // parse workers running
+  size_t in_flight_ = 0;                      // order_ plus the chunk being merged (guarded by mu_)
+  bool merging_ = false;      // a thread merges the chunk taken from order_ (guarded by mu_)
+  bool stop_ = false;         // guarded by mu_
+  std::exception_ptr error_;  // the first exception on another thread (guarded by mu_)
   std::vector<std::thread> workers_;
 };
 
