@@ -57,7 +57,8 @@ class SliceStage {
   };
   void AddSlow(const Slice& s);
   static void Append(TrackList* list, const Slice& s);
-  static Slice* Allocate(size_t slices);
+  // `huge`: ask for transparent huge pages (2 MiB chunks only).
+  static Slice* Allocate(size_t slices, bool huge);
   static void Release(Slice* data, size_t slices);
   static void Drain(TrackList* list, Trace* trace);
 

@@ -19,6 +19,7 @@ uint32_t Trace::ArgStore::AddPacked(PackedArgs* packed) {
     b.compressed = p.compressed;
     next += p.count;
   }
+  internal::GrowHuge(&offsets_, packed->offsets.size());
   offsets_.insert(offsets_.end(), packed->offsets.begin(), packed->offsets.end());
   raw_bytes_ += packed->raw_bytes;
   open_first_ = static_cast<uint32_t>(offsets_.size());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "opscope/trace.h"
+#include "trace/huge_array.h"
 #include "trace/packed_args.h"
 
 namespace opscope {
@@ -39,7 +40,7 @@ class Trace::ArgStore {
   uint32_t Add(std::string_view text) {
     if (open_.size() + text.size() > kBlockBytes && !open_.empty()) Seal();
     const auto handle = static_cast<uint32_t>(offsets_.size());
-    offsets_.push_back(static_cast<uint32_t>(open_.size()));
+    internal::PushBackHuge(&offsets_, static_cast<uint32_t>(open_.size()));
     open_.append(text);
     raw_bytes_ += text.size();
     return handle;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "opscope/trace.h"
+#include "trace/huge_array.h"
 #include "trace/parallel_for.h"
 
 namespace opscope {
@@ -45,7 +46,9 @@ std::vector<uint32_t> GroupByTrack(uint32_t n, size_t tracks, TrackOf track_of, 
   }
   for (size_t b = 0; b < buckets; ++b) next[b + 1] += next[b];
   const std::vector<uint32_t> bounds(next.begin(), next.end());
-  std::vector<uint32_t> order(n);
+  std::vector<uint32_t> order;
+  internal::ReserveHuge(&order, n);
+  order.resize(n);
   if (grouped) {
     std::iota(order.begin(), order.end(), 0u);
   } else {
@@ -97,7 +100,9 @@ bool RadixSort(std::vector<T>* items, KeyOf key_of) {
   auto offset = [&](const T& x) {
     return static_cast<uint64_t>(key_of(x)) - static_cast<uint64_t>(lo);
   };
-  std::vector<T> out(n);
+  std::vector<T> out;
+  internal::ReserveHuge(&out, n);
+  out.resize(n);
   if (range <= 4 * n + 1024) {
     std::vector<uint32_t> next(range + 2, 0);
     for (const T& x : *items) ++next[offset(x) + 1];
@@ -195,7 +200,8 @@ std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
                                    const std::vector<uint32_t>& track_begin, int threads) {
   const auto m = static_cast<uint32_t>(endpoints.size());
   const size_t tracks = track_begin.size() - 1;
-  std::vector<uint32_t> bound(m, kNone);
+  std::vector<uint32_t> bound;
+  internal::AssignHuge(&bound, m, kNone);
   const std::vector<uint32_t> by_place = GroupByTrack(
       m, tracks, [&](uint32_t k) { return endpoints[k].track; },
       [&](uint32_t k) { return std::pair<int64_t, int64_t>(endpoints[k].ts_ns, 0); });
@@ -235,8 +241,9 @@ void PairEndpoints(const std::vector<Endpoint>& endpoints, const std::vector<uin
     }
   };
   const auto m = static_cast<uint32_t>(endpoints.size());
-  std::vector<Key> keys(m);
-  for (uint32_t k = 0; k < m; ++k) keys[k] = {endpoints[k].id, endpoints[k].category, k};
+  std::vector<Key> keys;
+  internal::ReserveHuge(&keys, m);
+  for (uint32_t k = 0; k < m; ++k) keys.push_back({endpoints[k].id, endpoints[k].category, k});
   if (!std::is_sorted(keys.begin(), keys.end())) {
     // By id, then by category, both stable over the endpoint order; a comparison sort when the
     // ids span too much (ids past 2^63, e.g. hashed string ids, read as negative).
@@ -246,6 +253,7 @@ void PairEndpoints(const std::vector<Endpoint>& endpoints, const std::vector<uin
       std::sort(keys.begin(), keys.end());
     }
   }
+  internal::GrowHuge(flows, m / 2);  // a flow takes two endpoints at least
   for (uint32_t g = 0; g < m;) {
     const Key& head = keys[g];
     uint32_t from = kNone, to = kNone, name_of = kNone;
@@ -557,13 +565,15 @@ void Trace::IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_li
   device_activity_begin_.clear();
   device_activity_.clear();
   if (op_links == 0) return;
-  device_activity_begin_.assign(static_cast<size_t>(n) + 1, 0);
+  internal::AssignHuge(&device_activity_begin_, static_cast<size_t>(n) + 1, 0u);
   for (const DeviceLink& link : links_) {
     if (link.op != kNone) ++device_activity_begin_[link.op + 1];
   }
   for (uint32_t i = 0; i < n; ++i) device_activity_begin_[i + 1] += device_activity_begin_[i];
   device_activity_.resize(op_links);
-  std::vector<uint32_t> fill(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
+  std::vector<uint32_t> fill;
+  internal::ReserveHuge(&fill, n);
+  fill.assign(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
   for (size_t k = 0; k < links_.size(); ++k) {  // in slice order
     if (links_[k].op != kNone) device_activity_[fill[links_[k].op]++] = linked[k];
   }

@@ -5,6 +5,7 @@
 
 #include "opscope/trace.h"
 #include "trace/arg_store.h"
+#include "trace/huge_array.h"
 #include "trace/json_scan.h"
 
 namespace opscope {
@@ -142,7 +143,8 @@ void Trace::AddSlices(std::span<const Slice> slices) {
 
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
-  pending_flows_.push_back({id, ts_ns, category, name, track, is_start, binds_enclosing});
+  internal::PushBackHuge(&pending_flows_, PendingFlowEndpoint{id, ts_ns, category, name, track,
+                                                              is_start, binds_enclosing});
 }
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
