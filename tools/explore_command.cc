@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -120,18 +121,17 @@ bool SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
 struct Opened {
   std::string path;
   std::string file;
-  Trace trace;
-  ImportStats stats;
-  Status status;
+  size_t slot = 0;      // its index in the Explorer (Explorer::AddLoading)
   RankSummary summary;  // for a job: its summary (the import error when it failed)
-  double seconds = 0;   // importing (and summarising) it
+  bool ok = false;
 };
 
-// Imports (and for a job summarises) every file. One file: on `threads` threads (0: the cores
-// available), a bar of bytes read on stderr. Several: as many at once as there are cores (a job's
-// ranks are independent traces), each on its share of the cores unless `threads` is given, a bar
-// of files done. Each entry is written by one thread only.
-void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet) {
+// Imports (and for a job summarises) every file and hands each to the Explorer as soon as it is
+// imported (finalized, indexed and published there), printing a line per file. One file: on
+// `threads` threads (0: the cores available), a bar of bytes read on stderr. Several: as many at
+// once as there are cores (a job's ranks are independent traces), each on its share of the cores
+// unless `threads` is given, a bar of files done. Each entry is written by one thread only.
+void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, Explorer* explorer) {
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t pool_size = std::min<size_t>(opened->size(), cores);
   ImportOptions options;
@@ -143,34 +143,56 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet) {
       one ? "import " + std::filesystem::path(opened->front().file).filename().string()
           : "import " + std::string(job ? "rank files" : "traces"),
       quiet);
-  if (one) options.progress = progress.Callback();
-  std::mutex progress_mu;
+  std::function<void(uint64_t, uint64_t)> bar = one ? progress.Callback() : nullptr;
+  std::mutex mu;  // guards the bar of files done and stdout
   size_t files_done = 0;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < opened->size();) {
       Opened& o = (*opened)[i];
       const auto t0 = std::chrono::steady_clock::now();
-      o.status = ImportTrace(o.file, &o.trace, &o.stats, options);
+      ImportOptions file_options = options;
+      file_options.progress = [&bar, explorer, slot = o.slot](uint64_t read, uint64_t total) {
+        explorer->ReportProgress(slot, read, total);
+        if (bar) bar(read, total);
+      };
+      explorer->ReportProgress(o.slot, 0, 0);  // importing from now on
+      Trace trace;
+      ImportStats stats;
+      const Status status = ImportTrace(o.file, &trace, &stats, file_options);
+      o.ok = status.ok();
       if (job) {
         std::error_code size_error;
         const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
         const RankFile rank_file{o.file, size_error ? 0 : bytes, RankFromPath(o.file)};
-        if (o.status.ok()) {
-          o.summary = SummarizeRank(o.trace, rank_file);
+        if (o.ok) {
+          o.summary = SummarizeRank(trace, rank_file);
         } else {  // the job reports it and says it is partial
           o.summary.file = o.file;
           o.summary.file_bytes = rank_file.bytes;
           o.summary.rank = rank_file.name_rank;
-          o.summary.error = o.status.message();
-          o.summary.error_offset = o.status.offset();
+          o.summary.error = status.message();
+          o.summary.error_offset = status.offset();
         }
       }
-      o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!one) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        progress.UpdateCount(++files_done, opened->size(), job ? "rank files" : "traces");
+      const size_t events = trace.slices().size();
+      if (o.ok) {
+        explorer->CompleteTrace(o.slot, std::move(trace), options.threads);
+      } else {
+        explorer->FailTrace(o.slot, status);
       }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu);
+      if (o.ok) {
+        std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), events, seconds,
+                    stats.skipped ? " (some events skipped, see the trace header)" : "");
+      } else {
+        std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", o.file.c_str(),
+                     status.message().c_str());
+      }
+      std::fflush(stdout);
+      if (!one) progress.UpdateCount(++files_done, opened->size(), job ? "rank files" : "traces");
     }
   };
   std::vector<std::thread> pool;
@@ -180,8 +202,9 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet) {
   progress.Done();
 }
 
-// Every trace file under the paths given (a path that cannot be read is said and skipped).
-std::vector<Opened> FindOpened(const std::vector<std::string>& paths) {
+// Every trace file under the paths given (a path that cannot be read is said and skipped), each
+// added to the Explorer as a trace still loading.
+std::vector<Opened> FindOpened(const std::vector<std::string>& paths, Explorer* explorer) {
   std::vector<Opened> opened;
   for (const std::string& path : paths) {
     std::vector<std::string> files;
@@ -193,29 +216,41 @@ std::vector<Opened> FindOpened(const std::vector<std::string>& paths) {
       Opened& o = opened.emplace_back();
       o.path = path;
       o.file = std::move(file);
+      std::error_code size_error;
+      const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
+      o.slot = explorer->AddLoading(DisplayName(o.path, o.file), SourceName(o.path, o.file),
+                                    size_error ? 0 : bytes);
     }
   }
   return opened;
 }
 
-// Hands the imported traces to the Explorer, indexed on every core at once, and for a job its
-// report; says which could not be imported. Returns true when the Explorer shows them as a job.
-bool AddOpened(std::vector<Opened>* opened, bool job, Explorer* explorer) {
-  std::vector<RankSummary> summaries;  // of each rank trace, when the paths name a job
-  std::vector<Explorer::NamedTrace> traces;
-  for (Opened& o : *opened) {
-    if (job) summaries.push_back(std::move(o.summary));
-    if (!o.status.ok()) {
-      std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", o.file.c_str(),
-                   o.status.message().c_str());
-      continue;
-    }
-    std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), o.trace.slices().size(),
-                o.seconds, o.stats.skipped ? " (some events skipped, see the trace header)" : "");
-    traces.push_back({DisplayName(o.path, o.file), std::move(o.trace), SourceName(o.path, o.file)});
+// Loads everything the Explorer was told to expect, while it serves: the files (then, for a job,
+// its report) and the synthetic trace. Says when nothing could be opened.
+void LoadAll(std::vector<Opened>* opened, bool job, const ExploreArgs& args, size_t synthetic_slot,
+             Explorer* explorer) {
+  if (!opened->empty()) ImportAll(opened, job, args.threads, args.quiet, explorer);
+  if (job) {
+    std::vector<RankSummary> summaries;
+    for (Opened& o : *opened) summaries.push_back(std::move(o.summary));
+    if (!SetJobIfOne(std::move(summaries), explorer)) explorer->ExpectJob(false);
   }
-  explorer->AddTraces(std::move(traces));
-  return job && SetJobIfOne(std::move(summaries), explorer);
+  size_t ok = 0;
+  for (const Opened& o : *opened) ok += o.ok ? 1 : 0;
+  if (args.synthetic_events > 0) {
+    explorer->ReportProgress(synthetic_slot, 0, 0);
+    opscope::explorer::SyntheticTraceOptions synthetic;
+    synthetic.target_events = args.synthetic_events;
+    Trace trace = opscope::explorer::MakeSyntheticNeuronTrace(synthetic);
+    std::printf("generated a synthetic Neuron-style trace: %zu events\n", trace.slices().size());
+    explorer->CompleteTrace(synthetic_slot, std::move(trace), args.threads);
+    ++ok;
+  }
+  if (ok == 0) {
+    std::fprintf(stderr,
+                 "opscope explore: no trace could be opened (the Explorer's page says why)\n");
+  }
+  std::fflush(stdout);
 }
 
 // Prints where the Explorer serves (and how to reach it from elsewhere).
@@ -253,6 +288,8 @@ void PrintAccess(const Explorer& server, const ExploreArgs& args, bool has_job) 
   std::fflush(stdout);
 }
 
+// Starts serving first, then loads the traces while the page shows their progress; the access
+// lines are printed as soon as the server listens.
 int RunExplore(const ExploreArgs& args) {
   ExplorerOptions options;
   options.host = args.host;
@@ -262,33 +299,33 @@ int RunExplore(const ExploreArgs& args) {
   options.fallback_to_any_port = args.port < 0;
   Explorer explorer(options);
   const bool job = NamesAJob(args.paths);
-  std::vector<Opened> opened = FindOpened(args.paths);
-  if (!opened.empty()) ImportAll(&opened, job, args.threads, args.quiet);
-  const bool has_job = AddOpened(&opened, job, &explorer);
-  if (args.synthetic_events > 0) {
-    explorer::SyntheticTraceOptions synthetic;
-    synthetic.target_events = args.synthetic_events;
-    Trace trace = explorer::MakeSyntheticNeuronTrace(synthetic);
-    std::printf("generated a synthetic Neuron-style trace: %zu events\n", trace.slices().size());
-    explorer.AddTrace("synthetic", std::move(trace));
-  }
+  std::vector<Opened> opened = FindOpened(args.paths, &explorer);
+  const size_t synthetic_slot =
+      args.synthetic_events > 0 ? explorer.AddLoading("synthetic") : size_t{0};
   if (explorer.num_traces() == 0) {
     std::fprintf(stderr, "opscope explore: no trace could be opened\n");
     return 1;
   }
+  if (job) explorer.ExpectJob();
   InstallStopHandlers();
   if (const Status started = explorer.Start(); !started.ok()) {
     std::fprintf(stderr, "opscope explore: %s\n", started.message().c_str());
     return 1;
   }
-  PrintAccess(explorer, args, has_job);
+  PrintAccess(explorer, args, job);
+  std::atomic<bool> loaded{false};
+  std::thread loader([&] {
+    LoadAll(&opened, job, args, synthetic_slot, &explorer);
+    loaded = true;
+  });
   WaitForStopSignal(args.exit_after_s);
   const bool all_done = explorer.Stop(kStopGrace);
   std::printf("opscope explore: stopped\n");
   std::fflush(stdout);
-  // Requests that did not return within the grace period are abandoned with the process rather
-  // than waited for (the Explorer's destructor would wait).
-  if (!all_done) std::_Exit(0);
+  // Requests that did not return within the grace period, and an import still running, are
+  // abandoned with the process rather than waited for (the Explorer's destructor would wait).
+  if (!all_done || !loaded) std::_Exit(0);
+  loader.join();
   return 0;
 }
 

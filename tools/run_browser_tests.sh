@@ -5,8 +5,9 @@
 # generates the demo profile, starts `opscope explore` on a free loopback port with the demo
 # profile and two CUDA fixture traces (a small one, and a real model with deep Python stacks),
 # generates a 4-rank job with a straggler (`opscope demo allreduce`), writes its `opscope report
-# --json` and serves it with a second `opscope explore` (the job page), writes `opscope report
-# --memory --json` of the real model's trace (the memory lanes' reference), runs
+# --json` and serves it with a second `opscope explore` (the job page), serves a named pipe and a
+# corrupt trace with a third (the loading state; the test writes the trace into the pipe), writes
+# `opscope report --memory --json` of the real model's trace (the memory lanes' reference), runs
 # tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
 # the servers, and exits non-zero on any failure.
 set -euo pipefail
@@ -115,8 +116,18 @@ start_server "$WORK/server.log" 'http://127\.0\.0\.1:[0-9]*/' "${PATHS[@]}"
 echo "run_browser_tests: Explorer at $URL"
 start_server "$WORK/job-server.log" 'http://127\.0\.0\.1:[0-9]*/job\.html' "$JOB"
 JOB_URL=$URL
+# The loading state: a server on a named pipe the test writes the small CUDA trace into (the
+# import waits for it), beside a truncated trace that cannot be opened.
+STREAM="$WORK/stream"
+mkdir -p "$STREAM"
+mkfifo "$STREAM/streamed.json.gz"
+printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1},{"ph":"X","name":"b' \
+  >"$STREAM/corrupt.json"
+start_server "$WORK/stream-server.log" 'http://127\.0\.0\.1:[0-9]*/' \
+  "$STREAM/streamed.json.gz" "$STREAM/corrupt.json"
+STREAM_URL=$URL
 URL=$(grep -o -m1 'http://127\.0\.0\.1:[0-9]*/' "$WORK/server.log")
-echo "run_browser_tests: job page at $JOB_URL"
+echo "run_browser_tests: job page at $JOB_URL, loading state at $STREAM_URL"
 
 # 4. The tests.
 rm -rf "$ARTIFACTS"
@@ -125,10 +136,13 @@ status=0
 (cd "$ROOT/tests/browser" &&
   OPSCOPE_URL="$URL" OPSCOPE_JOB_URL="$JOB_URL" OPSCOPE_JOB_REPORT="$WORK/job-report.json" \
     OPSCOPE_MEMORY_REPORT="$WORK/memory-report.json" \
+    OPSCOPE_STREAM_URL="$STREAM_URL" OPSCOPE_STREAM_FIFO="$STREAM/streamed.json.gz" \
+    OPSCOPE_STREAM_TRACE="$CUDA_SMALL" \
     CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
     node --test --test-reporter=spec explorer.test.mjs) || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true
 cp "$WORK/job-server.log" "$ARTIFACTS/job-server.log" || true
+cp "$WORK/stream-server.log" "$ARTIFACTS/stream-server.log" || true
 echo "run_browser_tests: screenshots in $ARTIFACTS"
 if [ "$status" -ne 0 ]; then
   echo "run_browser_tests: FAILED" >&2

@@ -14,6 +14,7 @@ import {Search} from './search.js';
 import {installKeys, renderHelp} from './keys.js';
 import {renderLegend, renderGroupChips} from './legend.js';
 import {renderMemoryPeak} from './memory_lane.js';
+import {waitUntilLoaded} from './loading.js';
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -437,9 +438,17 @@ function makeViews() {
 }
 
 async function main() {
+  setStatus('loading traces');
+  await waitUntilLoaded($('loading'));
   state.info = await api.info();
   if (state.info.job && !location.hash) return location.replace('/job.html');  // ui/job.js
-  for (const t of state.info.traces) $('trace-select').append(el('option', {value: t.index}, t.name));
+  const served = state.info.traces.filter((t) => t.phase === 'ready');
+  if (!served.length) throw new Error('no trace could be opened (see above)');
+  for (const t of state.info.traces) {
+    const failed = t.phase !== 'ready';
+    $('trace-select').append(el('option', {value: t.index, disabled: failed || undefined},
+                                failed ? `${t.name} (could not be opened)` : t.name));
+  }
   timeline = new Timeline($('timeline'), {
     api, trace: 0, tooltip: $('tooltip'),
     onSelect: (id) => select(id), onBox, onView: writeHash, onLayout: onLayoutChange,
@@ -450,7 +459,7 @@ async function main() {
   wireControls();
   installKeys(keyActions);
   const {view, errors} = parseHash(location.hash, state.info.traces.length);
-  await openTrace(view.trace !== undefined ? view.trace : 0);
+  await openTrace(view.trace !== undefined ? view.trace : served[0].index);
   await timeline.firstPaint;
   prefetch();
   if (!view.tab) view.tab = state.info.compare ? 'compare' : 'details';

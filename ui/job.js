@@ -4,6 +4,7 @@
 // linked to where they made the others wait. Each rank's events come from its own trace's
 // viewport API, asked for the rank's own time range and mapped onto the axis.
 import {getJson} from './api.js';
+import {waitUntilLoaded} from './loading.js';
 import {fmtNs, fmtTick, colorFor, el, shortName} from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -389,6 +390,7 @@ function wireCanvas() {
 }
 
 async function main() {
+  await waitUntilLoaded($('loading'));
   S.job = await getJson('/api/job');
   const job = S.job;
   $('job-meta').textContent = `${job.ranks.length} of ${job.world_size} ranks · ${job.collectives.length} collectives` +

@@ -28,8 +28,9 @@
 // separate pool; a request whose client disconnects is cancelled. docs/explorer-server.md has
 // the details.
 //
-// Thread safety: AddTrace must be called before Start. Once started, any number of client
-// connections are served concurrently; Stop() may be called from any thread.
+// Thread safety: AddTrace, AddTraces and AddLoading must be called before Start. Once started,
+// any number of client connections are served concurrently; ReportProgress, CompleteTrace,
+// FailTrace, SetJob, ExpectJob and Stop may be called from any thread.
 #ifndef OPSCOPE_EXPLORER_H_
 #define OPSCOPE_EXPLORER_H_
 
@@ -83,12 +84,26 @@ class Explorer {
     std::string source;
   };
   size_t AddTraces(std::vector<NamedTrace> traces, int threads = 0);
+
+  // Serving while traces load (`opscope explore` listens before it imports): AddLoading, before
+  // Start, adds a trace still to come (`bytes_total`: its file's size, 0 if unknown). Until it is
+  // published the page shows its progress (/api/status) and requests naming it answer 503 with
+  // Retry-After. The loader then calls, from one thread per trace, ReportProgress as it reads,
+  // and once CompleteTrace (finalizes and indexes it on `threads` threads, 0: the cores
+  // available, then publishes it whole) or FailTrace (requests naming it answer 422 with
+  // `error`'s message, with its file named as `source`, and byte offset). These may run while the server serves.
+  size_t AddLoading(std::string name, std::string source = {}, uint64_t bytes_total = 0);
+  void ReportProgress(size_t trace, uint64_t bytes_read, uint64_t bytes_total);
+  void CompleteTrace(size_t trace, Trace model, int threads = 0);
+  void FailTrace(size_t trace, const Status& error);
   size_t num_traces() const;
   // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
   // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the
-  // one added with `source` equal to its file (ranks without one are left out). Call after their
-  // AddTrace and before Start.
+  // one added with `source` equal to its file (ranks without one, or not yet published, are left
+  // out). Call after their AddTrace or CompleteTrace; may be called while serving.
   void SetJob(const JobReport& report);
+  // Until SetJob, /api/job answers 503 (still loading) rather than 404. Any time; thread-safe.
+  void ExpectJob(bool expected = true);
 
   // Binds and starts serving on background threads (ok at once when already started). Errors:
   // kInvalidArgument for a port outside 0-65535 or a token shorter than 16 characters, kIoError

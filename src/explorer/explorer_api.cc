@@ -9,6 +9,7 @@
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
+#include "explorer/load_status.h"
 #include "explorer/match_marks.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
@@ -98,6 +99,8 @@ HttpHandler Api(F f) {
       f(req, res);
     } catch (const BadRequest& e) {
       SetJsonError(res, 400, e.message);
+    } catch (const TraceUnavailable& e) {
+      e.Answer(res);
     } catch (const std::exception& e) {
       SetJsonError(res, 500, e.what());
     }
@@ -146,7 +149,13 @@ LoadedTrace& ExplorerApi::TraceParam(const HttpRequest& req) const {
       static_cast<size_t>(i) >= traces_.size()) {
     throw BadRequest{"no such trace"};
   }
-  return *traces_[static_cast<size_t>(i)];
+  return ReadyTrace(static_cast<size_t>(i));
+}
+
+LoadedTrace& ExplorerApi::ReadyTrace(size_t i) const {
+  LoadedTrace& t = *traces_[i];
+  if (!t.Ready()) throw TraceUnavailable(t, i);
+  return t;
 }
 
 uint32_t ExplorerApi::SliceParam(const LoadedTrace& t, const std::string& text) const {
@@ -164,6 +173,7 @@ void ExplorerApi::Register(HttpServer* server) {
   };
   auto always = [](const HttpRequest&) { return true; };
   server->Route("/api/info", bind(&ExplorerApi::Info));
+  server->Route("/api/status", bind(&ExplorerApi::LoadStatus));
   server->Route("/api/trace/{n}/lanes", bind(&ExplorerApi::Lanes));
   server->Route("/api/trace/{n}/viewport", bind(&ExplorerApi::Viewport));
   server->Route("/api/trace/{n}/memory", bind(&ExplorerApi::Memory));
@@ -251,27 +261,51 @@ std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace&
   return view;
 }
 
+void ExplorerApi::SetJobJson(std::string json) {
+  std::lock_guard<std::mutex> lock(job_mu_);
+  job_json_ = std::move(json);
+}
+
+void ExplorerApi::ExpectJob(bool expected) {
+  std::lock_guard<std::mutex> lock(job_mu_);
+  job_expected_ = expected;
+}
+
 void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
   JsonWriter w;
   w.BeginObject();
   w.Field("compare", options_.compare);
-  w.Field("job", !options_.job_json.empty());
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    w.Field("job", !job_json_.empty());
+  }
+  w.Field("ready", AllLoaded(traces_));
   w.Key("traces");
   w.BeginArray();
   for (size_t i = 0; i < traces_.size(); ++i) {
     const LoadedTrace& t = *traces_[i];
+    const LoadPhase phase = t.phase.load(std::memory_order_acquire);
     w.BeginObject();
     w.Field("index", static_cast<uint64_t>(i));
     w.Field("name", t.name);
     w.Field("source", t.source);
-    w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
-    w.Field("start_ns", t.index->start_ns());
-    w.Field("end_ns", t.index->end_ns());
-    w.Field("device_type", t.trace->metadata().device_type);
+    w.Field("phase", LoadPhaseKey(phase));
+    if (phase == LoadPhase::kReady) {
+      w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
+      w.Field("start_ns", t.index->start_ns());
+      w.Field("end_ns", t.index->end_ns());
+      w.Field("device_type", t.trace->metadata().device_type);
+    }
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
+  SendJson(res, w.Take());
+}
+
+void ExplorerApi::LoadStatus(const HttpRequest&, HttpResponse& res) {
+  JsonWriter w;
+  WriteLoadStatus(traces_, &w);
   SendJson(res, w.Take());
 }
 
@@ -441,11 +475,16 @@ void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
 }
 
 void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
-  if (options_.job_json.empty()) {
-    SetJsonError(res, 404, "these traces were not opened as one job");
-    return;
+  std::string json;
+  bool expected = false;
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    json = job_json_;
+    expected = job_expected_;
   }
-  SendJson(res, options_.job_json);
+  if (!json.empty()) return SendJson(res, std::move(json));
+  if (expected) return SetLoadingError(res, "the job's traces are still loading");
+  SetJsonError(res, 404, "these traces were not opened as one job");
 }
 
 void ExplorerApi::CriticalPath(const HttpRequest& req, HttpResponse& res) {
@@ -460,8 +499,10 @@ void ExplorerApi::Diff(const HttpRequest& req, HttpResponse& res) {
   if (n < 2) throw BadRequest{"a comparison needs two traces"};
   const int64_t a = IntParam(req, "a", 0, 0, n - 1);
   const int64_t b = IntParam(req, "b", 1, 0, n - 1);
+  const Trace& trace_a = *ReadyTrace(static_cast<size_t>(a)).trace;
+  const Trace& trace_b = *ReadyTrace(static_cast<size_t>(b)).trace;
   JsonWriter w;
-  WriteDiff(*traces_[a]->trace, *traces_[b]->trace, &w);
+  WriteDiff(trace_a, trace_b, &w);
   SendJson(res, w.Take());
 }
 

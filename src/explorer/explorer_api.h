@@ -1,7 +1,11 @@
 // ExplorerApi: the Explorer's JSON API and UI assets as HttpServer routes, one named handler per
 // endpoint. Access control (token, same-origin) is the server's filter (explorer_server.cc).
 //
-//   GET /api/info                       traces: index, name, source, slices, start/end, device
+//   GET /api/info                       traces: index, name, source, phase; once ready: slices,
+//                                       start/end, device
+//   GET /api/status                     loading progress: per trace its phase (queued, importing,
+//                                       indexing, ready, failed), bytes read of total, MB/s, the
+//                                       error of a failed one (file, byte offset)
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
 //   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
@@ -18,15 +22,19 @@
 //   GET /api/trace/N/summary
 //   GET /api/diff?a&b
 //
-// Bad parameters answer 400 with {"error","status"}. Whole-trace aggregations (ops of a range,
-// uncached tables, search, selection, diff, a critical path not yet computed) run on the server's
-// heavy pool.
+// Bad parameters answer 400 with {"error","status"}. A request naming a trace still loading
+// answers 503 with Retry-After and {"error","status","loading":true,"phase"}; one naming a trace
+// whose import failed answers 422 with the import's error ("failed":true, "file", "offset").
+// Whole-trace aggregations (ops of a range, uncached tables, search, selection, diff, a critical
+// path not yet computed) run on the server's heavy pool.
 //
-// Thread safety: the traces are read-only once serving starts; cached answers are computed once.
+// Thread safety: the list of traces is fixed once serving starts; each trace is published once,
+// whole (LoadedTrace); cached answers are computed once.
 #ifndef OPSCOPE_EXPLORER_EXPLORER_API_H_
 #define OPSCOPE_EXPLORER_EXPLORER_API_H_
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,12 +47,41 @@
 
 namespace opscope::explorer {
 
+// Where a trace is in its loading: waiting for an import thread, importing (bytes_read grows),
+// finalizing and indexing, served, or not openable (`error`).
+enum class LoadPhase : uint8_t { kQueued, kImporting, kIndexing, kReady, kFailed };
+std::string_view LoadPhaseKey(LoadPhase phase);  // "queued", "importing", ...
+
 // One trace the Explorer serves.
+//
+// Thread safety (publication): `name`, `source` and `load_start` are set before the server
+// starts and never change. One loader thread then writes `trace` and `index` (or `error`,
+// `error_offset`) and stores `phase` = kReady (kFailed) with release order; nothing of them is
+// written after. Request handlers touch `trace` and `index` only after Ready() (an acquire load)
+// returned true, and `error` only after loading kFailed, so they never see a half-built index.
+// The progress counters are atomics any thread may read at any time.
 struct LoadedTrace {
   std::string name;    // what the UI shows
   std::string source;  // where it came from, relative to what the user opened
   std::unique_ptr<Trace> trace;
   std::unique_ptr<TraceIndex> index;  // over *trace
+
+  std::atomic<LoadPhase> phase{LoadPhase::kReady};
+  std::atomic<uint64_t> bytes_read{0};   // of the input file (compressed bytes for gzip)
+  std::atomic<uint64_t> bytes_total{0};  // the input file's size; 0 when unknown
+  // When the import began and ended, and when the trace was published or failed, in ns since
+  // load_start; -1 until then.
+  std::atomic<int64_t> import_begin_ns{-1}, import_end_ns{-1}, done_ns{-1};
+  std::chrono::steady_clock::time_point load_start = std::chrono::steady_clock::now();
+  std::string error;          // kFailed: what went wrong
+  uint64_t error_offset = 0;  // kFailed: the byte offset in the file (0: none)
+
+  bool Ready() const { return phase.load(std::memory_order_acquire) == LoadPhase::kReady; }
+  int64_t NsSinceLoadStart() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                load_start)
+        .count();
+  }
 
   // Whole-trace answers, computed on first use.
   std::once_flag ops_once, summary_once;
@@ -67,15 +104,22 @@ struct ExplorerApiOptions {
 
 class ExplorerApi {
  public:
-  // `traces` must outlive the API and not change once the server runs.
+  // `traces` must outlive the API and not change (in number) once the server runs; its entries
+  // are published as LoadedTrace says.
   ExplorerApi(const std::vector<std::unique_ptr<LoadedTrace>>& traces, ExplorerApiOptions options)
-      : traces_(traces), options_(options) {}
+      : traces_(traces), options_(options), job_json_(options_.job_json) {}
 
   // Adds every route, and the UI assets as the fallback.
   void Register(HttpServer* server);
 
+  // The job's /api/job body (explorer/job_view.h), set while serving; before it is set,
+  // `expected` makes /api/job answer 503 (still loading) instead of 404. Thread-safe.
+  void SetJobJson(std::string json);
+  void ExpectJob(bool expected);
+
  private:
   void Info(const HttpRequest& req, HttpResponse& res);
+  void LoadStatus(const HttpRequest& req, HttpResponse& res);
   void Lanes(const HttpRequest& req, HttpResponse& res);
   void Viewport(const HttpRequest& req, HttpResponse& res);
   void Memory(const HttpRequest& req, HttpResponse& res);
@@ -111,10 +155,15 @@ class ExplorerApi {
   NameMatch MatchingNames(const LoadedTrace& t, const HttpRequest& req) const;
   ViewportQuery ViewportParams(const HttpRequest& req, const LoadedTrace& t) const;
   LoadedTrace& TraceParam(const HttpRequest& req) const;
+  // Trace `i` (< traces_.size()), once published; else throws TraceUnavailable (503 / 422).
+  LoadedTrace& ReadyTrace(size_t i) const;
   uint32_t SliceParam(const LoadedTrace& t, const std::string& text) const;
 
   const std::vector<std::unique_ptr<LoadedTrace>>& traces_;
   ExplorerApiOptions options_;
+  mutable std::mutex job_mu_;  // guards job_json_ and job_expected_
+  std::string job_json_;
+  bool job_expected_ = false;
 };
 
 // Writes {"error": message, "status": status} into `res`.

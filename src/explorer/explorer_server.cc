@@ -110,6 +110,8 @@ struct Explorer::Impl {
   std::string token;
   int port = 0;
   std::string job_json;  // /api/job (explorer/job_view.h); empty when the traces are not a job
+  bool job_expected = false;
+  std::mutex job_mu;  // guards job_json, job_expected and `api`'s job state (SetJob, ExpectJob)
 
   std::mutex stop_mu;  // one Stop at a time
   std::mutex mu;       // guards `running`
@@ -239,6 +241,61 @@ size_t Explorer::AddTraces(std::vector<NamedTrace> traces, int threads) {
   return first;
 }
 
+size_t Explorer::AddLoading(std::string name, std::string source, uint64_t bytes_total) {
+  auto t = std::make_unique<explorer::LoadedTrace>();
+  t->name = std::move(name);
+  t->source = std::move(source);
+  t->bytes_total = bytes_total;
+  t->phase = explorer::LoadPhase::kQueued;
+  impl_->traces.push_back(std::move(t));
+  return impl_->traces.size() - 1;
+}
+
+void Explorer::ReportProgress(size_t trace, uint64_t bytes_read, uint64_t bytes_total) {
+  explorer::LoadedTrace& t = *impl_->traces.at(trace);
+  if (t.import_begin_ns.load(std::memory_order_relaxed) < 0) {
+    t.import_begin_ns.store(t.NsSinceLoadStart(), std::memory_order_relaxed);
+    t.phase.store(explorer::LoadPhase::kImporting, std::memory_order_release);
+  }
+  if (bytes_total > 0) t.bytes_total.store(bytes_total, std::memory_order_relaxed);
+  t.bytes_read.store(bytes_read, std::memory_order_relaxed);
+}
+
+// The publication point: trace and index are complete before `phase` becomes kReady (release).
+void Explorer::CompleteTrace(size_t trace, Trace model, int threads) {
+  explorer::LoadedTrace& t = *impl_->traces.at(trace);
+  const int64_t now_ns = t.NsSinceLoadStart();
+  if (t.import_begin_ns.load(std::memory_order_relaxed) < 0) t.import_begin_ns.store(now_ns);
+  t.import_end_ns.store(now_ns, std::memory_order_relaxed);
+  t.phase.store(explorer::LoadPhase::kIndexing, std::memory_order_release);
+  const int index_threads =
+      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto owned = std::make_unique<Trace>(std::move(model));
+  if (!owned->finalized()) owned->Finalize();
+  auto index = std::make_unique<explorer::TraceIndex>(*owned, index_threads);
+  t.trace = std::move(owned);
+  t.index = std::move(index);
+  t.done_ns.store(t.NsSinceLoadStart(), std::memory_order_relaxed);
+  t.phase.store(explorer::LoadPhase::kReady, std::memory_order_release);
+}
+
+void Explorer::FailTrace(size_t trace, const Status& error) {
+  explorer::LoadedTrace& t = *impl_->traces.at(trace);
+  // The page names the file as it was added (`source`), never by the path it was read from.
+  t.error = error.message();
+  const std::string& path = error.file();
+  const std::string& shown = t.source.empty() ? t.name : t.source;
+  for (size_t at = 0; !path.empty() && (at = t.error.find(path, at)) != std::string::npos;
+       at += shown.size()) {
+    t.error.replace(at, path.size(), shown);
+  }
+  t.error_offset = error.offset();
+  const int64_t now_ns = t.NsSinceLoadStart();
+  if (t.import_end_ns.load(std::memory_order_relaxed) < 0) t.import_end_ns.store(now_ns);
+  t.done_ns.store(now_ns, std::memory_order_relaxed);
+  t.phase.store(explorer::LoadPhase::kFailed, std::memory_order_release);
+}
+
 size_t Explorer::num_traces() const { return impl_->traces.size(); }
 
 // A rank's file is the trace added with it as `source`, or with `source` naming it relative to a
@@ -253,7 +310,7 @@ void Explorer::SetJob(const JobReport& report) {
   std::vector<explorer::JobRankTrace> ranks;
   for (const RankRow& row : report.ranks) {
     for (size_t i = 0; i < impl_->traces.size(); ++i) {
-      if (same_file(row.file, impl_->traces[i]->source)) {
+      if (impl_->traces[i]->Ready() && same_file(row.file, impl_->traces[i]->source)) {
         ranks.push_back({row.rank, i, impl_->traces[i]->index.get()});
         break;
       }
@@ -261,7 +318,15 @@ void Explorer::SetJob(const JobReport& report) {
   }
   JsonWriter w;
   explorer::WriteJobView(report, ranks, &w);
+  std::lock_guard<std::mutex> lock(impl_->job_mu);
   impl_->job_json = w.Take();
+  if (impl_->api) impl_->api->SetJobJson(impl_->job_json);
+}
+
+void Explorer::ExpectJob(bool expected) {
+  std::lock_guard<std::mutex> lock(impl_->job_mu);
+  impl_->job_expected = expected;
+  if (impl_->api) impl_->api->ExpectJob(expected);
 }
 
 Status Explorer::Start() {
@@ -279,9 +344,13 @@ Status Explorer::Start() {
   }
   if (im.token.empty() && !IsLoopbackHost(im.options.host)) im.token = RandomToken();
   im.server = std::make_unique<explorer::HttpServer>(im.ServerOptions());
-  im.api = std::make_unique<explorer::ExplorerApi>(
-      im.traces,
-      explorer::ExplorerApiOptions{.compare = im.options.compare, .job_json = im.job_json});
+  {
+    std::lock_guard<std::mutex> lock(im.job_mu);
+    im.api = std::make_unique<explorer::ExplorerApi>(
+        im.traces,
+        explorer::ExplorerApiOptions{.compare = im.options.compare, .job_json = im.job_json});
+    im.api->ExpectJob(im.job_expected);
+  }
   im.api->Register(im.server.get());
   im.server->SetFilter(
       [&im](const HttpRequest& req, HttpResponse& res) { return im.Filter(req, res); });

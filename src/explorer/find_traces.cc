@@ -35,7 +35,8 @@ Status FindTraceFiles(const std::string& path, std::vector<std::string>* files) 
   if (ec || !fs::exists(st)) {
     return Status::NotFound(fmt::format("{}: no such file or directory", path), path);
   }
-  if (fs::is_regular_file(st)) {
+  // A named pipe (`opscope explore <(zcat trace.json.gz)`) is read as the stream it is.
+  if (fs::is_regular_file(st) || fs::is_fifo(st)) {
     files->push_back(path);
     return Status::Ok();
   }

@@ -1,10 +1,12 @@
 // Browser tests of the opscope Explorer in real headless Chromium (driven by playwright-core),
 // one browser for all: tools/run_browser_tests.sh starts `opscope explore` on the demo profile
 // and fixture traces and sets OPSCOPE_URL, CHROMIUM and ARTIFACTS (screenshots go there); the job
-// page's tests use a second server on a generated job (OPSCOPE_JOB_URL, OPSCOPE_JOB_REPORT).
+// page's tests use a second server on a generated job (OPSCOPE_JOB_URL, OPSCOPE_JOB_REPORT), the
+// loading state a third one on a named pipe (OPSCOPE_STREAM_URL, OPSCOPE_STREAM_FIFO).
 import './harness.mjs';
 import './views.mjs';
 import './navigation.mjs';
 import './job.mjs';
 import './critical_path.mjs';
 import './memory.mjs';
+import './loading.mjs';

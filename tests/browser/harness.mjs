@@ -97,6 +97,8 @@ before(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
            '--disable-sync', '--no-first-run'],
   });
+  // The servers print their address before their traces are loaded: wait until they are.
+  for (let i = 0; i < 600 && !(await api('/api/status')).ready; ++i) await new Promise((r) => setTimeout(r, 100));
   T.info = await api('/api/info');
   for (const t of T.info.traces) {
     if (t.device_type === 'NEURON') {
