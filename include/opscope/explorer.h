@@ -91,7 +91,8 @@ class Explorer {
   // Retry-After. The loader then calls, from one thread per trace, ReportProgress as it reads,
   // and once CompleteTrace (finalizes and indexes it on `threads` threads, 0: the cores
   // available, then publishes it whole) or FailTrace (requests naming it answer 422 with
-  // `error`'s message, with its file named as `source`, and byte offset). These may run while the server serves.
+  // `error`'s message, its file named as `source`, and byte offset). These may run while the
+  // server serves.
   size_t AddLoading(std::string name, std::string source = {}, uint64_t bytes_total = 0);
   void ReportProgress(size_t trace, uint64_t bytes_read, uint64_t bytes_total);
   void CompleteTrace(size_t trace, Trace model, int threads = 0);
