@@ -22,7 +22,7 @@ using internal::kHugePageBytes;
 constexpr size_t kMaxChunkSlices = kHugePageBytes / sizeof(Slice);
 constexpr size_t kMappedChunkSlices = (size_t{64} << 10) / sizeof(Slice);
 // A track's chunks ask for huge pages from its second 2 MiB chunk on (it then holds 4 MiB of
-// slices, ~20 MB of JSON): a huge page is resident as a whole once touched, so a track's partly
+// slices, ~20 MB of JSON), or from its first once the stage holds kHugeStageSlices (4 MiB): a huge page is resident as a whole once touched, so a track's partly
 // filled tail chunk costs up to 2 MiB more than with 4 KiB pages. Asked for every 2 MiB chunk, that
 // was 0.08-0.13x of a 15 MB trace's JSON (its longest track ends in one such chunk, resident in
 // full whenever the mapping held an aligned huge page).
@@ -31,6 +31,7 @@ constexpr size_t kHugeFromChunk = [] {
   for (size_t c = kFirstChunkSlices; c < kMaxChunkSlices; c *= 2) ++chunk;
   return chunk + 1;
 }();
+constexpr size_t kHugeStageSlices = size_t{1} << 16;
 
 }  // namespace
 
@@ -80,14 +81,14 @@ SliceStage::~SliceStage() {
 
 void SliceStage::AddSlow(const Slice& s) {
   if (s.track == kNone || s.track >= (uint32_t{1} << 30)) {
-    Append(&no_track_, s);
+    Append(&no_track_, s, size_ >= kHugeStageSlices);
     return;
   }
   if (s.track >= tracks_.size()) tracks_.resize(static_cast<size_t>(s.track) + 1);
-  Append(&tracks_[s.track], s);
+  Append(&tracks_[s.track], s, size_ >= kHugeStageSlices);
 }
 
-void SliceStage::Append(TrackList* list, const Slice& s) {
+void SliceStage::Append(TrackList* list, const Slice& s, bool large_stage) {
   if (list->used < list->capacity) {
     list->tail[list->used++] = s;
     return;
@@ -95,7 +96,7 @@ void SliceStage::Append(TrackList* list, const Slice& s) {
   if (!list->chunks.empty()) list->chunks.back().used = list->used;
   const size_t capacity =
       list->chunks.empty() ? kFirstChunkSlices : std::min(list->capacity * 2, kMaxChunkSlices);
-  Slice* data = Allocate(capacity, list->chunks.size() >= kHugeFromChunk);
+  Slice* data = Allocate(capacity, large_stage || list->chunks.size() >= kHugeFromChunk);
   list->chunks.push_back({data, capacity, 0});
   list->tail = data;
   list->capacity = capacity;
@@ -130,9 +131,10 @@ void PrefaultNextSlices(const Trace& trace, size_t count) {
 // MoveTo, each page faulted just before it is written). A huge page is faulted whole, ahead of the
 // copy, while the stage still holds the slices it will receive: up to 2 MiB above the one-copy
 // peak, which is noise for a large array but was 0.08x of a 15 MB trace's JSON (its 2.9 MB array
-// holds one aligned huge page when the allocation lands well), hence kHugeArrayMinBytes.
+// holds one aligned huge page when the allocation lands well), hence 8 MiB.
 void AdviseHugePages(const Trace& trace) {
   const auto& slices = trace.slices();
+  if ((slices.capacity() - slices.size()) * sizeof(Slice) < 4 * kHugePageBytes) return;
   internal::AdviseHugePages(slices.data() + slices.size(),
                             (slices.capacity() - slices.size()) * sizeof(Slice));
 }

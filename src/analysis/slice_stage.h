@@ -56,7 +56,8 @@ class SliceStage {
     size_t capacity = 0;
   };
   void AddSlow(const Slice& s);
-  static void Append(TrackList* list, const Slice& s);
+  // `large_stage`: the stage holds enough that a 2 MiB chunk asks for huge pages anyway.
+  static void Append(TrackList* list, const Slice& s, bool large_stage);
   // `huge`: ask for transparent huge pages (2 MiB chunks only).
   static Slice* Allocate(size_t slices, bool huge);
   static void Release(Slice* data, size_t slices);

@@ -3,7 +3,8 @@
 // The model's big arrays (flow endpoints and flows, arg offsets, Finalize's index arrays) are
 // written once, in order, into fresh memory. With 4 KiB pages every page is a trap into the kernel
 // on first touch, and a vector that grows by doubling copies into fresh memory at every step:
-// perf put these faults at ~12% of a one-thread import. Asking for huge pages
+// a 4 KiB fault costs ~15-30 us on the development VM (a 64 MiB memset: ~500 ms against ~10 ms on
+// huge pages), which made faults ~20% of a one-thread import's CPU time. Asking for huge pages
 // (madvise(MADV_HUGEPAGE), honoured where /sys/kernel/mm/transparent_hugepage/enabled is
 // `madvise` or `always`) makes it one fault per 2 MiB. Only arrays of kHugeArrayMinBytes or more
 // ask: a huge page is resident as a whole once touched, so an array's partly filled last one costs
@@ -26,7 +27,7 @@
 namespace opscope::internal {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
-inline constexpr size_t kHugeArrayMinBytes = size_t{4} << 20;
+inline constexpr size_t kHugeArrayMinBytes = size_t{2} << 20;
 
 // Asks for huge pages for the whole 2 MiB pages inside [data, data + bytes); nothing below
 // kHugeArrayMinBytes or where the kernel has no such advice. Call before the memory is touched.

@@ -282,17 +282,38 @@ struct LinkKeys {
   std::vector<KeyIndex> runtimes;     // runtime / driver slices by correlation
 };
 
+// Which key list a slice goes to: 0 ops, 1 annotations, 2 runtimes, 3 none.
+int LinkKeyList(const Slice& s) {
+  if (s.kind == ActivityKind::kCpuOp && s.external_id != 0) return 0;
+  if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) return 1;
+  if ((s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) && s.correlation != 0) {
+    return 2;
+  }
+  return 3;
+}
+
 LinkKeys CollectLinkKeys(const std::vector<Slice>& slices) {
   LinkKeys keys;
+  std::vector<KeyIndex>* lists[] = {&keys.ops, &keys.annotations, &keys.runtimes};
+  // Counted first, so each list is allocated once at its size (growing by doubling copied and
+  // faulted in twice what it kept).
+  size_t counts[4] = {0, 0, 0, 0};
+  for (const Slice& s : slices) ++counts[LinkKeyList(s)];
+  for (int l = 0; l < 3; ++l) internal::ReserveHuge(lists[l], counts[l]);
   for (uint32_t i = 0; i < slices.size(); ++i) {
     const Slice& s = slices[i];
-    if (s.kind == ActivityKind::kCpuOp && s.external_id != 0) {
-      keys.ops.emplace_back(s.external_id, i);
-    } else if (s.kind == ActivityKind::kUserAnnotation && s.external_id != 0) {
-      keys.annotations.emplace_back(s.external_id, i);
-    } else if ((s.kind == ActivityKind::kRuntime || s.kind == ActivityKind::kDriver) &&
-               s.correlation != 0) {
-      keys.runtimes.emplace_back(s.correlation, i);
+    switch (LinkKeyList(s)) {
+      case 0:
+        keys.ops.emplace_back(s.external_id, i);
+        break;
+      case 1:
+        keys.annotations.emplace_back(s.external_id, i);
+        break;
+      case 2:
+        keys.runtimes.emplace_back(s.correlation, i);
+        break;
+      default:
+        break;
     }
   }
   // Built in slice order, so equal keys are already in index order: a stable sort by key alone
@@ -524,6 +545,10 @@ void Trace::LinkDeviceActivity(int threads) {
     const auto to = static_cast<uint32_t>(uint64_t{n} * (p + 1) / static_cast<uint64_t>(parts));
     LinkFinder finder(slices_, keys);
     Part& o = out[p];
+    size_t activities = 0;  // links at most: reserved once instead of grown by doubling
+    for (uint32_t i = from; i < to; ++i) activities += IsDeviceActivity(slices_[i].kind) ? 1 : 0;
+    internal::ReserveHuge(&o.links, activities);
+    internal::ReserveHuge(&o.linked, activities);
     for (uint32_t i = from; i < to; ++i) {
       const Slice& s = slices_[i];
       if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
