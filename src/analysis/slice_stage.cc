@@ -22,10 +22,11 @@ using internal::kHugePageBytes;
 constexpr size_t kMaxChunkSlices = kHugePageBytes / sizeof(Slice);
 constexpr size_t kMappedChunkSlices = (size_t{64} << 10) / sizeof(Slice);
 // A track's chunks ask for huge pages from its second 2 MiB chunk on (it then holds 4 MiB of
-// slices, ~20 MB of JSON), or from its first once the stage holds kHugeStageSlices (4 MiB): a huge page is resident as a whole once touched, so a track's partly
-// filled tail chunk costs up to 2 MiB more than with 4 KiB pages. Asked for every 2 MiB chunk, that
-// was 0.08-0.13x of a 15 MB trace's JSON (its longest track ends in one such chunk, resident in
-// full whenever the mapping held an aligned huge page).
+// slices, ~20 MB of JSON), or from its first once the stage holds kHugeStageSlices (4 MiB): a huge
+// page is resident as a whole once touched, so a track's partly filled tail chunk costs up to 2 MiB
+// more than with 4 KiB pages. Asked for every 2 MiB chunk, that was 0.08-0.13x of a 15 MB trace's
+// JSON (its longest track ends in one such chunk, resident in full whenever the mapping held an
+// aligned huge page).
 constexpr size_t kHugeFromChunk = [] {
   size_t chunk = 0;
   for (size_t c = kFirstChunkSlices; c < kMaxChunkSlices; c *= 2) ++chunk;
