@@ -11,6 +11,12 @@
 // Load (issue 12): 50 keep-alive clients for 30 s on loopback (argv[2]: other seconds) with p99
 // under 100 ms, no error and no dropped connection, also while 200 slow clients hold
 // connections open.
+// First answer end to end (bench/first_answer.h): `opscope explore` started on the generated
+// trace, and on `--first-answer FILE` (target < 3 s for a 1 GB trace), until the lanes and the
+// full-range viewport are answered over HTTP, with --threads 1, 2 and the default;
+// `--baseline BIN` runs another opscope binary side by side, `--first-answer-only` skips the
+// rest.
+//   explorer_bench [MB] [LOAD_S] [--first-answer FILE] [--baseline BIN] [--first-answer-only]
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>
@@ -29,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/first_answer.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
@@ -320,12 +327,71 @@ void PrintLoad(const char* what, const LoadResult& r, double seconds, const Load
 
 }  // namespace
 
+struct BenchArgs {
+  std::vector<std::string> positional;
+  std::string first_answer_file;  // --first-answer
+  std::string baseline;           // --baseline: another opscope binary
+  bool first_answer_only = false;
+};
+
+BenchArgs ParseArgs(int argc, char** argv) {
+  BenchArgs a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--first-answer" && i + 1 < argc) {
+      a.first_answer_file = argv[++i];
+    } else if (arg == "--baseline" && i + 1 < argc) {
+      a.baseline = argv[++i];
+    } else if (arg == "--first-answer-only") {
+      a.first_answer_only = true;
+    } else {
+      a.positional.push_back(arg);
+    }
+  }
+  return a;
+}
+
+// The opscope binary of this build: beside the bench directory.
+std::string OpscopeBinary() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path().parent_path() / "opscope").string();
+}
+
+// First answers of `opscope explore`: the file given, else (and also, unless only that is asked)
+// the generated one.
+void FirstAnswers(const BenchArgs& args, const std::string& generated_path, double generated_mb) {
+  const std::string opscope = OpscopeBinary();
+  if (!args.first_answer_only || args.first_answer_file.empty()) {
+    opscope::bench::ReportFirstAnswer(fmt::format("generated trace, {:.0f} MB", generated_mb),
+                                      generated_path, opscope, args.baseline, 3, 3.0);
+  }
+  if (!args.first_answer_file.empty()) {
+    std::error_code ec;
+    const double mb = std::filesystem::file_size(args.first_answer_file, ec) / 1e6;
+    opscope::bench::ReportFirstAnswer(
+        fmt::format("{} ({:.0f} MB)",
+                    std::filesystem::path(args.first_answer_file).filename().string(), mb),
+        args.first_answer_file, opscope, args.baseline, 2, 3.0);
+  }
+}
+
 int main(int argc, char** argv) {
-  const double target_mb = argc > 1 ? std::atof(argv[1]) : 53.0;
+  const BenchArgs args = ParseArgs(argc, argv);
+  const double target_mb = !args.positional.empty() ? std::atof(args.positional[0].c_str()) : 53.0;
   const std::string path =
       (std::filesystem::temp_directory_path() / fmt::format("explorer_bench_{}.json", getpid()))
           .string();
+  if (args.first_answer_only && !args.first_answer_file.empty()) {
+    FirstAnswers(args, path, 0);
+    return 0;
+  }
   opscope::Trace generated = Generate(target_mb, path);
+  FirstAnswers(args, path, std::filesystem::file_size(path) / 1e6);
+  if (args.first_answer_only) {
+    std::filesystem::remove(path);
+    return 0;
+  }
   opscope::Trace trace;
   const opscope::explorer::TraceIndex* index = nullptr;
   double import_ms = 0;
@@ -353,7 +419,7 @@ int main(int argc, char** argv) {
   std::printf("memory: trace model %.1f MB\n", trace.MemoryBytes() / 1e6);
   // Load: 50 keep-alive clients at 20 requests/s each, against one client alone (the baseline,
   // measured the same way just before), then again while 200 slow clients hold connections.
-  const double load_s = argc > 2 ? std::atof(argv[2]) : 30.0;
+  const double load_s = args.positional.size() > 1 ? std::atof(args.positional[1].c_str()) : 30.0;
   std::printf("load: %d keep-alive clients x %.0f s, one request per client every %d ms:\n", 50,
               load_s, 50);
   const LoadResult base = RunLoad(server.port(), *index, 1, std::min(load_s, 5.0), 50);

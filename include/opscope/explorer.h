@@ -90,7 +90,8 @@ class Explorer {
   // published the page shows its progress (/api/status) and requests naming it answer 503 with
   // Retry-After. The loader then calls, from one thread per trace, ReportProgress as it reads,
   // and once CompleteTrace (finalizes and indexes it on `threads` threads, 0: the cores
-  // available, then publishes it whole) or FailTrace (requests naming it answer 422 with
+  // available, publishes it whole as soon as its first view can be answered, then builds the
+  // rest of its index before it returns) or FailTrace (requests naming it answer 422 with
   // `error`'s message, its file named as `source`, and byte offset). These may run while the
   // server serves.
   size_t AddLoading(std::string name, std::string source = {}, uint64_t bytes_total = 0);

@@ -272,11 +272,15 @@ void Explorer::CompleteTrace(size_t trace, Trace model, int threads) {
       threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto owned = std::make_unique<Trace>(std::move(model));
   if (!owned->finalized()) owned->Finalize();
-  auto index = std::make_unique<explorer::TraceIndex>(*owned, index_threads);
+  // What the first view does not need is built after publishing, while it is answered.
+  auto index = std::make_unique<explorer::TraceIndex>(*owned, index_threads,
+                                                      explorer::IndexBuild::kDeferred);
+  const explorer::TraceIndex& published = *index;
   t.trace = std::move(owned);
   t.index = std::move(index);
   t.done_ns.store(t.NsSinceLoadStart(), std::memory_order_relaxed);
   t.phase.store(explorer::LoadPhase::kReady, std::memory_order_release);
+  published.BuildDeferred();
 }
 
 void Explorer::FailTrace(size_t trace, const Status& error) {

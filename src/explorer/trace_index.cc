@@ -100,7 +100,8 @@ std::string_view LaneGroupKey(LaneGroup group) {
   return "other";
 }
 
-TraceIndex::TraceIndex(const Trace& trace, int threads) : trace_(trace), memory_(trace) {
+TraceIndex::TraceIndex(const Trace& trace, int threads, IndexBuild build)
+    : trace_(trace), memory_(trace), threads_(std::max(1, threads)) {
   const auto& slices = trace_.slices();
   neuron_style_ = trace_.metadata().device_type == "NEURON" ||
                   trace_.strings().Find("nc_exec_running") != kNone;
@@ -108,17 +109,7 @@ TraceIndex::TraceIndex(const Trace& trace, int threads) : trace_(trace), memory_
     if (s.kind == ActivityKind::kInstruction) neuron_style_ = true;
   }
   ComputeExtent();
-
-  // The id lookups, each a pass and a sort of its own, side by side; then the lanes.
-  internal::ParallelFor(threads, 2, [&](size_t task) {
-    auto& map = task == 0 ? by_external_id_ : by_correlation_;
-    map.reserve(slices.size() / 2);
-    for (uint32_t i = 0; i < slices.size(); ++i) {
-      const int64_t id = task == 0 ? slices[i].external_id : slices[i].correlation;
-      if (id != 0) map.emplace_back(id, i);
-    }
-    std::sort(map.begin(), map.end());
-  });
+  if (build == IndexBuild::kEager) BuildDeferred();
   BuildLanes(threads);
   BuildCounterLanes();
   BuildMemoryLanes();
@@ -450,11 +441,29 @@ std::vector<uint32_t> TraceIndex::Lookup(const std::vector<std::pair<int64_t, ui
   return out;
 }
 
+// The id lookups, each a pass and a sort of its own, side by side; once.
+void TraceIndex::BuildDeferred() const {
+  std::call_once(id_lookups_once_, [this] {
+    const auto& slices = trace_.slices();
+    internal::ParallelFor(threads_, 2, [&](size_t task) {
+      auto& map = task == 0 ? by_external_id_ : by_correlation_;
+      map.reserve(slices.size() / 2);
+      for (uint32_t i = 0; i < slices.size(); ++i) {
+        const int64_t id = task == 0 ? slices[i].external_id : slices[i].correlation;
+        if (id != 0) map.emplace_back(id, i);
+      }
+      std::sort(map.begin(), map.end());
+    });
+  });
+}
+
 std::vector<uint32_t> TraceIndex::WithExternalId(int64_t ext) const {
+  BuildDeferred();
   return Lookup(by_external_id_, ext);
 }
 
 std::vector<uint32_t> TraceIndex::WithCorrelation(int64_t corr) const {
+  BuildDeferred();
   return Lookup(by_correlation_, corr);
 }
 

@@ -10,13 +10,15 @@
 // with a few binary searches per pixel: its cost depends on the viewport's width in pixels, not
 // on how many events the range holds.
 //
-// Thread safety: built once by the constructor (its per-lane parts on `threads` threads, the
-// index the same for every count); every const method may run concurrently.
+// Thread safety: built by the constructor (its per-lane parts on `threads` threads, the index
+// the same for every count), except what IndexBuild::kDeferred leaves for later; every const
+// method may run concurrently, a deferred part being built once by whichever needs it first.
 // The Trace must outlive the index.
 #ifndef OPSCOPE_EXPLORER_TRACE_INDEX_H_
 #define OPSCOPE_EXPLORER_TRACE_INDEX_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -90,11 +92,23 @@ struct ViewportQuery {
   double min_px = 1.0;
 };
 
+// What the constructor builds. kDeferred leaves out what the first view (lanes and viewports)
+// does not use, the External id and correlation lookups (WithExternalId, WithCorrelation: the
+// slice details, chains and device views), for BuildDeferred or the first query that needs them;
+// every answer is the same either way.
+enum class IndexBuild : uint8_t { kEager, kDeferred };
+
 class TraceIndex {
  public:
   // `threads`: the threads that build the per-lane parts (the calling thread counts); the index
   // is the same for every count.
-  explicit TraceIndex(const Trace& trace, int threads = 1);
+  explicit TraceIndex(const Trace& trace, int threads = 1, IndexBuild build = IndexBuild::kEager);
+  TraceIndex(const TraceIndex&) = delete;
+  TraceIndex& operator=(const TraceIndex&) = delete;
+
+  // Builds what IndexBuild::kDeferred left out, unless done already (then returns at once, or
+  // waits for the thread building it). Any thread, concurrently with queries.
+  void BuildDeferred() const;
 
   const Trace& trace() const { return trace_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -189,8 +203,11 @@ class TraceIndex {
   std::vector<uint32_t> slice_lane_;
   std::vector<uint16_t> slice_depth_;
   std::vector<uint32_t> unrowed_;  // slices in no lane row (nested too deep, or no track)
-  std::vector<std::pair<int64_t, uint32_t>> by_external_id_;  // sorted
-  std::vector<std::pair<int64_t, uint32_t>> by_correlation_;  // sorted
+  // Sorted; written once under id_lookups_once_ (BuildDeferred), read only after it.
+  mutable std::once_flag id_lookups_once_;
+  mutable std::vector<std::pair<int64_t, uint32_t>> by_external_id_;
+  mutable std::vector<std::pair<int64_t, uint32_t>> by_correlation_;
+  int threads_ = 1;  // for BuildDeferred
   int64_t start_ns_ = 0;
   int64_t end_ns_ = 0;
   bool neuron_style_ = false;

@@ -1,9 +1,11 @@
-// The Explorer's index built on several threads answers exactly as the one-thread index: lanes,
-// viewports at several zooms, box selections, searches, slice details and every slice's lane and
-// depth, on a generated Neuron trace and on every fixture.
+// The Explorer's index built on several threads, eagerly or with its id lookups deferred, answers
+// exactly as the one-thread eager index: lanes, viewports at several zooms, box selections,
+// searches, slice details, id lookups and every slice's lane and depth, on a generated Neuron
+// trace and on every fixture.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "explorer/synthetic_trace.h"
@@ -45,14 +47,35 @@ std::string Answers(const TraceIndex& index) {
   for (uint32_t id : index.SlicesOverlapping(t0 + span / 4, t0 + span / 2)) {
     out += std::to_string(id) + ",";
   }
+  for (uint32_t i = 0; i < n; i += std::max<uint32_t>(1, n / 89)) {
+    out += "\n";
+    for (uint32_t id : index.WithExternalId(trace.slices()[i].external_id)) {
+      out += std::to_string(id) + ",";
+    }
+    out += ";";
+    for (uint32_t id : index.WithCorrelation(trace.slices()[i].correlation)) {
+      out += std::to_string(id) + ",";
+    }
+  }
   return out;
 }
 
+// At every thread count, eager and deferred (the id lookups built by the first query that needs
+// them, or by BuildDeferred racing the queries on another thread) answer the same.
 void ExpectSameForEveryThreadCount(const Trace& trace, const std::string& what) {
   const std::string one = Answers(TraceIndex(trace, 1));
-  for (int threads : {2, 3, 8}) {
-    EXPECT_TRUE(Answers(TraceIndex(trace, threads)) == one)
-        << what << ", " << threads << " threads";
+  for (int threads : {1, 2, 3, 8}) {
+    if (threads > 1) {
+      EXPECT_TRUE(Answers(TraceIndex(trace, threads)) == one)
+          << what << ", " << threads << " threads";
+    }
+    EXPECT_TRUE(Answers(TraceIndex(trace, threads, IndexBuild::kDeferred)) == one)
+        << what << ", " << threads << " threads, deferred";
+    const TraceIndex racing(trace, threads, IndexBuild::kDeferred);
+    std::thread builder([&racing] { racing.BuildDeferred(); });
+    const std::string answers = Answers(racing);
+    builder.join();
+    EXPECT_TRUE(answers == one) << what << ", " << threads << " threads, deferred, racing";
   }
 }
 
