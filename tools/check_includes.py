@@ -124,6 +124,8 @@ INTERNAL_USES = [
     ("src/device/neuron/model_graph.h",
      ["tools/model_command.cc", "tests/device/neuron_model_test.cc",
       "tests/device/model_command_test.cc", "tests/device/neuron_calibration_test.cc"]),
+    # The Explorer's first answer end to end, timed by its benchmark.
+    ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,
