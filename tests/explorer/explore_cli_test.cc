@@ -1,10 +1,12 @@
 // `opscope explore` as a user runs it: argument checks, a busy port, a directory of many traces,
-// names relative to what was opened, and SIGTERM while requests run. Each run is bounded in time.
+// names relative to what was opened, serving while the import runs, and SIGTERM while requests
+// run. Each run is bounded in time.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -188,6 +190,45 @@ TEST_F(ExploreCliTest, DirectoryOfManyTracesOpensAllWithRelativeNames) {
   EXPECT_EQ(std::string_view(traces.at(0)["name"]), "profiles/rank00/trace.json");
   EXPECT_EQ(std::string_view(traces.at(0)["source"]), "rank00/trace.json");
   EXPECT_EQ(res->body.find(dir_.string()), std::string::npos) << "absolute path in /api/info";
+  kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.Wait(std::chrono::seconds(5)), 0);
+}
+
+// The server listens and prints its address before the import is done: a named pipe with no
+// writer yet keeps the import waiting while /api/status says "importing" and the trace answers
+// 503; once the trace is written into the pipe, it is served.
+TEST_F(ExploreCliTest, ServesItsProgressBeforeTheImportIsDone) {
+  const fs::path fifo = dir_ / "streamed.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ExploreProcess p({"explore", fifo.string(), "--port", "0"});
+  const int port = p.Port();
+  ASSERT_GT(port, 0) << p.output();
+  httplib::Client client("127.0.0.1", port);
+  auto status = client.Get("/api/status");
+  ASSERT_TRUE(status);
+  EXPECT_NE(status->body.find(R"("phase":"importing")"), std::string::npos) << status->body;
+  EXPECT_NE(status->body.find(R"("ready":false)"), std::string::npos) << status->body;
+  auto early = client.Get("/api/trace/0/lanes");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 503) << early->body;
+  EXPECT_EQ(early->get_header_value("Retry-After"), "1");
+
+  const fs::path trace = dir_ / "trace.json";
+  WriteTrace(trace, 12);
+  std::ifstream in(trace);
+  std::ofstream(fifo) << in.rdbuf();  // blocks until the server reads; closing ends the input
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  int code = 0;
+  while (Clock::now() < until) {
+    auto res = client.Get("/api/trace/0/lanes");
+    code = res ? res->status : 0;
+    if (code != 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(code, 200);
+  p.ReadUntil("opened", std::chrono::seconds(5));
+  EXPECT_NE(p.output().find("opened " + fifo.string() + ": 12 events"), std::string::npos)
+      << p.output();
   kill(p.pid(), SIGTERM);
   EXPECT_EQ(p.Wait(std::chrono::seconds(5)), 0);
 }
