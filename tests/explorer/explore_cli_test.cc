@@ -204,10 +204,17 @@ TEST_F(ExploreCliTest, ServesItsProgressBeforeTheImportIsDone) {
   const int port = p.Port();
   ASSERT_GT(port, 0) << p.output();
   httplib::Client client("127.0.0.1", port);
-  auto status = client.Get("/api/status");
-  ASSERT_TRUE(status);
-  EXPECT_NE(status->body.find(R"("phase":"importing")"), std::string::npos) << status->body;
-  EXPECT_NE(status->body.find(R"("ready":false)"), std::string::npos) << status->body;
+  // The loader thread starts the import (and waits on the pipe) just after the address is out.
+  std::string status;
+  for (auto until = Clock::now() + std::chrono::seconds(5);
+       status.find(R"("phase":"importing")") == std::string::npos && Clock::now() < until;) {
+    auto res = client.Get("/api/status");
+    ASSERT_TRUE(res);
+    status = res->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(status.find(R"("phase":"importing")"), std::string::npos) << status;
+  EXPECT_NE(status.find(R"("ready":false)"), std::string::npos) << status;
   auto early = client.Get("/api/trace/0/lanes");
   ASSERT_TRUE(early);
   EXPECT_EQ(early->status, 503) << early->body;
