@@ -335,9 +335,11 @@ void Compare(const std::string& self, const std::string& path, int runs, double 
         n, t, mb / t, serial, parallel, n, bandwidth);
   }
   std::printf(
-      "  limit: chunks are parsed and translated on every thread; one thread merges them in\n"
-      "  stream order (remap, staging, the arg store's compression) and Finalize runs alone\n"
-      "  after it, so past a few cores the import is the merge plus Finalize (serial above)\n");
+      "  limit: every thread parses and translates chunks, but one thread at a time merges\n"
+      "  them in stream order (remap, staging, flow endpoints, page faults of fresh staging)\n"
+      "  and one reads and scans the JSON; after them Finalize's grouping, flow pairing and\n"
+      "  link keys run alone (flow binding beside device links), so past a few cores the\n"
+      "  import is the merge plus that tail (serial above), far below memcpy bandwidth\n");
 }
 
 void Report(const char* label, const std::string& self, const std::string& path,

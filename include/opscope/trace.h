@@ -285,6 +285,7 @@ class Trace {
   void NestTracks(uint32_t first, uint32_t last);  // tracks [first, last)
   void BindFlowEndpoints(int threads);
   void LinkDeviceActivity(int threads);
+  void SortInstantsAndCounters();
   void IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links);
 
   struct PendingFlowEndpoint {  // 32 bytes: a large trace holds millions until Finalize

@@ -148,23 +148,31 @@ void ParallelEventParser::Dispatch() {
       order_.push_back(std::move(filling_));
       ++in_flight_;
       peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
-      // Threads start once there is more than one chunk.
-      if (++dispatched_ == 2) StartThreads();
+      // Threads start once there is more than one chunk, parse workers as the JSON read grows.
+      if (++dispatched_ >= 2 && !all_started_) StartThreads();
     }
     work_cv_.notify_one();
     state_cv_.notify_all();
   }
-  WorkUntil([this] { return in_flight_ < max_in_flight_; });
+  WorkUntil([this] { return in_flight_ < InFlightLimit(); });
+}
+
+size_t ParallelEventParser::InFlightLimit() const {
+  return std::min(max_in_flight_, workers_.size() + 2);
 }
 
 void ParallelEventParser::StartThreads() {
   try {
-    workers_.emplace_back([this] { Guarded([this] { HandOverLoop(); }); });
-    for (int i = 2; i < threads_; ++i) {
+    if (workers_.empty()) workers_.emplace_back([this] { Guarded([this] { HandOverLoop(); }); });
+    // Parse workers: one more per kParseWorkerChunks chunks of JSON read.
+    while (workers_.size() < static_cast<size_t>(threads_) - 1 &&
+           json_read_ >= workers_.size() * kParseWorkerChunks * options_.chunk_bytes) {
       workers_.emplace_back([this] { Guarded([this] { WorkerLoop(); }); });
     }
+    all_started_ = workers_.size() + 1 >= static_cast<size_t>(threads_);
   } catch (const std::system_error&) {
     // No more threads to be had (a process or address-space limit): the ones running do the work.
+    all_started_ = true;
   }
 }
 

@@ -16,16 +16,21 @@
 // chunk, else waits. The hand-over thread merges whenever the next chunk in order is parsed and
 // parses the oldest waiting chunk when it is not; parse workers parse. One thread at a time
 // merges, in stream order (`merging_`). No thread spins or sleeps while work it may take waits.
-// Threads start with the second chunk, so a small trace runs on the calling thread alone. A
+// Threads start with the second chunk, so a small trace runs on the calling thread alone, and
+// parse workers one per kParseWorkerChunks chunks of JSON read (8 MiB with 256 KiB chunks): each
+// holds a parser, a translator, a malloc arena and, once args are packed, a zstd context, a few
+// hundred KiB that would be a visible share of a trace of a few MB (a 15 MB trace runs at most one
+// parse worker whatever N is). A
 // thread that cannot be started is done without: its work falls to the others (the merge to the
 // reading thread, once the bound is hit).
 //
-// At most N + 1 chunks are in flight (queued, being parsed, parsed and not yet handed over, or
-// being handed over); Submit blocks past that, parsing waiting chunks meanwhile. Handed-over
-// chunks are kept for reuse, so the chunks' memory is bounded by N + 2 chunks (2 x N in flight
-// put the 15 MB fixture's peak memory at 0.60x its JSON size at 2 threads; N + 1 at 0.53x). A
-// chunk is sent on at ImportOptions::chunk_bytes, or sooner while little JSON has been read
-// (ChunkBytesNow): then all chunks together stay near 1/20 of the JSON read, at any thread count.
+// At most one chunk more than the threads running (N + 1 once all run) is in flight (queued, being
+// parsed, parsed and not yet handed over, or being handed over); Submit blocks past that, parsing
+// waiting chunks meanwhile. Handed-over chunks are kept for reuse, so the chunks' memory is bounded
+// by N + 2 chunks (2 x N in flight put the 15 MB fixture's peak memory at 0.60x its JSON size at 2
+// threads; N + 1 at 0.53x). A chunk is sent on at ImportOptions::chunk_bytes, or sooner while
+// little JSON has been read (ChunkBytesNow): then all chunks together stay near 1/20 of the JSON
+// read, at any thread count.
 //
 // Args: once kPackArgsChunks x `threads` chunks of JSON are read (8 MiB per thread with 256 KiB
 // chunks), the thread that parses a chunk also copies its args into arg store blocks and
@@ -77,6 +82,8 @@ class ParallelEventParser {
   static constexpr size_t kMinChunkBytes = size_t{32} << 10;
   // Chunks of JSON per thread read before args are packed on the parsing threads (see above).
   static constexpr size_t kPackArgsChunks = 32;
+  // Chunks of JSON read per parse worker started (see above).
+  static constexpr uint64_t kParseWorkerChunks = 32;
 
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
@@ -119,8 +126,12 @@ class ParallelEventParser {
   // The size at which the chunk being filled is sent on: ImportOptions::chunk_bytes, less while
   // little JSON has been read (see the memory bound above).
   size_t ChunkBytesNow() const;
-  // Starts the hand-over thread and the parse workers. Caller holds mu_.
+  // Starts the hand-over thread, and the parse workers the JSON read so far allows. Caller holds
+  // mu_.
   void StartThreads();
+  // Chunks in flight before Submit blocks: one more than the threads running, counting the
+  // reading thread, and at most max_in_flight_. Caller holds mu_.
+  size_t InFlightLimit() const;
   // The reading thread's share while it waits for `done` (checked under mu_): merge the next
   // chunk when it is parsed and nobody merges, else parse the oldest waiting chunk, else wait.
   template <typename Done>
@@ -159,6 +170,7 @@ class ParallelEventParser {
   std::deque<Chunk*> queue_;                  // not yet taken by a parser (guarded by mu_)
   std::vector<std::unique_ptr<Chunk>> free_;  // handed over, kept for reuse (guarded by mu_)
   size_t in_flight_ = 0;                      // order_ plus the chunk being merged (guarded by mu_)
+  bool all_started_ = false;  // every thread started, or a start failed (guarded by mu_)
   bool merging_ = false;      // a thread merges the chunk taken from order_ (guarded by mu_)
   bool stop_ = false;         // guarded by mu_
   std::exception_ptr error_;  // the first exception on another thread (guarded by mu_)

@@ -413,9 +413,26 @@ void Trace::Finalize(int threads) {
   if (finalized_) return;
   SortSlicesByTrack();
   NestSlices(threads);
-  BindFlowEndpoints(threads);
-  LinkDeviceActivity(threads);
-  // Instants and counters in time order.
+  // Flow binding on one side, device links and the time order of instants and counters on the
+  // other: both read the nested slices alone and write members of their own, and each has a serial
+  // part (grouping endpoints and pairing flows; the link keys), so with threads they run side by
+  // side, the threads split between them. Small traces stay on the calling thread.
+  const bool side_by_side =
+      threads >= 2 && !pending_flows_.empty() && slices_.size() >= kMinSlicesPerThread;
+  const int bind_threads = side_by_side ? threads / 2 : threads;
+  const int link_threads = side_by_side ? threads - bind_threads : threads;
+  internal::ParallelFor(side_by_side ? 2 : 1, 2, [&](size_t side) {
+    if (side == 0) {
+      BindFlowEndpoints(bind_threads);
+    } else {
+      LinkDeviceActivity(link_threads);
+      SortInstantsAndCounters();
+    }
+  });
+  finalized_ = true;
+}
+
+void Trace::SortInstantsAndCounters() {
   std::stable_sort(instants_.begin(), instants_.end(),
                    [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
   std::stable_sort(counters_.begin(), counters_.end(),
@@ -423,7 +440,6 @@ void Trace::Finalize(int threads) {
                      if (a.track != b.track) return a.track < b.track;
                      return a.ts_ns < b.ts_ns;
                    });
-  finalized_ = true;
 }
 
 // Slices in (track, ts, longer first, insertion order) order, flows added with slice indices
