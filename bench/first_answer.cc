@@ -3,10 +3,6 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/select.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "tests/common/child_process.h"
 
 namespace opscope::bench {
 namespace {
@@ -24,27 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-// Reads the child's stdout until it prints its address; returns the port (0: none by `until`).
-int ReadPort(int fd, Clock::time_point until) {
-  std::string out;
-  while (Clock::now() < until) {
-    fd_set set;
-    FD_ZERO(&set);
-    FD_SET(fd, &set);
-    timeval tv{0, 20000};
-    if (select(fd + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) return 0;
-    out.append(buf, static_cast<size_t>(n));
-    const size_t at = out.find("http://127.0.0.1:");
-    if (at != std::string::npos && out.find('/', at + 17) != std::string::npos) {
-      return std::atoi(out.c_str() + at + 17);
-    }
-  }
-  return 0;
 }
 
 // GET `path` until it answers other than 503 (still loading); true on 200.
@@ -67,36 +42,21 @@ bool GetWhenReady(httplib::Client& client, const char* path, Clock::time_point u
 
 FirstAnswer MeasureFirstAnswer(const std::string& opscope, const std::string& file, int threads) {
   FirstAnswer r;
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return {-1, 0, "pipe failed"};
   std::vector<std::string> args = {opscope, "explore", file, "--port", "0", "--quiet"};
   if (threads >= 0) {
     args.push_back("--threads");
     args.push_back(std::to_string(threads));
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   const auto start = Clock::now();
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, opscope.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (spawned != 0) {
-    close(pipe_fds[0]);
-    return {-1, 0, fmt::format("cannot run {}", opscope)};
-  }
+  testing::ChildProcess child(std::move(args), /*stderr_to_pipe=*/false);
+  if (!child.started()) return {-1, 0, fmt::format("cannot run {}", opscope)};
   const auto until = start + std::chrono::seconds(120);
-  const int port = ReadPort(pipe_fds[0], until);
+  const int port = child.LocalPort(until);
   r.listen_s = Seconds(start, Clock::now());
   if (port == 0) {
     r.seconds = -1;
-    r.error = "no address printed";
+    r.error = child.Wait(std::chrono::seconds(1)) == 127 ? fmt::format("cannot run {}", opscope)
+                                                         : "no address printed";
   } else {
     httplib::Client client("127.0.0.1", port);
     client.set_read_timeout(60, 0);
@@ -107,10 +67,8 @@ FirstAnswer MeasureFirstAnswer(const std::string& opscope, const std::string& fi
       r.seconds = -1;
     }
   }
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(pipe_fds[0]);
+  kill(child.pid(), SIGTERM);
+  child.Wait(std::chrono::seconds(30));
   return r;
 }
 
@@ -128,10 +86,11 @@ void ReportFirstAnswer(const std::string& label, const std::string& file,
       label.c_str(), runs, load[0]);
   for (int threads : {1, 2, -1}) {
     double best = 1e9, best_base = 1e9, listen = 0, base_listen = 0;
-    std::string error;
+    std::string error, base_error;
     for (int run = 0; run < runs; ++run) {
       if (!baseline.empty()) {
         const FirstAnswer b = MeasureFirstAnswer(baseline, file, threads);
+        if (b.seconds < 0) base_error = b.error;
         if (b.seconds >= 0 && b.seconds < best_base) {
           best_base = b.seconds;
           base_listen = b.listen_s;
@@ -153,6 +112,8 @@ void ReportFirstAnswer(const std::string& label, const std::string& file,
     if (best_base < 1e9) {
       std::printf("   before %.2f s (listening after %.2f s): %.2fx", best_base, base_listen,
                   best_base / std::max(1e-6, best));
+    } else if (!baseline.empty()) {
+      std::printf("   before: failed (%s)", base_error.c_str());
     }
     std::printf("   [target < %.1f s: %s]\n", target_s, best < target_s ? "met" : "NOT met");
   }

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/child_process.h"
+
 namespace opscope {
 namespace {
 
@@ -29,84 +31,24 @@ fs::path Binary() {
   return fs::path(dir ? dir : "build") / "opscope";
 }
 
-// A running `opscope explore`; its stdout and stderr go to a pipe read line by line.
-class ExploreProcess {
+// A running `opscope explore`; its stdout and stderr go to one pipe.
+class ExploreProcess : public testing::ChildProcess {
  public:
-  explicit ExploreProcess(std::vector<std::string> args) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], 1);
-      dup2(fds[1], 2);
-      close(fds[0]);
-      close(fds[1]);
-      std::vector<char*> argv;
-      std::string bin = Binary().string();
-      argv.push_back(bin.data());
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(bin.c_str(), argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    out_ = fds[0];
-  }
-  ~ExploreProcess() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) close(out_);
-  }
+  explicit ExploreProcess(std::vector<std::string> args)
+      : ChildProcess(WithBinary(std::move(args))) {}
 
-  // Reads output until `needle` appears or `limit` passes; returns everything read so far.
-  const std::string& ReadUntil(std::string_view needle, std::chrono::milliseconds limit) {
-    const auto until = Clock::now() + limit;
-    while (output_.find(needle) == std::string::npos && Clock::now() < until) {
-      fd_set set;
-      FD_ZERO(&set);
-      FD_SET(out_, &set);
-      timeval tv{0, 20000};
-      if (select(out_ + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
-      char buf[4096];
-      const ssize_t n = read(out_, buf, sizeof(buf));
-      if (n <= 0) break;
-      output_.append(buf, static_cast<size_t>(n));
-    }
-    return output_;
-  }
-
-  // The port from "serving ... at http://127.0.0.1:PORT/", or 0.
+  // The port from "serving ... at http://127.0.0.1:PORT/", once the access text is printed whole;
+  // 0 when it is not.
   int Port() {
     ReadUntil("press Ctrl-C", std::chrono::seconds(20));
-    const size_t at = output_.find("http://127.0.0.1:");
-    return at == std::string::npos ? 0 : std::atoi(output_.c_str() + at + 17);
+    return LocalPort(Clock::now());
   }
-
-  // Waits for the exit code (-1 when killed by a signal or past `limit`).
-  int Wait(std::chrono::milliseconds limit) {
-    const auto until = Clock::now() + limit;
-    int status = 0;
-    while (Clock::now() < until) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        ReadUntil("\x01", std::chrono::milliseconds(50));
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return -1;
-  }
-
-  pid_t pid() const { return pid_; }
-  const std::string& output() const { return output_; }
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-  bool exited_ = false;
-  std::string output_;
+  static std::vector<std::string> WithBinary(std::vector<std::string> args) {
+    args.insert(args.begin(), Binary().string());
+    return args;
+  }
 };
 
 // Runs to completion (bounded) and returns {exit code, output}.
