@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,15 +41,17 @@ void InstallStopHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Returns once g_stop is set (InstallStopHandlers), or after `exit_after_s` seconds when > 0.
-void WaitForStopSignal(int exit_after_s) {
-  const auto start = std::chrono::steady_clock::now();
+// Returns once g_stop is set (InstallStopHandlers), or, when `exit_after_s` > 0, that many seconds
+// after `loaded` turned true: a script's `--exit-after` serves every trace for that long, however
+// long the import takes, as when the import came before the server.
+void WaitForStopSignal(int exit_after_s, const std::atomic<bool>& loaded) {
+  std::optional<std::chrono::steady_clock::time_point> since;
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (exit_after_s > 0 &&
-        std::chrono::steady_clock::now() - start > std::chrono::seconds(exit_after_s)) {
-      return;
-    }
+    if (exit_after_s <= 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!since && loaded.load()) since = now;
+    if (since && now - *since > std::chrono::seconds(exit_after_s)) return;
   }
 }
 
@@ -318,7 +321,7 @@ int RunExplore(const ExploreArgs& args) {
     LoadAll(&opened, job, args, synthetic_slot, &explorer);
     loaded = true;
   });
-  WaitForStopSignal(args.exit_after_s);
+  WaitForStopSignal(args.exit_after_s, loaded);
   const bool all_done = explorer.Stop(kStopGrace);
   std::printf("opscope explore: stopped\n");
   std::fflush(stdout);
@@ -359,7 +362,8 @@ void AddExploreCommand(CLI::App& app, int* exit_code) {
                   "also serve a generated Neuron-style trace of about this many events "
                   "(1 to 20000000)")
       ->check(CLI::Range(int64_t{1}, kMaxSyntheticEvents));
-  cmd->add_option("--exit-after", args->exit_after_s, "stop after this many seconds (for scripts)");
+  cmd->add_option("--exit-after", args->exit_after_s,
+                  "stop this many seconds after every trace has loaded (for scripts)");
   cmd->add_option("--threads", args->threads,
                   "threads that import one trace (default: the cores available; a directory's "
                   "traces import side by side, sharing them)")
