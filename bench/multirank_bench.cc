@@ -18,7 +18,6 @@
 // per process end to end, peak memory per process <= 0.5x the JSON it imports, 2 processes >=
 // 1.7x faster than 1; and `opscope explore` on 16 generated ranks x 50 MB: the job page's first
 // view (/api/job and every rank's first viewport answered) within 3 s.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <simdjson.h>
@@ -43,6 +42,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/job.h"  // sizeof(CollectiveRecord) in the scaling model
+#include "tests/common/child_process.h"
 
 namespace {
 
@@ -301,7 +301,7 @@ void PrintScalingModel(const RunFigures& one, const RunFigures& two, double job_
 
 struct ExploreFigures {
   bool ok = false;
-  double server_s = 0;      // until the job page's URL is printed (import, summaries, index)
+  double server_s = 0;      // until the job page's URL is printed (it listens before importing)
   double first_view_s = 0;  // until /api/job and every rank's first viewport have answered
   size_t ranks = 0;
 };
@@ -324,38 +324,43 @@ std::string FirstViewportPath(simdjson::dom::element rank, int64_t axis_t1) {
                      rank["trace"].get_int64().value_unsafe(), t0, t1, lanes);
 }
 
+// GET `path` as the page does: again every 5 ms while the server answers 503 (the traces are still
+// loading: it listens before it imports), until `until`. Null when it never answered.
+httplib::Result GetWhenLoaded(httplib::Client& client, const std::string& path,
+                              Clock::time_point until) {
+  while (true) {
+    httplib::Result res = client.Get(path);
+    if (!res || res->status != 503 || Clock::now() >= until) return res;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 // Starts `opscope explore DIR --port 0` and times what a user waits for: from the start until
-// the job page's URL is printed, and until /api/job and every rank's first viewport have
-// answered (asked on 6 connections at once, as a browser does). Stops the server (SIGTERM).
+// the job page's URL is printed (the server listens before it imports), and until /api/job and
+// every rank's first viewport have answered (asked on 6 connections at once, as a browser does,
+// each again while the server says the job is still loading). Stops the server (SIGTERM).
 ExploreFigures TimeExplore(const std::string& dir) {
   ExploreFigures f;
-  int out[2];
-  if (pipe(out) != 0) return f;
   const auto start = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    close(out[0]);
-    execl(OPSCOPE_BINARY, "opscope", "explore", dir.c_str(), "--port", "0", nullptr);
-    _exit(127);
-  }
-  close(out[1]);
-  FILE* lines = fdopen(out[0], "r");
-  char line[4096];
-  int port = -1;
-  while (pid > 0 && lines && std::fgets(line, sizeof(line), lines)) {
-    const char* url = std::strstr(line, "http://127.0.0.1:");
-    if (url && std::strstr(line, "job.html")) {
-      port = std::atoi(url + std::strlen("http://127.0.0.1:"));
-      break;
-    }
-  }
+  const auto until = start + std::chrono::seconds(120);
+  opscope::testing::ChildProcess child({OPSCOPE_BINARY, "explore", dir, "--port", "0"},
+                                       /*stderr_to_pipe=*/false);
+  if (!child.started()) return f;
+  child.ReadUntil(
+      [](const std::string& out) {
+        const size_t at = out.find("job.html");
+        return at != std::string::npos && out.find('\n', at) != std::string::npos;
+      },
+      until);
+  const std::string& out = child.output();
+  const size_t page = out.find("job.html");
+  const size_t url = page == std::string::npos ? page : out.rfind("http://127.0.0.1:", page);
+  const int port = url == std::string::npos ? -1 : std::atoi(out.c_str() + url + 17);
   f.server_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (port > 0) {
     httplib::Client client("127.0.0.1", port);
-    auto job = client.Get("/api/job");
+    client.set_read_timeout(60, 0);
+    auto job = GetWhenLoaded(client, "/api/job", until);
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
     if (job && job->status == 200 && parser.parse(job->body).get(doc) == simdjson::SUCCESS) {
@@ -367,8 +372,9 @@ ExploreFigures TimeExplore(const std::string& dir) {
       std::atomic<bool> ok{true};
       auto fetch = [&] {
         httplib::Client c("127.0.0.1", port);
+        c.set_read_timeout(60, 0);
         for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
-          auto res = c.Get(paths[i].c_str());
+          auto res = GetWhenLoaded(c, paths[i], until);
           if (!res || res->status != 200) ok = false;
         }
       };
@@ -380,11 +386,8 @@ ExploreFigures TimeExplore(const std::string& dir) {
       f.ok = ok && !paths.empty();
     }
   }
-  if (pid > 0) {
-    kill(pid, SIGTERM);
-    waitpid(pid, nullptr, 0);
-  }
-  if (lines) std::fclose(lines);
+  kill(child.pid(), SIGTERM);
+  child.Wait(std::chrono::seconds(30));
   return f;
 }
 

@@ -110,8 +110,9 @@ INTERNAL_USES = [
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
-    # Explorer's first-answer benchmark.
-    ("tests/common/child_process.h", ["tests/*", "bench/first_answer.cc"]),
+    # benchmarks that time `opscope explore`.
+    ("tests/common/child_process.h",
+     ["tests/*", "bench/first_answer.cc", "bench/multirank_bench.cc"]),
     # The Neuron model's programs and instruction graph: the model test and the simulator
     # benchmark.
     ("src/device/neuron/aten_programs.h",
