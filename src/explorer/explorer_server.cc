@@ -214,30 +214,25 @@ size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
 }
 
 size_t Explorer::AddTraces(std::vector<NamedTrace> traces, int threads) {
-  std::vector<std::unique_ptr<explorer::LoadedTrace>> loaded(traces.size());
   const size_t cores = threads > 0 ? static_cast<size_t>(threads)
                                    : std::max(1u, std::thread::hardware_concurrency());
   // Traces are indexed side by side; the cores left over build each index's lanes in parallel.
   const int index_threads =
       static_cast<int>(std::max<size_t>(1, cores / std::max<size_t>(1, traces.size())));
+  // Slots first (the list grows on this thread only), then the one publication path every trace
+  // takes, each slot completed by one thread only.
+  const size_t first = impl_->traces.size();
+  for (NamedTrace& t : traces) AddLoading(std::move(t.name), std::move(t.source));
   std::atomic<size_t> next{0};
-  auto work = [&] {  // each entry is built by one thread only
+  auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < traces.size();) {
-      auto t = std::make_unique<explorer::LoadedTrace>();
-      t->name = std::move(traces[i].name);
-      t->source = std::move(traces[i].source);
-      t->trace = std::make_unique<Trace>(std::move(traces[i].trace));
-      if (!t->trace->finalized()) t->trace->Finalize();
-      t->index = std::make_unique<explorer::TraceIndex>(*t->trace, index_threads);
-      loaded[i] = std::move(t);
+      CompleteTrace(first + i, std::move(traces[i].trace), index_threads);
     }
   };
   std::vector<std::thread> pool;
   for (size_t w = 1; w < std::min(cores, traces.size()); ++w) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
-  const size_t first = impl_->traces.size();
-  for (auto& t : loaded) impl_->traces.push_back(std::move(t));
   return first;
 }
 
