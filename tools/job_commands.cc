@@ -85,6 +85,14 @@ void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, const JobReport&
                  "(%.0f MB/s, %.3f s CPU), peak RSS %.1f MB\n",
                  p, stats.size(), static_cast<long long>(s.files), s.bytes / 1e6, s.seconds,
                  s.seconds > 0 ? s.bytes / 1e6 / s.seconds : 0.0, s.cpu_seconds, s.peak_rss_mb);
+    if (s.mpi_init_start_s >= 0) {  // under MPI: where its time went, from its start
+      std::fprintf(stderr,
+                   "opscope report: process %zu, seconds since it started: MPI_Init %.2f-%.2f, "
+                   "import %.2f-%.2f",
+                   p, s.mpi_init_start_s, s.mpi_init_end_s, s.import_start_s, s.import_end_s);
+      if (s.gathered_s >= 0) std::fprintf(stderr, ", summaries gathered %.2f", s.gathered_s);
+      std::fprintf(stderr, "\n");
+    }
   }
   std::fprintf(stderr, "opscope report: job analysis on process 0: %.3f s, peak RSS %.1f MB\n",
                analysis_s, PeakRssMb());

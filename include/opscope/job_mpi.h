@@ -25,6 +25,7 @@
 #define OPSCOPE_JOB_MPI_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,17 +42,23 @@ bool MpiBuilt();
 bool StartedByMpiLauncher();
 
 // A share of `files` fixed in advance, for process `rank` of `size`: files by size, largest first,
-// each to the process with the fewest bytes so far (ties: the lowest process). The same on every
-// process. MpiJob uses it only where MPI cannot be called from several threads; otherwise process
-// 0 hands the files out as the processes become free.
+// each to the process with the fewest bytes so far (ties: the lowest process; LPT scheduling). The
+// same on every process. MpiJob uses it when the launcher's environment gives the process's rank,
+// so that it imports while MPI_Init runs, and where MPI cannot be called from several threads;
+// otherwise process 0 hands the files out as the processes become free.
 std::vector<RankFile> ShareOf(const std::vector<RankFile>& files, int rank, int size);
 
 class MpiJob {
  public:
   // Initializes MPI when StartedByMpiLauncher() and MpiBuilt(); otherwise a one-process job.
-  // Check error() afterwards: a launcher without MPI in the build is an error.
+  // Check error() afterwards: a launcher without MPI in the build is an error. Where the
+  // launcher's environment gives this process's rank, the job's size and the processes on this
+  // host (OpenMPI's OMPI_COMM_WORLD_RANK, _SIZE and _LOCAL_SIZE), MPI_Init runs on a thread of its
+  // own and returns here at once: rank() and size() are the environment's, LoadSummaries imports
+  // this process's share while MPI starts, then checks them against MPI's. Otherwise MPI_Init
+  // returns before this does.
   MpiJob(int* argc, char*** argv);
-  ~MpiJob();  // MPI_Finalize
+  ~MpiJob();  // MPI_Finalize (on the thread that called MPI_Init)
   MpiJob(const MpiJob&) = delete;
   MpiJob& operator=(const MpiJob&) = delete;
 
@@ -66,6 +73,13 @@ class MpiJob {
     double seconds = 0;      // importing and summarizing them (wall)
     double cpu_seconds = 0;  // the same in CPU time (user + system)
     double peak_rss_mb = 0;  // the process's peak resident memory afterwards
+    // When each step began and ended, in seconds since the process started (the kernel's clock
+    // ticks: 10 ms resolution); -1 where it did not happen (no MPI).
+    double mpi_init_start_s = -1;
+    double mpi_init_end_s = -1;
+    double import_start_s = -1;
+    double import_end_s = -1;
+    double gathered_s = -1;  // process 0 only: every process's summaries gathered
   };
 
   // Loads this process's share of `files` on `threads` cores (0 = its host's cores divided among
@@ -88,12 +102,20 @@ class MpiJob {
   std::vector<std::pair<size_t, RankSummary>> LoadShare(const std::vector<RankFile>& files,
                                                         int threads, ProcessStats* stats,
                                                         const RankFileProgress& progress);
+  // Waits for MPI_Init (started by the constructor) and checks MPI's rank and size against the
+  // environment's; the error, or empty.
+  std::string WaitForMpi();
+
+  struct MpiThread;  // MPI_Init_thread, then MPI_Finalize when asked (job_mpi.cc)
 
   int rank_ = 0;
   int size_ = 1;
   int host_size_ = 1;  // the job's processes on this host
   bool initialized_ = false;
   bool hand_out_files_ = false;  // MPI_THREAD_SERIALIZED provided: files handed out on request
+  bool init_pending_ = false;    // MPI_Init runs on mpi_thread_; rank_ and size_ are the env's
+  std::unique_ptr<MpiThread> mpi_thread_;
+  double init_start_s_ = -1, init_end_s_ = -1;  // MPI_Init, in seconds since the process started
   std::string error_;
 };
 

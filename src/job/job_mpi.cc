@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -139,6 +142,49 @@ bool GatherBytes(const std::string& mine, int rank, int size, std::vector<std::s
 
 bool MpiBuilt() { return true; }
 
+// The thread that calls MPI_Init_thread and, when the job is done, MPI_Finalize (MPI wants both
+// on one thread). Between the two it only waits: the process's other threads make the MPI calls,
+// one at a time (MPI_THREAD_SERIALIZED).
+struct MpiJob::MpiThread {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool init_done = false;  // guarded by mu
+  bool finalize = false;   // guarded by mu: set by ~MpiJob
+  int init_rc = MPI_SUCCESS;
+  int provided = MPI_THREAD_SINGLE;
+  double start_s = -1, end_s = -1;  // MPI_Init_thread, in seconds since the process started
+  std::thread thread;
+
+  MpiThread(int* argc, char*** argv) {
+    thread = std::thread([this, argc, argv] {
+      const double start = job::SecondsSinceProcessStart();
+      int got = MPI_THREAD_SINGLE;
+      const int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &got);
+      std::unique_lock<std::mutex> lock(mu);
+      init_rc = rc;
+      provided = got;
+      start_s = start;
+      end_s = job::SecondsSinceProcessStart();
+      init_done = true;
+      cv.notify_all();
+      cv.wait(lock, [this] { return finalize; });
+      if (init_rc == MPI_SUCCESS) MPI_Finalize();
+    });
+  }
+  void WaitForInit() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return init_done; });
+  }
+  ~MpiThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finalize = true;
+    }
+    cv.notify_all();
+    thread.join();
+  }
+};
+
 MpiJob::MpiJob(int* argc, char*** argv) {
   if (!StartedByMpiLauncher()) return;
   // Where OpenMPI still waits in a blocking call (MPI_Init, MPI_Finalize), it yields the core to
@@ -148,33 +194,68 @@ MpiJob::MpiJob(int* argc, char*** argv) {
   // MPI_Init against 0.13-0.19 s (OpenMPI 4.1, 2 processes). A value the user set is kept.
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   setenv("OMPI_MCA_pml", "ob1", 0);
-  int provided = 0;
-  // Serialized: process 0 answers the others' requests for files on a thread of its own, and a
-  // process's workers ask for their files one at a time.
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
-    error_ = "MPI_Init failed";
+  int env_rank = 0, env_size = 1, env_host_size = 1;
+  // MPI_Init alongside the import only where nothing in it rewrites code that the import's
+  // threads run: OpenMPI's memory "patcher" patches mmap/munmap/brk in place during MPI_Init (for
+  // registration caches that ob1's shared memory and TCP do not use), and UCX's hooks do the same.
+  const char* pml = std::getenv("OMPI_MCA_pml");
+  const bool overlap = job::LauncherRankAndSize(&env_rank, &env_size, &env_host_size) &&
+                       pml != nullptr && std::strcmp(pml, "ob1") == 0 &&
+                       std::getenv("OMPI_MCA_memory") == nullptr;
+  if (overlap) setenv("OMPI_MCA_memory", "^patcher", 1);
+  mpi_thread_ = std::make_unique<MpiThread>(argc, argv);
+  if (overlap) {
+    init_pending_ = true;
+    rank_ = env_rank;
+    size_ = env_size;
+    host_size_ = env_host_size;
     return;
   }
+  error_ = WaitForMpi();
+}
+
+std::string MpiJob::WaitForMpi() {
+  if (mpi_thread_ == nullptr || initialized_) return {};
+  mpi_thread_->WaitForInit();
+  init_start_s_ = mpi_thread_->start_s;
+  init_end_s_ = mpi_thread_->end_s;
+  if (mpi_thread_->init_rc != MPI_SUCCESS) return "MPI_Init failed";
   initialized_ = true;
-  hand_out_files_ = provided >= MPI_THREAD_SERIALIZED;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // Serialized: calls come from this thread and, on process 0, from the thread that answers the
+  // others' requests for files, one at a time; never from the thread that called MPI_Init.
+  if (mpi_thread_->provided < MPI_THREAD_SERIALIZED) {
+    return "this MPI library does not allow MPI calls from more than one thread "
+           "(MPI_THREAD_SERIALIZED)";
+  }
+  hand_out_files_ = !init_pending_;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (init_pending_ && (rank != rank_ || size != size_)) {
+    return fmt::format(
+        "MPI says this is process {} of {}, but the launcher's environment "
+        "(OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) said process {} of {}, from which this "
+        "process chose its rank files",
+        rank, size, rank_, size_);
+  }
+  init_pending_ = false;
+  rank_ = rank;
+  size_ = size;
   MPI_Comm host;  // the processes sharing this host's memory, and so its cores
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
       MPI_SUCCESS) {
     MPI_Comm_size(host, &host_size_);
     MPI_Comm_free(&host);
   }
+  return {};
 }
 
-MpiJob::~MpiJob() {
-  if (initialized_) MPI_Finalize();
-}
+MpiJob::~MpiJob() = default;  // mpi_thread_ calls MPI_Finalize
 
 std::vector<std::pair<size_t, RankSummary>> MpiJob::LoadShare(const std::vector<RankFile>& files,
                                                               int threads, ProcessStats* stats,
                                                               const RankFileProgress& progress) {
-  if (!hand_out_files_) {  // MPI without threads: the share by size, fixed in advance
+  if (!hand_out_files_) {  // the share by size, fixed in advance
     const std::vector<size_t> share = job::ShareIndices(files, rank_, size_);
     size_t next = 0;
     return job::LoadAndMeasure(
@@ -245,9 +326,27 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
   }
   ProcessStats my_stats;
   std::vector<std::pair<size_t, RankSummary>> mine = LoadShare(files, threads, &my_stats, progress);
-  constexpr int kFields = 5;
-  const double fields[kFields] = {static_cast<double>(my_stats.files), my_stats.bytes,
-                                  my_stats.seconds, my_stats.cpu_seconds, my_stats.peak_rss_mb};
+  // MPI_Init, where it ran alongside the import, must have agreed with the environment's rank.
+  const std::string mpi_error = WaitForMpi();
+  if (!mpi_error.empty()) {
+    // The other processes would wait for this one's share forever: end the job, saying why.
+    std::fprintf(stderr, "opscope: %s\n", mpi_error.c_str());
+    if (initialized_) MPI_Abort(MPI_COMM_WORLD, 2);
+    error_ = mpi_error;
+    return Status::Unavailable(mpi_error);
+  }
+  my_stats.mpi_init_start_s = init_start_s_;
+  my_stats.mpi_init_end_s = init_end_s_;
+  constexpr int kFields = 9;
+  const double fields[kFields] = {static_cast<double>(my_stats.files),
+                                  my_stats.bytes,
+                                  my_stats.seconds,
+                                  my_stats.cpu_seconds,
+                                  my_stats.peak_rss_mb,
+                                  my_stats.mpi_init_start_s,
+                                  my_stats.mpi_init_end_s,
+                                  my_stats.import_start_s,
+                                  my_stats.import_end_s};
   std::vector<double> gathered_stats(rank_ == 0 ? kFields * static_cast<size_t>(size_) : 0);
   MPI_Request request;
   MPI_Igather(fields, kFields, MPI_DOUBLE, gathered_stats.data(), kFields, MPI_DOUBLE, 0,
@@ -255,7 +354,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
   WaitWithoutSpinning(&request);
   for (size_t p = 0; p < gathered_stats.size(); p += kFields) {
     const double* f = &gathered_stats[p];
-    stats->push_back({static_cast<int64_t>(f[0]), f[1], f[2], f[3], f[4]});
+    stats->push_back({static_cast<int64_t>(f[0]), f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]});
   }
   // Which files each process read (indices, for the error below), then their summaries.
   std::string taken;
@@ -275,6 +374,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
         "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
   }
   if (rank_ != 0) return Status::Ok();
+  stats->front().gathered_s = job::SecondsSinceProcessStart();
   // Each process's summaries, put back in the order of `files`: the order one process gives.
   std::vector<RankSummary> in_order(files.size());
   std::vector<bool> present(files.size(), false);
@@ -322,7 +422,8 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
 }
 
 int MpiJob::ShareExitCode(int code) {
-  if (initialized_) {
+  if (mpi_thread_ != nullptr && error_.empty()) error_ = WaitForMpi();
+  if (initialized_ && error_.empty()) {
     MPI_Request request;
     MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
     WaitWithoutSpinning(&request);

@@ -1,11 +1,17 @@
 // What the MPI job needs with or without MPI: launcher detection and the share of each process.
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 #include <optional>
+#include <string>
 
 #include "job/mpi_share.h"
 #include "opscope/job_mpi.h"
@@ -22,6 +28,36 @@ bool StartedByMpiLauncher() {
 }
 
 namespace job {
+
+double SecondsSinceProcessStart() {
+  // Field 22 of /proc/self/stat, after the command name in parentheses (which may hold spaces):
+  // the start time in clock ticks since boot.
+  std::ifstream in("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  const char* at = stat.c_str() + paren + 1;
+  for (int field = 3; field < 22; ++field) {  // `at` is at the space before `field`
+    at = std::strchr(at + 1, ' ');
+    if (at == nullptr) return -1;
+  }
+  const double start_s =
+      static_cast<double>(std::strtoull(at + 1, nullptr, 10)) / sysconf(_SC_CLK_TCK);
+  timespec now{};
+  clock_gettime(CLOCK_BOOTTIME, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9 - start_s;
+}
+
+bool LauncherRankAndSize(int* rank, int* size, int* host_size) {
+  const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+  const char* s = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* h = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (r == nullptr || s == nullptr || h == nullptr) return false;
+  *rank = std::atoi(r);
+  *size = std::atoi(s);
+  *host_size = std::atoi(h);
+  return *size >= 1 && *rank >= 0 && *rank < *size && *host_size >= 1 && *host_size <= *size;
+}
 
 std::vector<size_t> ShareIndices(const std::vector<RankFile>& files, int rank, int size) {
   std::vector<size_t> mine;
@@ -66,7 +102,9 @@ std::vector<std::pair<size_t, RankSummary>> LoadAndMeasure(const std::vector<Ran
                                                            const RankFileProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = CpuSeconds();
+  stats->import_start_s = SecondsSinceProcessStart();
   auto out = LoadTakenRankSummaries(files, next, threads, progress);
+  stats->import_end_s = SecondsSinceProcessStart();
   for (const auto& [i, summary] : out) stats->bytes += static_cast<double>(files[i].bytes);
   stats->files = static_cast<int64_t>(out.size());
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

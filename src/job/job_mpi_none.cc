@@ -6,6 +6,8 @@ namespace opscope {
 
 bool MpiBuilt() { return false; }
 
+struct MpiJob::MpiThread {};
+
 MpiJob::MpiJob(int*, char***) {
   if (StartedByMpiLauncher()) {
     error_ =
@@ -26,5 +28,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
 }
 
 int MpiJob::ShareExitCode(int code) { return code; }
+
+std::string MpiJob::WaitForMpi() { return {}; }
 
 }  // namespace opscope

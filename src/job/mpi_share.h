@@ -10,6 +10,15 @@
 
 namespace opscope::job {
 
+// Seconds since this process started, from the kernel's record of its start (clock ticks: 10 ms
+// resolution).
+double SecondsSinceProcessStart();
+
+// What the launcher's environment says of this process before MPI_Init: its rank, the job's
+// size and the job's processes on this host (OpenMPI's OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,
+// OMPI_COMM_WORLD_LOCAL_SIZE). False unless all three are there and consistent.
+bool LauncherRankAndSize(int* rank, int* size, int* host_size);
+
 // ShareOf as indices into `files`, in path order.
 std::vector<size_t> ShareIndices(const std::vector<RankFile>& files, int rank, int size);
 

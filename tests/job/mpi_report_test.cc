@@ -110,6 +110,39 @@ TEST_F(MpiReport, CorruptRankFileIsReportedAsOneProcessReportsIt) {
   }
 }
 
+// Without OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE (as under launchers that do not set it) a process
+// cannot choose its share before MPI_Init: it starts MPI first and process 0 hands the files out.
+// Same bytes.
+TEST_F(MpiReport, WithoutTheLaunchersRankInTheEnvironmentFilesAreHandedOut) {
+  if (!MpiBuilt()) GTEST_SKIP() << "built without MPI";
+  testing::NcclRankSet set;
+  ASSERT_TRUE(set.ok());
+  for (int r = 0; r < 4; ++r) set.Write(dir_, {.rank = r, .offset_ns = r * 700'000}, 4);
+  const std::string args = " report '" + dir_.string() + "' --json 2>/dev/null";
+  const CommandResult one = RunCommand(Opscope() + args);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const CommandResult three =
+      RunCommand(MpiRun(3) + "env -u OMPI_COMM_WORLD_LOCAL_SIZE " + Opscope() + args);
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_EQ(one.output, three.output);
+}
+
+// A process imports the share its environment's rank gives it while MPI_Init runs; when MPI then
+// says it is another process, the job stops with both ranks named instead of a wrong report.
+TEST_F(MpiReport, EnvironmentRankThatMpiContradictsStopsTheJob) {
+  if (!MpiBuilt()) GTEST_SKIP() << "built without MPI";
+  testing::NcclRankSet set;
+  ASSERT_TRUE(set.ok());
+  for (int r = 0; r < 2; ++r) set.Write(dir_, {.rank = r}, 2);
+  const CommandResult run = RunCommand(MpiRun(2) + "env OMPI_COMM_WORLD_RANK=0 " + Opscope() +
+                                       " report '" + dir_.string() + "' --json 2>&1");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("MPI says this is process 1 of 2, but the launcher's environment"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("\"collectives\""), std::string::npos) << "no report";
+}
+
 TEST_F(MpiReport, ShareIsBalancedBySize) {
   std::vector<RankFile> files;
   for (int i = 0; i < 10; ++i) files.push_back({"f" + std::to_string(i), 100u + i * 10u, i});
