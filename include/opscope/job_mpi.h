@@ -93,7 +93,9 @@ class MpiJob {
   Status LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
                        std::vector<ProcessStats>* stats, int threads = 0,
                        const RankFileProgress& progress = {});
-  // Process 0's exit code to every process (collective); returns it.
+  // Process 0's exit code to every process (collective); returns it. After a LoadSummaries that
+  // gathered the summaries MPI is finalizing (process 0 finalizes while it writes the report) and
+  // each process keeps its own code: the launcher reports process 0's failure.
   int ShareExitCode(int code);
 
  private:
@@ -114,6 +116,7 @@ class MpiJob {
   bool initialized_ = false;
   bool hand_out_files_ = false;  // MPI_THREAD_SERIALIZED provided: files handed out on request
   bool init_pending_ = false;    // MPI_Init runs on mpi_thread_; rank_ and size_ are the env's
+  bool finalizing_ = false;      // the summaries are gathered; mpi_thread_ calls MPI_Finalize
   std::unique_ptr<MpiThread> mpi_thread_;
   double init_start_s_ = -1, init_end_s_ = -1;  // MPI_Init, in seconds since the process started
   std::string error_;

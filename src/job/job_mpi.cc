@@ -171,16 +171,20 @@ struct MpiJob::MpiThread {
       if (init_rc == MPI_SUCCESS) MPI_Finalize();
     });
   }
-  void WaitForInit() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [this] { return init_done; });
-  }
-  ~MpiThread() {
+  // MPI_Finalize on this thread, now; returns at once.
+  void StartFinalize() {
     {
       std::lock_guard<std::mutex> lock(mu);
       finalize = true;
     }
     cv.notify_all();
+  }
+  void WaitForInit() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return init_done; });
+  }
+  ~MpiThread() {
+    StartFinalize();
     thread.join();
   }
 };
@@ -373,6 +377,10 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
     return Status::Unavailable(
         "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
   }
+  // Nothing more goes through MPI: every process finalizes now, process 0 while it analyses the
+  // job and writes the report, so that its exit does not wait for MPI_Finalize's own exchange.
+  finalizing_ = true;
+  mpi_thread_->StartFinalize();
   if (rank_ != 0) return Status::Ok();
   stats->front().gathered_s = job::SecondsSinceProcessStart();
   // Each process's summaries, put back in the order of `files`: the order one process gives.
@@ -423,7 +431,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
 
 int MpiJob::ShareExitCode(int code) {
   if (mpi_thread_ != nullptr && error_.empty()) error_ = WaitForMpi();
-  if (initialized_ && error_.empty()) {
+  if (initialized_ && error_.empty() && !finalizing_) {
     MPI_Request request;
     MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
     WaitWithoutSpinning(&request);
