@@ -45,11 +45,14 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
   analysis::JsonStream stream(source, options.max_depth, buffer_bytes);
   analysis::EventParser parser(options);
   analysis::EventTranslator translator(out, options, &log);
-  const int threads = analysis::ImportThreadsNow(options.threads);
+  // The default: up to every core this process may use, how many decided once kParallelAfterBytes
+  // are read, from the machine's runnable threads meanwhile (ParallelEventParser::StartsAt).
+  const bool by_default = options.threads <= 0;
+  int threads = by_default ? analysis::AffinityCores() : options.threads;
   std::unique_ptr<analysis::ParallelEventParser> parallel;
   if (threads > 1) {
     parallel = std::make_unique<analysis::ParallelEventParser>(
-        options, &translator, threads, options.threads > 0 ? 0 : kParallelAfterBytes);
+        options, &translator, threads, by_default ? kParallelAfterBytes : 0, by_default);
   }
   analysis::TraceDocumentReader document(&stream, &parser, parallel.get(), &translator, out,
                                          &translator.device_family(), &log);
@@ -57,6 +60,7 @@ Status ImportStream(ByteSource* source, Trace* out, ImportStats* stats,
     document.set_on_batch([&] { options.progress(source->input_bytes(), input_size); });
   }
   Status st = document.Read();
+  if (parallel) threads = parallel->threads_used();
   parallel.reset();
   stats->json_bytes = stream.bytes_read();
   stats->input_bytes = source->input_bytes();

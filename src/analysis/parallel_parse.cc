@@ -4,7 +4,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -15,18 +17,17 @@
 
 namespace opscope::analysis {
 
-int ResolveImportThreads(int requested, int cores, double load_average) {
+int ResolveImportThreads(int requested, int cores, double runnable) {
   if (requested > 0) return requested;
   cores = std::max(cores, 1);
-  // Our own thread is part of the load when it runs: a core it occupies is still ours.
-  const double busy = std::max(0.0, load_average - 1.0);
+  // The caller's own thread is one of the runnable ones: a core it occupies is still ours.
+  const double busy = std::max(0.0, runnable - 1.0);
   const int free_cores =
       std::clamp(static_cast<int>(std::floor(static_cast<double>(cores) - busy + 0.5)), 1, cores);
   return free_cores >= kMinDefaultThreads ? free_cores : 1;
 }
 
-int ImportThreadsNow(int requested) {
-  if (requested > 0) return requested;
+int AffinityCores() {
   int cores = 0;
 #if defined(__linux__)
   cpu_set_t set;
@@ -34,9 +35,41 @@ int ImportThreadsNow(int requested) {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
 #endif
   if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
-  double load = 0;
-  if (getloadavg(&load, 1) != 1) load = 0;
-  return ResolveImportThreads(requested, cores, load);
+  return std::max(cores, 1);
+}
+
+double RunnableNow() {
+#if defined(__linux__)
+  // /proc/loadavg: "1.00 0.90 0.80 RUNNABLE/TOTAL LASTPID"; RUNNABLE is the machine's threads
+  // running or ready to run at this instant, the caller included.
+  FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return -1;
+  double a = 0, b = 0, c = 0;
+  int runnable = 0, total = 0;
+  const int got = std::fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &runnable, &total);
+  std::fclose(f);
+  return got == 5 ? runnable : -1;
+#else
+  return -1;
+#endif
+}
+
+int ImportThreadsNow(int requested) {
+  if (requested > 0) return requested;
+  const int cores = AffinityCores();
+  if (cores < kMinDefaultThreads) return 1;
+  // A few samples a quarter of a millisecond apart: one instant may catch a busy process between
+  // two of its time slices, or an idle one waking up.
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::microseconds(250));
+    if (const double r = RunnableNow(); r >= 0) {
+      sum += r;
+      ++n;
+    }
+  }
+  return ResolveImportThreads(requested, cores, n > 0 ? sum / n : 1.0);
 }
 
 // Batches copied out of the stream, and their translation. Chunks are reused (Reset keeps every
@@ -77,11 +110,12 @@ struct ParallelEventParser::Chunk {
 };
 
 ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventTranslator* translator,
-                                         int threads, uint64_t start_after_bytes)
+                                         int threads, uint64_t start_after_bytes, bool adaptive)
     : options_(options),
       translator_(translator),
       threads_(threads < 2 ? 2 : threads),
       start_after_bytes_(start_after_bytes),
+      adaptive_(adaptive),
       max_in_flight_(static_cast<size_t>(threads_) + 1),
       pack_args_after_(uint64_t{kPackArgsChunks} * options.chunk_bytes *
                        static_cast<uint64_t>(threads_)),
@@ -95,6 +129,32 @@ ParallelEventParser::~ParallelEventParser() {
   work_cv_.notify_all();
   state_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+}
+
+bool ParallelEventParser::StartsAt(uint64_t offset) {
+  if (!adaptive_) return offset >= start_after_bytes_;
+  if (declined_) return false;
+  if (offset >= next_sample_) {
+    if (const double r = RunnableNow(); r >= 0) {
+      runnable_sum_ += r;
+      ++runnable_samples_;
+    }
+    next_sample_ = offset + (uint64_t{1} << 20);
+  }
+  if (offset < start_after_bytes_) return false;
+  const double runnable = runnable_samples_ > 0 ? runnable_sum_ / runnable_samples_ : 1.0;
+  const int threads = ResolveImportThreads(0, threads_, runnable);
+  adaptive_ = false;
+  if (threads < 2) {
+    declined_ = true;
+    start_after_bytes_ = UINT64_MAX;
+    return false;
+  }
+  threads_ = threads;
+  max_in_flight_ = static_cast<size_t>(threads_) + 1;
+  pack_args_after_ =
+      uint64_t{kPackArgsChunks} * options_.chunk_bytes * static_cast<uint64_t>(threads_);
+  return true;
 }
 
 void ParallelEventParser::Submit(const JsonStream::Batch& batch) {
@@ -216,13 +276,16 @@ void ParallelEventParser::Work(Chunk* parse, std::unique_ptr<Chunk> merge, Worke
   }
   translator_->Merge(merge->translation);
   merge->Reset();
+  bool can_merge = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     merging_ = false;
     --in_flight_;
     free_.push_back(std::move(merge));
+    can_merge = CanMerge();
   }
   state_cv_.notify_all();
+  if (can_merge) work_cv_.notify_one();
 }
 
 void ParallelEventParser::Drain() {
@@ -262,15 +325,15 @@ void ParallelEventParser::HandOverLoop() {
 void ParallelEventParser::WorkerLoop() {
   Worker worker(options_);
   for (;;) {
-    Chunk* chunk = nullptr;
+    Chunk* parse = nullptr;
+    std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || error_ || !queue_.empty(); });
+      work_cv_.wait(lock, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
       if (stop_ || error_) return;
-      chunk = queue_.front();
-      queue_.pop_front();
+      if (!TakeWork(&parse, &merge)) continue;
     }
-    ParseChunk(chunk, &worker);
+    Work(parse, std::move(merge), &worker);
   }
 }
 
@@ -284,11 +347,14 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
   if (chunk->pack_args && !t.args.empty()) {
     worker->packer.Pack(t.args, chunk->compress_args, &t.packed_args);
   }
+  bool can_merge = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     chunk->parsed = true;
+    can_merge = CanMerge();
   }
   state_cv_.notify_all();
+  if (can_merge) work_cv_.notify_one();
 }
 
 }  // namespace opscope::analysis

@@ -13,9 +13,10 @@
 // thread that is not busy takes the next piece of work, so N threads share it on N cores. The
 // reading thread reads ahead until the in-flight bound is hit, and only then works: it merges the
 // next chunk in order if it is parsed and no thread is merging, else parses the oldest waiting
-// chunk, else waits. The hand-over thread merges whenever the next chunk in order is parsed and
-// parses the oldest waiting chunk when it is not; parse workers parse. One thread at a time
-// merges, in stream order (`merging_`). No thread spins or sleeps while work it may take waits.
+// chunk, else waits. The hand-over thread and the parse workers do the same without reading: any
+// thread may take the merge, so a thread that is descheduled (a core shared with another process)
+// holds up the merge only while it is inside one. One thread at a time merges, in stream order
+// (`merging_`). No thread spins or sleeps while work it may take waits.
 // Threads start with the second chunk, so a small trace runs on the calling thread alone, and
 // parse workers one per kParseWorkerChunks chunks of JSON read (8 MiB with 256 KiB chunks): each
 // holds a parser, a translator, a malloc arena and, once args are packed, a zstd context, a few
@@ -66,14 +67,22 @@
 namespace opscope::analysis {
 
 // ImportOptions::threads resolved. `requested` > 0 is honoured as given. 0 (the default) is the
-// cores this process may run on (`cores`) that the machine's load (`load_average`, the 1-minute
-// run-queue average) leaves free, counting the calling thread's own core; fewer than
-// kMinDefaultThreads of them is 1 thread: the parallel import only pays when it has cores to itself
-// (on a machine whose other cores are busy, threads add CPU and hand-offs and gain nothing; on an
-// idle 2-core machine 2 threads import the 256 MiB generated trace 1.24x faster than 1).
+// cores this process may run on (`cores`) that the machine's other work leaves free: `runnable` is
+// the average number of threads running or ready to run machine-wide, counting the caller's own
+// (RunnableNow, sampled while the import runs); fewer than kMinDefaultThreads free cores is 1
+// thread. The parallel import only pays when it has cores to itself: while two other engineers'
+// builds kept a 2-core machine busy, 2 threads imported the 268 MB generated trace slower than 1.
+// The 1-minute load average, used before, lags by a minute: a benchmark's own previous runs raised
+// it enough to pick 1 thread on an idle machine.
 inline constexpr int kMinDefaultThreads = 2;
-int ResolveImportThreads(int requested, int cores, double load_average);
-// ResolveImportThreads with this process's cores (sched_getaffinity) and the load average now.
+int ResolveImportThreads(int requested, int cores, double runnable);
+// The cores this process may run on (sched_getaffinity), at least 1.
+int AffinityCores();
+// Threads running or ready to run on the machine at this instant (the RUNNABLE of /proc/loadavg's
+// RUNNABLE/TOTAL), or -1 where that is not known.
+double RunnableNow();
+// ResolveImportThreads with AffinityCores and the average of a few RunnableNow samples taken
+// 0.25 ms apart (under a millisecond in all; the analyses' default).
 int ImportThreadsNow(int requested);
 
 class ParallelEventParser {
@@ -87,9 +96,13 @@ class ParallelEventParser {
 
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
+  // `adaptive` (the default thread count): `threads` is the most to use; how many are used is
+  // decided when start_after_bytes is reached, from the machine's runnable threads sampled once
+  // per MiB read until then (ResolveImportThreads); if that is 1, no thread is started and the
+  // whole import runs on the reading thread, exactly as with one thread.
   // `options` and `translator` must outlive the parser.
   ParallelEventParser(const ImportOptions& options, EventTranslator* translator, int threads,
-                      uint64_t start_after_bytes = 0);
+                      uint64_t start_after_bytes = 0, bool adaptive = false);
   ParallelEventParser(const ParallelEventParser&) = delete;
   ParallelEventParser& operator=(const ParallelEventParser&) = delete;
   // Stops and joins the threads; chunks not yet handed over are dropped (call Drain first).
@@ -104,6 +117,11 @@ class ParallelEventParser {
 
   size_t chunk_bytes() const { return options_.chunk_bytes; }
   uint64_t start_after_bytes() const { return start_after_bytes_; }
+  // Called by the document reader for each batch it parses itself, with the stream offset after
+  // it: true once events go to Submit from this batch on (never, if the adaptive count was 1).
+  bool StartsAt(uint64_t offset);
+  // The threads this import uses (1 when the adaptive count declined threads); Finalize's count.
+  int threads_used() const { return declined_ ? 1 : threads_; }
   // Most chunks in flight at once (for tests and the memory bound).
   size_t max_in_flight() const { return max_in_flight_; }
   size_t peak_in_flight() const { return peak_in_flight_; }
@@ -154,6 +172,11 @@ class ParallelEventParser {
   EventTranslator* translator_;
   int threads_;
   uint64_t start_after_bytes_;
+  bool adaptive_;
+  bool declined_ = false;    // the adaptive count was 1: no thread is started
+  double runnable_sum_ = 0;  // RunnableNow samples while the reading thread parses alone
+  int runnable_samples_ = 0;
+  uint64_t next_sample_ = 0;  // stream offset of the next sample
   size_t max_in_flight_;
   uint64_t pack_args_after_;  // JSON bytes read before chunks pack their args
   size_t peak_in_flight_ = 0;
@@ -162,7 +185,8 @@ class ParallelEventParser {
   Worker own_;                      // the reading thread's
   std::unique_ptr<Chunk> filling_;  // the chunk Submit is filling
   std::mutex mu_;
-  std::condition_variable work_cv_;  // parse workers: a chunk was queued, or stop_ / error_
+  // Parse workers: a chunk was queued, the next chunk in order can be merged, or stop_ / error_.
+  std::condition_variable work_cv_;
   // The reading and hand-over threads: a chunk was queued, parsed or merged, or stop_ / error_.
   std::condition_variable state_cv_;
   // In flight, in stream order, not yet taken for merging (guarded by mu_).

@@ -187,7 +187,7 @@ Status TraceDocumentReader::ReadEventBatches() {
     entries_read_ += batch.elements.size();
     if (on_batch_) on_batch_();
     if (parallel_ != nullptr && !submitting_) {
-      submitting_ = stream_.offset() >= parallel_->start_after_bytes();
+      submitting_ = parallel_->StartsAt(stream_.offset());
     }
     if (submitting_) {
       parallel_->Submit(batch);

@@ -690,15 +690,17 @@ TEST(ImportTest, BatchedAndPerEventParsesAgree) {
 namespace opscope {
 namespace {
 
-// The default thread count takes only cores the load leaves free, and one thread unless it gets at
-// least three; an explicit count is honoured whatever the load.
+// The default thread count takes only cores the machine's runnable threads leave free (the
+// caller's own counted), and one thread unless it gets at least two; an explicit count is honoured
+// whatever the load.
 TEST(ImportThreadsTest, DefaultTakesFreeCoresExplicitIsHonoured) {
   using analysis::ResolveImportThreads;
-  EXPECT_EQ(ResolveImportThreads(0, 2, 0.0), 2);    // 2 idle cores: both
+  EXPECT_EQ(ResolveImportThreads(0, 2, 1.0), 2);  // 2 idle cores (the caller running): both
+  EXPECT_EQ(ResolveImportThreads(0, 2, 0.0), 2);
   EXPECT_EQ(ResolveImportThreads(0, 2, 2.0), 1);    // 2 cores, one busy: below the minimum
+  EXPECT_EQ(ResolveImportThreads(0, 2, 1.4), 2);    // another thread runnable 40% of the time
   EXPECT_EQ(ResolveImportThreads(0, 1, 0.0), 1);    // 1 core
-  EXPECT_EQ(ResolveImportThreads(0, 16, 0.2), 16);  // idle: every core
-  EXPECT_EQ(ResolveImportThreads(0, 16, 1.0), 16);  // the load is (about) the caller itself
+  EXPECT_EQ(ResolveImportThreads(0, 16, 1.0), 16);  // idle: every core
   EXPECT_EQ(ResolveImportThreads(0, 16, 9.0), 8);
   EXPECT_EQ(ResolveImportThreads(0, 16, 15.0), 2);  // two free cores
   EXPECT_EQ(ResolveImportThreads(0, 16, 16.0), 1);  // one free core
@@ -707,6 +709,8 @@ TEST(ImportThreadsTest, DefaultTakesFreeCoresExplicitIsHonoured) {
   EXPECT_EQ(ResolveImportThreads(2, 16, 40.0), 2);
   EXPECT_EQ(ResolveImportThreads(1, 64, 0.0), 1);
   EXPECT_EQ(ResolveImportThreads(8, 2, 0.0), 8);
+  EXPECT_GE(analysis::AffinityCores(), 1);
+  EXPECT_GE(analysis::RunnableNow(), 1.0);  // this thread is running
   EXPECT_GE(analysis::ImportThreadsNow(0), 1);
   EXPECT_EQ(analysis::ImportThreadsNow(3), 3);
 }
