@@ -150,6 +150,27 @@ void PermuteInPlace(std::vector<T>* items, std::vector<uint32_t>* order) {
   }
 }
 
+// Whether `slices` are already in (track, ts, longer first) order, slices without a valid track
+// last: the importer hands them over grouped by track, each track usually in time order, and then
+// one read-only pass replaces GroupByTrack's index array and PermuteInPlace's pass (any order of
+// equal keys is insertion order, which a stable sort would keep).
+bool SlicesInTrackOrder(const std::vector<Slice>& slices, size_t tracks) {
+  auto bucket = [tracks](const Slice& s) {
+    return s.track < tracks ? static_cast<size_t>(s.track) : tracks;
+  };
+  for (size_t i = 1; i < slices.size(); ++i) {
+    const Slice& a = slices[i - 1];
+    const Slice& b = slices[i];
+    const size_t ba = bucket(a), bb = bucket(b);
+    if (bb != ba) {
+      if (bb < ba) return false;
+      continue;
+    }
+    if (b.ts_ns < a.ts_ns || (b.ts_ns == a.ts_ns && b.dur_ns > a.dur_ns)) return false;
+  }
+  return true;
+}
+
 // BindToSlices over `places` (endpoint indices grouped by track, in time order within a track;
 // whole tracks only), writing (*bound)[k] for each k in it.
 template <typename Endpoint>
@@ -416,11 +437,14 @@ void Trace::Finalize(int threads) {
   // Flow binding on one side, device links and the time order of instants and counters on the
   // other: both read the nested slices alone and write members of their own, and each has a serial
   // part (grouping endpoints and pairing flows; the link keys), so with threads they run side by
-  // side, the threads split between them. Small traces stay on the calling thread.
+  // side. Small traces stay on the calling thread.
+  // The link side is the longer (its parallel part above all), so it takes every thread: while
+  // flow binding runs, its threads and the link's share the cores, and once binding is done the
+  // link's threads have them all (its ranges are handed out one at a time, several per thread).
   const bool side_by_side =
       threads >= 2 && !pending_flows_.empty() && slices_.size() >= kMinSlicesPerThread;
-  const int bind_threads = side_by_side ? threads / 2 : threads;
-  const int link_threads = side_by_side ? threads - bind_threads : threads;
+  const int bind_threads = side_by_side ? std::max(threads / 2, 1) : threads;
+  const int link_threads = threads;
   internal::ParallelFor(side_by_side ? 2 : 1, 2, [&](size_t side) {
     if (side == 0) {
       BindFlowEndpoints(bind_threads);
@@ -446,22 +470,22 @@ void Trace::SortInstantsAndCounters() {
 // remapped, and each track's range in track_begin_.
 void Trace::SortSlicesByTrack() {
   const auto n = static_cast<uint32_t>(slices_.size());
-  std::vector<uint32_t> order = GroupByTrack(
-      n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; },
-      [this](uint32_t i) {
-        return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns);
-      });
-  if (!flows_.empty()) {  // flows added with known slice indices follow their slices
-    std::vector<uint32_t> new_index(n);
-    for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
-    for (Flow& f : flows_) {
-      if (f.from != kNone && f.from < n) f.from = new_index[f.from];
-      if (f.to != kNone && f.to < n) f.to = new_index[f.to];
+  if (!SlicesInTrackOrder(slices_, tracks_.size())) {
+    std::vector<uint32_t> order = GroupByTrack(
+        n, tracks_.size(), [this](uint32_t i) { return slices_[i].track; },
+        [this](uint32_t i) {
+          return std::pair<int64_t, int64_t>(slices_[i].ts_ns, -slices_[i].dur_ns);
+        });
+    if (!flows_.empty()) {  // flows added with known slice indices follow their slices
+      std::vector<uint32_t> new_index(n);
+      for (uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
+      for (Flow& f : flows_) {
+        if (f.from != kNone && f.from < n) f.from = new_index[f.from];
+        if (f.to != kNone && f.to < n) f.to = new_index[f.to];
+      }
     }
+    PermuteInPlace(&slices_, &order);
   }
-  PermuteInPlace(&slices_, &order);
-  std::vector<uint32_t>().swap(order);
-
   track_begin_.assign(tracks_.size() + 1, 0);
   for (const Slice& s : slices_) {
     if (s.track < tracks_.size()) ++track_begin_[s.track + 1];
@@ -554,9 +578,11 @@ void Trace::LinkDeviceActivity(int threads) {
     std::vector<uint32_t> linked;  // the slice of each link
     uint32_t op_links = 0;         // links that name an op
   };
-  const int parts = PartsFor(threads, n);
+  // Several ranges per thread, handed out one at a time, so a thread that shares its core (with
+  // flow binding, or another process) takes fewer of them.
+  const int parts = threads <= 1 ? 1 : PartsFor(4 * threads, n);
   std::vector<Part> out(static_cast<size_t>(parts));
-  internal::ParallelFor(parts, static_cast<size_t>(parts), [&](size_t p) {
+  internal::ParallelFor(threads, static_cast<size_t>(parts), [&](size_t p) {
     const auto from = static_cast<uint32_t>(uint64_t{n} * p / static_cast<uint64_t>(parts));
     const auto to = static_cast<uint32_t>(uint64_t{n} * (p + 1) / static_cast<uint64_t>(parts));
     LinkFinder finder(slices_, keys);
