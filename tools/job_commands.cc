@@ -58,18 +58,6 @@ int PrintRankTable(const JobReportArgs& args, const JobReport& job) {
   return 0;
 }
 
-// A job's rank traces are imported one after another on each worker. With glibc's defaults the
-// memory of each trace, once freed, goes back to the kernel (the heap is trimmed above 128 KiB
-// free at its top; blocks above the dynamic mmap threshold are unmapped), and the next trace
-// faults it in again page by page: on 64 MB ranks that was twice the page faults and a tenth of
-// a one-core job's CPU time. Here blocks up to 32 MiB (glibc's largest threshold) come from the
-// heap and up to 1 GiB of free heap stays mapped for the next trace; the peak is what one trace
-// per worker needs either way. A setting made with glibc's MALLOC_* variables is kept.
-void KeepFreedMemoryForTheNextTrace() {
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 1 << 30);
-}
-
 double PeakRssMb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -105,6 +93,18 @@ void PrintStats(const std::vector<MpiJob::ProcessStats>& stats, const JobReport&
 }
 
 }  // namespace
+
+// A job's rank traces are imported one after another on each worker. With glibc's defaults the
+// memory of each trace, once freed, goes back to the kernel (the heap is trimmed above 128 KiB
+// free at its top; blocks above the dynamic mmap threshold are unmapped), and the next trace
+// faults it in again page by page: on 64 MB ranks that was twice the page faults and a tenth of
+// a one-core job's CPU time. Here blocks up to 32 MiB (glibc's largest threshold) come from the
+// heap and up to 1 GiB of free heap stays mapped for the next trace; the peak is what one trace
+// per worker needs either way. A setting made with glibc's MALLOC_* variables is kept.
+void KeepFreedMemoryForTheNextTrace() {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 Status ResolveTraceFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files) {
   return FindRankFiles(paths, files);

@@ -35,6 +35,11 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
 
 // Loads and analyses one job for diff/explore; `command` prefixes messages. False on a fatal
 // error (printed).
+// Keeps freed heap memory mapped for the next trace a worker imports (mallopt; glibc's MALLOC_*
+// variables, when set, win): traces imported one after another reuse the pages the last one's
+// temporaries faulted in. Call before importing several traces.
+void KeepFreedMemoryForTheNextTrace();
+
 bool LoadJob(const char* command, const std::vector<RankFile>& files, const JobOptions& options,
              JobReport* report);
 

@@ -91,9 +91,9 @@ class Explorer {
   // Retry-After. The loader then calls, from one thread per trace, ReportProgress as it reads,
   // and once CompleteTrace (finalizes and indexes it on `threads` threads, 0: the cores
   // available, publishes it whole as soon as its first view can be answered, then builds the
-  // rest of its index before it returns) or FailTrace (requests naming it answer 422 with
-  // `error`'s message, its file named as `source`, and byte offset). These may run while the
-  // server serves.
+  // rest of its index before it returns, except while a job is expected: ExpectJob) or FailTrace
+  // (requests naming it answer 422 with `error`'s message, its file named as `source`, and byte
+  // offset). These may run while the server serves.
   size_t AddLoading(std::string name, std::string source = {}, uint64_t bytes_total = 0);
   void ReportProgress(size_t trace, uint64_t bytes_read, uint64_t bytes_total);
   void CompleteTrace(size_t trace, Trace model, int threads = 0);
@@ -102,9 +102,13 @@ class Explorer {
   // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
   // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the
   // one added with `source` equal to its file (ranks without one, or not yet published, are left
-  // out). Call after their AddTrace or CompleteTrace; may be called while serving.
+  // out). Call after their AddTrace or CompleteTrace; may be called while serving. Returns once
+  // the traces' indexes are complete (below).
   void SetJob(const JobReport& report);
   // Until SetJob, /api/job answers 503 (still loading) rather than 404. Any time; thread-safe.
+  // While a job is expected and not yet set, CompleteTrace publishes each trace without building
+  // the part of its index that the job's first view does not need (the id lookups behind slice
+  // details): SetJob, or ExpectJob(false), builds them once every rank is in.
   void ExpectJob(bool expected = true);
 
   // Binds and starts serving on background threads (ok at once when already started). Errors:
@@ -125,6 +129,8 @@ class Explorer {
   std::string Url() const;
 
  private:
+  void BuildDeferredIndexes();  // every published index's deferred part (SetJob, ExpectJob)
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

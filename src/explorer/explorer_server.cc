@@ -275,7 +275,33 @@ void Explorer::CompleteTrace(size_t trace, Trace model, int threads) {
   t.index = std::move(index);
   t.done_ns.store(t.NsSinceLoadStart(), std::memory_order_relaxed);
   t.phase.store(explorer::LoadPhase::kReady, std::memory_order_release);
+  // A job's first view waits for every rank (/api/job, then each rank's viewport) and needs none
+  // of the deferred part: while the ranks load, the cores go to the next rank's import, and the
+  // deferred parts are built once the job is set (BuildDeferredIndexes), or by the first query
+  // that needs one.
+  {
+    std::lock_guard<std::mutex> lock(impl_->job_mu);
+    if (impl_->job_expected && impl_->job_json.empty()) return;
+  }
   published.BuildDeferred();
+}
+
+// Builds the deferred part of every published trace's index that is not built yet, on the cores
+// available, one trace per thread. Called once a job's page can be answered.
+void Explorer::BuildDeferredIndexes() {
+  std::vector<const explorer::TraceIndex*> indexes;
+  for (const auto& t : impl_->traces) {
+    if (t->Ready()) indexes.push_back(t->index.get());
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < indexes.size();) indexes[i]->BuildDeferred();
+  };
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < std::min(cores, indexes.size()); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
 }
 
 void Explorer::FailTrace(size_t trace, const Status& error) {
@@ -317,15 +343,21 @@ void Explorer::SetJob(const JobReport& report) {
   }
   JsonWriter w;
   explorer::WriteJobView(report, ranks, &w);
-  std::lock_guard<std::mutex> lock(impl_->job_mu);
-  impl_->job_json = w.Take();
-  if (impl_->api) impl_->api->SetJobJson(impl_->job_json);
+  {
+    std::lock_guard<std::mutex> lock(impl_->job_mu);
+    impl_->job_json = w.Take();
+    if (impl_->api) impl_->api->SetJobJson(impl_->job_json);
+  }
+  BuildDeferredIndexes();  // left out while the ranks loaded (CompleteTrace)
 }
 
 void Explorer::ExpectJob(bool expected) {
-  std::lock_guard<std::mutex> lock(impl_->job_mu);
-  impl_->job_expected = expected;
-  if (impl_->api) impl_->api->ExpectJob(expected);
+  {
+    std::lock_guard<std::mutex> lock(impl_->job_mu);
+    impl_->job_expected = expected;
+    if (impl_->api) impl_->api->ExpectJob(expected);
+  }
+  if (!expected) BuildDeferredIndexes();  // not a job after all: what CompleteTrace left out
 }
 
 Status Explorer::Start() {
