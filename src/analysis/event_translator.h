@@ -61,6 +61,9 @@ class EventTranslator final : public EventSink {
   // Adds a chunk's records to the trace, after every chunk before it in the stream. Takes the
   // chunk's packed args (ChunkTranslation::packed_args), leaving them empty.
   void Merge(ChunkTranslation& chunk);
+  // Readies memory the merge will write next (SliceStage::PrepareSpare). Thread-safe against
+  // Merge; called by the parse threads between chunks.
+  void PrepareMerge() { stage_.PrepareSpare(); }
   // What the categories seen say of the device; the document reader adds what it says itself.
   DeviceFamily& device_family() { return device_family_; }
   // Ends the import: "B" events never ended are kept with dur 0 (and a warning); the device type,

@@ -355,6 +355,8 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
   }
   state_cv_.notify_all();
   if (can_merge) work_cv_.notify_one();
+  // The page faults of the staging the merge writes next, here rather than in the merge.
+  translator_->PrepareMerge();
 }
 
 }  // namespace opscope::analysis

@@ -44,6 +44,14 @@ Slice* SliceStage::Allocate(size_t slices, bool huge) {
   if (slices < kMappedChunkSlices) {
     return static_cast<Slice*>(::operator new(slices * sizeof(Slice)));
   }
+  if (huge && slices == kMaxChunkSlices) {
+    std::lock_guard<std::mutex> lock(spare_mu_);
+    if (!spares_.empty()) {
+      Slice* spare = spares_.back();
+      spares_.pop_back();
+      return spare;
+    }
+  }
   void* p = mmap(nullptr, slices * sizeof(Slice), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
@@ -73,7 +81,35 @@ void SliceStage::Release(Slice* data, size_t slices) {
 #endif
 }
 
+void SliceStage::PrepareSpare() {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE) && defined(MADV_HUGEPAGE)
+  if (!large_.load(std::memory_order_relaxed)) return;
+  {
+    std::lock_guard<std::mutex> lock(spare_mu_);
+    if (spares_.size() >= kSpareChunks) return;
+  }
+  void* p =
+      mmap(nullptr, kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;  // the merging thread maps its own, and reports a failure
+  madvise(p, kHugePageBytes, MADV_HUGEPAGE);
+  madvise(p, kHugePageBytes, MADV_POPULATE_WRITE);
+  std::lock_guard<std::mutex> lock(spare_mu_);
+  if (spares_.size() >= kSpareChunks) {
+    munmap(p, kHugePageBytes);
+    return;
+  }
+  spares_.push_back(static_cast<Slice*>(p));
+#endif
+}
+
+void SliceStage::ReleaseSpares() {
+  std::lock_guard<std::mutex> lock(spare_mu_);
+  for (Slice* p : spares_) Release(p, kMaxChunkSlices);
+  spares_.clear();
+}
+
 SliceStage::~SliceStage() {
+  ReleaseSpares();
   tracks_.push_back(std::move(no_track_));
   for (TrackList& list : tracks_) {
     for (const Chunk& c : list.chunks) Release(c.data, c.capacity);
@@ -81,6 +117,9 @@ SliceStage::~SliceStage() {
 }
 
 void SliceStage::AddSlow(const Slice& s) {
+  if (size_ >= kHugeStageSlices && !large_.load(std::memory_order_relaxed)) {
+    large_.store(true, std::memory_order_relaxed);
+  }
   if (s.track == kNone || s.track >= (uint32_t{1} << 30)) {
     Append(&no_track_, s, size_ >= kHugeStageSlices);
     return;
@@ -153,6 +192,8 @@ void SliceStage::Drain(TrackList* list, Trace* trace) {
 }
 
 void SliceStage::MoveTo(Trace* trace) {
+  ReleaseSpares();  // before the trace's array is faulted in: peak memory as without them
+  large_.store(false, std::memory_order_relaxed);
   trace->ReserveSlices(trace->slices().size() + size_);
   AdviseHugePages(*trace);
   for (TrackList& list : tracks_) Drain(&list, trace);

@@ -8,8 +8,10 @@
 #ifndef OPSCOPE_ANALYSIS_SLICE_STAGE_H_
 #define OPSCOPE_ANALYSIS_SLICE_STAGE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "opscope/trace.h"
@@ -43,6 +45,14 @@ class SliceStage {
   void MoveTo(Trace* trace);
   size_t size() const { return size_; }
 
+  // Maps a 2 MiB chunk and faults it in on huge pages, for the stage's next full-size chunk, once
+  // the stage is large (kHugeStageSlices) and while fewer than kSpareChunks are ready: the fault
+  // (the kernel zeroing 2 MiB) then costs the calling thread, not the merging one that writes the
+  // chunk. Thread-safe against Add and the other SliceStage calls on the merging thread; called by
+  // the parse threads between chunks.
+  void PrepareSpare();
+  static constexpr size_t kSpareChunks = 2;
+
  private:
   struct Chunk {
     Slice* data;
@@ -57,15 +67,19 @@ class SliceStage {
   };
   void AddSlow(const Slice& s);
   // `large_stage`: the stage holds enough that a 2 MiB chunk asks for huge pages anyway.
-  static void Append(TrackList* list, const Slice& s, bool large_stage);
-  // `huge`: ask for transparent huge pages (2 MiB chunks only).
-  static Slice* Allocate(size_t slices, bool huge);
+  void Append(TrackList* list, const Slice& s, bool large_stage);
+  // `huge`: ask for transparent huge pages (2 MiB chunks only; a spare one when ready).
+  Slice* Allocate(size_t slices, bool huge);
+  void ReleaseSpares();
   static void Release(Slice* data, size_t slices);
   static void Drain(TrackList* list, Trace* trace);
 
-  std::vector<TrackList> tracks_;  // by track index (dense: the trace hands them out)
-  TrackList no_track_;             // slices whose track is not valid
-  size_t size_ = 0;                // slices staged
+  std::vector<TrackList> tracks_;   // by track index (dense: the trace hands them out)
+  TrackList no_track_;              // slices whose track is not valid
+  size_t size_ = 0;                 // slices staged
+  std::atomic<bool> large_{false};  // size_ >= kHugeStageSlices (written by the merging thread)
+  std::mutex spare_mu_;
+  std::vector<Slice*> spares_;  // faulted-in 2 MiB chunks not yet used (guarded by spare_mu_)
 };
 
 }  // namespace opscope::analysis
