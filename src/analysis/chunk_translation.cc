@@ -53,6 +53,30 @@ std::string PythonListText(std::string_view json) {
   return out;
 }
 
+// Whether PythonListText(json) == json, as in PyTorch's own traces ("[[2, 3], []]"): then the
+// text is interned as it is, without building a copy per event.
+bool IsPythonListText(std::string_view json) {
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',') {
+      if (i + 1 == json.size() || json[i + 1] != ' ') return false;
+      ++i;  // the one space PythonListText writes after a comma
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void ChunkTranslation::Clear() {
@@ -289,7 +313,10 @@ void ChunkTranslator::AddComplete(const EventFields& f) {
   const ArgFields& a = f.arg;
   s.external_id = a.external_id;
   s.correlation = a.correlation;
-  if (!a.input_dims.empty()) s.input_shapes = Intern(PythonListText(a.input_dims));
+  if (!a.input_dims.empty()) {
+    s.input_shapes = IsPythonListText(a.input_dims) ? Intern(a.input_dims)
+                                                    : Intern(PythonListText(a.input_dims));
+  }
   if (KeepsArgs(options_, s.kind, f)) s.args = Args(f.args);
   s.lane = ChunkTranslation::kComplete;
   out_->slices.push_back(s);

@@ -126,6 +126,35 @@ TEST(ImportTest, ReadsModernKinetoTraceExactly) {
   EXPECT_TRUE(found);
 }
 
+TEST(ImportTest, InputDimsReadAsPythonPrintsThemWhateverTheJsonSpacing) {
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+     "args": {"Input Dims": [[2, 3], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1,
+     "args": {"Input Dims": [[2,3],[]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 5, "dur": 1,
+     "args": {"Input Dims": [
+        [2,  3],
+        []
+     ]}},
+    {"ph": "X", "cat": "cpu_op", "name": "e", "pid": 1, "tid": 1, "ts": 9, "dur": 1,
+     "args": {"Input Dims": [["a,b", "c\",  d"], [1, 2]]}}
+  ]})";
+  Trace t;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTraceFromMemory(text, &t, &stats).ok());
+  for (const char* name : {"a", "b", "c"}) {
+    const uint32_t i = FindSlice(t, name);
+    ASSERT_NE(i, kNone) << name;
+    EXPECT_EQ(t.Str(t.slices()[i].input_shapes), "[[2, 3], []]") << name;
+  }
+  // Inside strings nothing changes.
+  const uint32_t e = FindSlice(t, "e");
+  ASSERT_NE(e, kNone);
+  EXPECT_EQ(t.Str(t.slices()[e].input_shapes), R"([["a,b", "c\",  d"], [1, 2]])");
+  EXPECT_EQ(t.slices()[FindSlice(t, "a")].input_shapes, t.slices()[FindSlice(t, "b")].input_shapes);
+}
+
 TEST(ImportTest, GzipAndPlainGiveTheSameTrace) {
   Trace plain, gz;
   ASSERT_TRUE(ImportTraceFromMemory(kModern, &plain).ok());
