@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
@@ -303,7 +304,8 @@ class Trace {
   std::vector<Instant> instants_;
   std::vector<CounterSample> counters_;
   std::vector<Flow> flows_;
-  std::vector<PendingFlowEndpoint> pending_flows_;
+  // Large (millions), so its storage is mapped on huge pages (internal::HugePageResource).
+  std::pmr::vector<PendingFlowEndpoint> pending_flows_;
   // Device links of the slices that have one, in slice order; slice i's is found by rank: bit i
   // of link_bits_ says it has one, link_rank_ counts those before each 64-slice word. A few bits
   // per slice instead of 8 bytes each.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory_resource>
 #include <vector>
 
 namespace opscope::internal {
@@ -47,6 +48,39 @@ TEST(HugeArray, GrowAndAssign) {
   EXPECT_EQ(v.back(), -1);
   AssignHuge(&v, 4, 9);
   EXPECT_EQ(v, (std::vector<int>{9, 9, 9, 9}));
+}
+
+TEST(HugeArray, ResourceMapsLargeBlocksOnHugePageBoundaries) {
+  std::pmr::memory_resource* resource = HugePageResource();
+  EXPECT_TRUE(resource->is_equal(*HugePageResource()));
+  for (size_t bytes :
+       {size_t{24}, kHugeArrayMinBytes - 8, kHugeArrayMinBytes, 3 * kHugeArrayMinBytes + 40}) {
+    void* p = resource->allocate(bytes, alignof(uint64_t));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignof(uint64_t), 0u);
+    if (bytes >= kHugeArrayMinBytes) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u) << bytes;
+    }
+    auto* bytes_p = static_cast<unsigned char*>(p);
+    bytes_p[0] = 1;  // the whole block is writable
+    bytes_p[bytes - 1] = 2;
+    EXPECT_EQ(bytes_p[0] + bytes_p[bytes - 1], 3);
+    resource->deallocate(p, bytes, alignof(uint64_t));
+  }
+}
+
+TEST(HugeArray, PmrVectorOnTheResourceKeepsItsContentsAsItGrows) {
+  std::pmr::vector<uint64_t> v(HugePageResource());
+  const size_t n = 3 * kHugeArrayMinBytes / sizeof(uint64_t) + 5;
+  for (size_t i = 0; i < n; ++i) v.push_back(i * 3);
+  ASSERT_EQ(v.size(), n);
+  for (size_t i = 0; i < n; i += 1021) ASSERT_EQ(v[i], i * 3);
+  EXPECT_EQ(v.back(), (n - 1) * 3);
+  std::pmr::vector<uint64_t> moved(std::move(v));
+  EXPECT_EQ(moved.size(), n);
+  moved.clear();
+  moved.shrink_to_fit();
+  EXPECT_EQ(moved.capacity(), 0u);
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ bool SlicesInTrackOrder(const std::vector<Slice>& slices, size_t tracks) {
 // BindToSlices over `places` (endpoint indices grouped by track, in time order within a track;
 // whole tracks only), writing (*bound)[k] for each k in it.
 template <typename Endpoint>
-void BindRange(const std::vector<Endpoint>& endpoints, const std::vector<Slice>& slices,
+void BindRange(std::span<const Endpoint> endpoints, const std::vector<Slice>& slices,
                const std::vector<uint32_t>& track_begin, std::span<const uint32_t> places,
                std::vector<uint32_t>* bound) {
   const size_t tracks = track_begin.size() - 1;
@@ -216,7 +216,7 @@ void BindRange(const std::vector<Endpoint>& endpoints, const std::vector<Slice>&
 // order, so each track's slices are swept once instead of searched per endpoint; tracks are
 // independent, so ranges of them are swept on up to `threads` threads.
 template <typename Endpoint>
-std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
+std::vector<uint32_t> BindToSlices(std::span<const Endpoint> endpoints,
                                    const std::vector<Slice>& slices,
                                    const std::vector<uint32_t>& track_begin, int threads) {
   const auto m = static_cast<uint32_t>(endpoints.size());
@@ -249,7 +249,7 @@ std::vector<uint32_t> BindToSlices(const std::vector<Endpoint>& endpoints,
 // Flows from bound endpoints: endpoints are joined by (category, id) with a sort rather than a
 // map (a large trace has millions of them). Within a pair the last start and the last finish win.
 template <typename Endpoint>
-void PairEndpoints(const std::vector<Endpoint>& endpoints, const std::vector<uint32_t>& bound,
+void PairEndpoints(std::span<const Endpoint> endpoints, const std::vector<uint32_t>& bound,
                    std::vector<Flow>* flows) {
   struct Key {
     uint64_t id;
@@ -553,8 +553,9 @@ void Trace::NestTracks(uint32_t first, uint32_t last) {
 // Flow endpoints bound to slices and paired into flows_ (pending endpoints are released).
 void Trace::BindFlowEndpoints(int threads) {
   if (pending_flows_.empty()) return;
-  const std::vector<uint32_t> bound = BindToSlices(pending_flows_, slices_, track_begin_, threads);
-  PairEndpoints(pending_flows_, bound, &flows_);
+  const std::span<const PendingFlowEndpoint> endpoints(pending_flows_);
+  const std::vector<uint32_t> bound = BindToSlices(endpoints, slices_, track_begin_, threads);
+  PairEndpoints(endpoints, bound, &flows_);
   pending_flows_.clear();
   pending_flows_.shrink_to_fit();
 }

@@ -74,7 +74,8 @@ size_t StringTable::MemoryBytes() const {
 // ---------------------------------------------------------------------------------------------
 // Trace building
 
-Trace::Trace() : args_(std::make_unique<ArgStore>()) {}
+Trace::Trace()
+    : pending_flows_(internal::HugePageResource()), args_(std::make_unique<ArgStore>()) {}
 Trace::Trace(Trace&&) noexcept = default;
 Trace& Trace::operator=(Trace&&) noexcept = default;
 Trace::~Trace() = default;
@@ -143,8 +144,8 @@ void Trace::AddSlices(std::span<const Slice> slices) {
 
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
-  internal::PushBackHuge(&pending_flows_, PendingFlowEndpoint{id, ts_ns, category, name, track,
-                                                              is_start, binds_enclosing});
+  pending_flows_.push_back(
+      PendingFlowEndpoint{id, ts_ns, category, name, track, is_start, binds_enclosing});
 }
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
