@@ -19,7 +19,9 @@ uint32_t Trace::ArgStore::AddPacked(PackedArgs* packed) {
     b.compressed = p.compressed;
     next += p.count;
   }
-  internal::GrowHuge(&offsets_, packed->offsets.size());
+  if (offsets_.capacity() - offsets_.size() < packed->offsets.size()) {
+    offsets_.reserve(std::max(offsets_.size() + packed->offsets.size(), 2 * offsets_.capacity()));
+  }
   offsets_.insert(offsets_.end(), packed->offsets.begin(), packed->offsets.end());
   raw_bytes_ += packed->raw_bytes;
   open_first_ = static_cast<uint32_t>(offsets_.size());
@@ -33,12 +35,14 @@ void Trace::ArgStore::Seal() {
   b.first = open_first_;
   b.raw_size = static_cast<uint32_t>(open_.size());
   if (raw_bytes_ > kCompressAbove) b.compressed = compressor_.Compress(open_, &b.text);
-  if (!b.compressed) {
+  if (b.compressed) {
+    open_.clear();  // its capacity takes the next block without growing again
+  } else {
     b.text = std::move(open_);
     b.text.shrink_to_fit();
+    open_ = std::string();
   }
   blocks_.push_back(std::move(b));
-  open_ = std::string();
   open_first_ = static_cast<uint32_t>(offsets_.size());
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -40,7 +41,7 @@ class Trace::ArgStore {
   uint32_t Add(std::string_view text) {
     if (open_.size() + text.size() > kBlockBytes && !open_.empty()) Seal();
     const auto handle = static_cast<uint32_t>(offsets_.size());
-    internal::PushBackHuge(&offsets_, static_cast<uint32_t>(open_.size()));
+    offsets_.push_back(static_cast<uint32_t>(open_.size()));
     open_.append(text);
     raw_bytes_ += text.size();
     return handle;
@@ -71,8 +72,10 @@ class Trace::ArgStore {
   const std::string& Inflate(size_t index) const;
 
   std::vector<Block> blocks_;
-  std::vector<uint32_t> offsets_;  // per handle: byte offset inside its block
-  std::string open_;
+  // Per handle: byte offset inside its block. Millions of them, grown in place: on huge pages
+  // from 2 MiB (internal::HugePageResource).
+  std::pmr::vector<uint32_t> offsets_{internal::HugePageResource()};
+  std::string open_;  // emptied, not freed, when sealed into a compressed block
   uint32_t open_first_ = 0;
   size_t raw_bytes_ = 0;
   mutable std::mutex mu_;
