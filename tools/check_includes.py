@@ -84,8 +84,9 @@ INTERNAL_USES = [
     ("src/trace/parallel_for.h", ["src/*"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/analysis/*"]),
-    # Huge pages for large arrays: the trace model's and the importer's slice stage.
-    ("src/trace/huge_array.h", ["src/analysis/*"]),
+    # Huge pages for large arrays: the trace model's, the importer's slice stage and
+    # key_averages' per-event arrays.
+    ("src/trace/huge_array.h", ["src/analysis/*", "src/profiler/key_averages.cc"]),
     # The one JSON structure scanner: the importer's stream and the trace model's FindArg.
     ("src/trace/json_scan.h", ["src/*", "tests/analysis/import_test.cc"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
