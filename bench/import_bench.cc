@@ -289,7 +289,7 @@ double MemcpyGBps() {
   return b[n / 2] == 1 ? 2.0 * static_cast<double>(n) / best / 1e9 : 0;  // read + write
 }
 
-// 1 against 2 threads (and the default: every core, threads from 8 MiB on), wall time, best of
+// 1 against 2 threads (and the default: the free cores, threads from 32 MiB on), wall time, best of
 // `runs` each, measured side by side; the scaling model for more cores from the two (Amdahl:
 // t(n) = serial + parallel / n); peak memory at each count.
 void Compare(const std::string& self, const std::string& path, int runs, double mb) {
@@ -335,11 +335,12 @@ void Compare(const std::string& self, const std::string& path, int runs, double 
         n, t, mb / t, serial, parallel, n, bandwidth);
   }
   std::printf(
-      "  limit: every thread parses and translates chunks, but one thread at a time merges\n"
-      "  them in stream order (remap, staging, flow endpoints, page faults of fresh staging)\n"
-      "  and one reads and scans the JSON; after them Finalize's grouping, flow pairing and\n"
-      "  link keys run alone (flow binding beside device links), so past a few cores the\n"
-      "  import is the merge plus that tail (serial above), far below memcpy bandwidth\n");
+      "  limit: every thread parses and translates chunks (and faults in the staging), but\n"
+      "  one thread at a time merges them in stream order (remap, staging, flow endpoints)\n"
+      "  and one reads and scans the JSON; after them the copy of the staged slices, flow\n"
+      "  pairing and link keys run alone (flow binding beside device links), so past a few\n"
+      "  cores the import is the merge plus that tail (serial above), far below memcpy\n"
+      "  bandwidth\n");
 }
 
 void Report(const char* label, const std::string& self, const std::string& path,

@@ -70,10 +70,10 @@ namespace opscope::analysis {
 // cores this process may run on (`cores`) that the machine's other work leaves free: `runnable` is
 // the average number of threads running or ready to run machine-wide, counting the caller's own
 // (RunnableNow, sampled while the import runs); fewer than kMinDefaultThreads free cores is 1
-// thread. The parallel import only pays when it has cores to itself: while two other engineers'
-// builds kept a 2-core machine busy, 2 threads imported the 268 MB generated trace slower than 1.
-// The 1-minute load average, used before, lags by a minute: a benchmark's own previous runs raised
-// it enough to pick 1 thread on an idle machine.
+// thread, which is never slower than itself: with other work running, 2 threads were slower than
+// 1 in some runs (268 MB generated trace at load 4.5: 0.89-0.95 s against 0.79-0.82 s) and faster
+// in others. The 1-minute load average, used before, lags by a minute: a benchmark's own previous
+// runs raised it enough to pick 1 thread on an idle machine (docs/import.md, Threads).
 inline constexpr int kMinDefaultThreads = 2;
 int ResolveImportThreads(int requested, int cores, double runnable);
 // The cores this process may run on (sched_getaffinity), at least 1.
