@@ -173,6 +173,7 @@ struct RunFigures {
   double analysis_rss_mb = 0;
   double summary_bytes = 0;  // the encoded summaries process 0 gathers
   long long summary_ranks = 0, summary_collectives = 0;
+  std::vector<std::string> phases;  // --stats' "seconds since it started" line per MPI process
 };
 
 double ChildrenCpuSeconds() {
@@ -208,6 +209,9 @@ RunFigures RunReport(const std::string& command) {
                     &index, &count, &files, &f.mb, &f.seconds, &mbps, &f.cpu_seconds,
                     &f.rss_mb) == 8) {
       r.processes.push_back(f);
+    }
+    if (const size_t at = line.find("seconds since it started: "); at != std::string::npos) {
+      r.phases.push_back(line.substr(std::string("opscope report: ").size()));
     }
     std::sscanf(line.c_str(), "opscope report: job analysis on process 0: %lf s, peak RSS %lf MB",
                 &r.analysis_s, &r.analysis_rss_mb);
@@ -533,6 +537,11 @@ int main(int argc, char** argv) {
   rows("mpirun -n 2", two, launch_s);
   rows("-n 2 bound", two_bound, launch_bound_s);
   rows("1 process xN", all_cores, 0);
+  for (const RunFigures* r : {&two, &two_bound}) {
+    for (const std::string& line : r->phases) {
+      std::printf("  %s %s\n", r == &two ? "unbound" : "bound  ", line.c_str());
+    }
+  }
   std::printf(
       "  (wall s: from start to exit; -launch: without mpirun's start-up and exit; CPU s: every "
       "process of the run, mpirun's included; job s: the slowest process's import + summary, then "

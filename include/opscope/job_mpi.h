@@ -1,8 +1,10 @@
 // Spreading a job's rank files over MPI processes: `mpirun -n K opscope report DIR --json`.
 //
-// Every process lists the same rank files; process 0 hands them out, largest first, to whichever
-// process has a core free (each imports and summarizes one file per core it has, then asks for
-// the next), so that processes slowed by other load take fewer files and all finish together.
+// Every process lists the same rank files and imports and summarizes its share, one file per core
+// it has: the files by size, each to the process with the fewest bytes so far (ShareOf), known
+// from the launcher's environment before MPI_Init returns, so that the import runs while MPI
+// starts. Where the environment does not give the rank, MPI starts first and process 0 hands the
+// files out, largest first, to whichever process has a core free.
 // The summaries go to process 0, which puts them back in the files' order and analyses the whole
 // job exactly as one process would (the summaries' encoding is lossless), so the report is
 // byte-identical. A process's memory is one trace per core it imports on plus its summaries.
