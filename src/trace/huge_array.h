@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory_resource>
 #include <new>
 #include <vector>
@@ -88,34 +89,25 @@ void AssignHuge(std::vector<T>* v, size_t n, const T& value) {
 }
 
 // A memory resource for arrays that grow large and are written once, in order (std::pmr
-// containers). A block of kHugeArrayMinBytes or more is a mapping of its own, 2 MiB-aligned and
-// advised for huge pages, so all of it faults once per 2 MiB: AdviseHugePages can only advise the
-// aligned interior of a heap block, and the up to 2 MiB at each end of it (4 KiB faults, ~25 us
-// each on the development VM) were most of the faults left in growing vectors. Smaller blocks come
-// from operator new. Stateless and thread-safe; HugePageResource() is the one instance.
+// containers). A block of kHugeArrayMinBytes or more starts on a 2 MiB boundary and is advised for
+// huge pages whole, so all of it faults once per 2 MiB: AdviseHugePages can only advise the aligned
+// interior of a block from operator new, and the up to 2 MiB at each end of it (4 KiB faults,
+// ~25 us each on the development VM) were most of the faults left in growing vectors. Blocks come
+// from malloc (posix_memalign), so freed ones are reused by later allocations as any heap block
+// is (the CLI keeps its heap, tools/main.cc); smaller ones from operator new. Stateless and
+// thread-safe; HugePageResource() is the one instance.
 class HugePageMemoryResource final : public std::pmr::memory_resource {
  private:
-  static size_t MappedBytes(size_t bytes) {
-    return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  }
   void* do_allocate(size_t bytes, size_t alignment) override {
 #if defined(__linux__)
     if (bytes >= kHugeArrayMinBytes && alignment <= kHugePageBytes) {
-      const size_t length = MappedBytes(bytes);
-      // One huge page more than needed, trimmed to a 2 MiB-aligned start.
-      void* p = mmap(nullptr, length + kHugePageBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      const auto begin = reinterpret_cast<uintptr_t>(p);
-      const uintptr_t aligned = (begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-      if (aligned > begin) munmap(p, aligned - begin);
-      const uintptr_t end = begin + length + kHugePageBytes;
-      if (end > aligned + length)
-        munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
+      void* p = nullptr;
+      if (posix_memalign(&p, kHugePageBytes, bytes) != 0) throw std::bad_alloc();
 #if defined(MADV_HUGEPAGE)
-      madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
+      // The last huge page may reach past the block into free heap, which later blocks reuse.
+      madvise(p, (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1), MADV_HUGEPAGE);
 #endif
-      return reinterpret_cast<void*>(aligned);
+      return p;
     }
 #endif
     return ::operator new(bytes, std::align_val_t(alignment));
@@ -123,7 +115,7 @@ class HugePageMemoryResource final : public std::pmr::memory_resource {
   void do_deallocate(void* p, size_t bytes, size_t alignment) override {
 #if defined(__linux__)
     if (bytes >= kHugeArrayMinBytes && alignment <= kHugePageBytes) {
-      munmap(p, MappedBytes(bytes));
+      free(p);
       return;
     }
 #endif
