@@ -46,7 +46,7 @@ class SliceStage {
   size_t size() const { return size_; }
 
   // Maps a 2 MiB chunk and faults it in on huge pages, for the stage's next full-size chunk, once
-  // the stage is large (kHugeStageSlices) and while fewer than kSpareChunks are ready: the fault
+  // the stage is large (kSpareStageSlices) and while fewer than kSpareChunks are ready: the fault
   // (the kernel zeroing 2 MiB) then costs the calling thread, not the merging one that writes the
   // chunk. Thread-safe against Add and the other SliceStage calls on the merging thread; called by
   // the parse threads between chunks.
@@ -77,7 +77,7 @@ class SliceStage {
   std::vector<TrackList> tracks_;   // by track index (dense: the trace hands them out)
   TrackList no_track_;              // slices whose track is not valid
   size_t size_ = 0;                 // slices staged
-  std::atomic<bool> large_{false};  // size_ >= kHugeStageSlices (written by the merging thread)
+  std::atomic<bool> large_{false};  // size_ >= kSpareStageSlices (written by the merging thread)
   std::mutex spare_mu_;
   std::vector<Slice*> spares_;  // faulted-in 2 MiB chunks not yet used (guarded by spare_mu_)
 };

@@ -53,12 +53,12 @@ TEST(HugeArray, GrowAndAssign) {
 TEST(HugeArray, ResourceMapsLargeBlocksOnHugePageBoundaries) {
   std::pmr::memory_resource* resource = HugePageResource();
   EXPECT_TRUE(resource->is_equal(*HugePageResource()));
-  for (size_t bytes :
-       {size_t{24}, kHugeArrayMinBytes - 8, kHugeArrayMinBytes, 3 * kHugeArrayMinBytes + 40}) {
+  for (size_t bytes : {size_t{24}, kHugeResourceMinBytes - 8, kHugeResourceMinBytes,
+                       3 * kHugeResourceMinBytes + 40}) {
     void* p = resource->allocate(bytes, alignof(uint64_t));
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignof(uint64_t), 0u);
-    if (bytes >= kHugeArrayMinBytes) {
+    if (bytes >= kHugeResourceMinBytes) {
       EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u) << bytes;
     }
     auto* bytes_p = static_cast<unsigned char*>(p);
@@ -71,7 +71,7 @@ TEST(HugeArray, ResourceMapsLargeBlocksOnHugePageBoundaries) {
 
 TEST(HugeArray, PmrVectorOnTheResourceKeepsItsContentsAsItGrows) {
   std::pmr::vector<uint64_t> v(HugePageResource());
-  const size_t n = 3 * kHugeArrayMinBytes / sizeof(uint64_t) + 5;
+  const size_t n = 3 * kHugeResourceMinBytes / sizeof(uint64_t) + 5;
   for (size_t i = 0; i < n; ++i) v.push_back(i * 3);
   ASSERT_EQ(v.size(), n);
   for (size_t i = 0; i < n; i += 1021) ASSERT_EQ(v[i], i * 3);
