@@ -16,6 +16,7 @@
 #include "opscope/explorer.h"
 #include "opscope/job.h"
 #include "trace/json_writer.h"
+#include "trace/parallel_for.h"
 
 namespace opscope {
 namespace {
@@ -293,15 +294,8 @@ void Explorer::BuildDeferredIndexes() {
   for (const auto& t : impl_->traces) {
     if (t->Ready()) indexes.push_back(t->index.get());
   }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < indexes.size();) indexes[i]->BuildDeferred();
-  };
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < std::min(cores, indexes.size()); ++w) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  internal::ParallelFor(cores, indexes.size(), [&](size_t i) { indexes[i]->BuildDeferred(); });
 }
 
 void Explorer::FailTrace(size_t trace, const Status& error) {
