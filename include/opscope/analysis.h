@@ -49,8 +49,9 @@ struct ImportOptions {
   bool keep_args = true;
   // With keep_args, when set: only the events it returns true for keep their args, by the event's
   // kind and name (instants pass ActivityKind::kOther). For readers that need few
-  // events' args (a job's summary reads only the collectives'): the rest are never stored. Called
-  // for every event that has args, from every import thread at once: thread-safe and cheap.
+  // events' args (a job's summary reads only the collectives'): the rest are never stored. Must
+  // answer by kind and name alone: it is asked once per kind and name in each chunk of events (a
+  // few hundred KiB of JSON), not per event, from every import thread at once: thread-safe.
   std::function<bool(ActivityKind kind, std::string_view name)> keep_args_of;
   // Parse events in batches, one parser pass over many events (fast). false parses each event
   // alone; the result is the same, which the fuzz target checks.

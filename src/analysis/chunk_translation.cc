@@ -14,12 +14,6 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-// Whether an event's args are stored: it has some, and the options keep them for its kind and name.
-bool KeepsArgs(const ImportOptions& options, ActivityKind kind, const EventFields& f) {
-  return options.keep_args && f.args.size() > 2 &&
-         (!options.keep_args_of || options.keep_args_of(kind, f.name));
-}
-
 // Event times (start and end) must lie within +-(2^62 - 1) ns, about 146 years either side of the
 // trace's zero (absolute epoch timestamps reach 2116): then the difference of any two fits in
 // int64, which every analysis relies on.
@@ -130,6 +124,7 @@ void ChunkTranslator::Start(ChunkTranslation* out) {
   string_ids_.emplace(std::string_view(), 0);
   kind_of_.assign(1, ActivityKind::kOther);
   is_category_.assign(1, false);
+  keeps_args_of_.assign(1, 0);
   text_keys_.clear();
   processes_.clear();
   tracks_.clear();
@@ -154,9 +149,22 @@ StringId ChunkTranslator::Intern(std::string_view s) {
     string_ids_.emplace(kept, id);
     kind_of_.push_back(ActivityKind::kOther);
     is_category_.push_back(false);
+    keeps_args_of_.push_back(0);
   }
   e = {out_->strings[id], id, generation_};
   return id;
+}
+
+bool ChunkTranslator::KeepsArgs(ActivityKind kind, StringId name, const EventFields& f) {
+  if (!options_.keep_args || f.args.size() <= 2) return false;
+  if (!options_.keep_args_of) return true;
+  // Low half: kinds asked about for this name in this chunk; high half: their answers.
+  uint32_t& known = keeps_args_of_[name];
+  const uint32_t bit = uint32_t{1} << static_cast<unsigned>(kind);
+  if ((known & bit) == 0) {
+    known |= bit | (options_.keep_args_of(kind, f.name) ? bit << 16 : 0);
+  }
+  return (known & (bit << 16)) != 0;
 }
 
 StringId ChunkTranslator::Category(std::string_view s, ActivityKind* kind) {
@@ -317,7 +325,7 @@ void ChunkTranslator::AddComplete(const EventFields& f) {
     s.input_shapes = IsPythonListText(a.input_dims) ? Intern(a.input_dims)
                                                     : Intern(PythonListText(a.input_dims));
   }
-  if (KeepsArgs(options_, s.kind, f)) s.args = Args(f.args);
+  if (KeepsArgs(s.kind, s.name, f)) s.args = Args(f.args);
   s.lane = ChunkTranslation::kComplete;
   out_->slices.push_back(s);
   ++out_->slice_events;
@@ -331,7 +339,7 @@ void ChunkTranslator::AddInstant(const EventFields& f) {
   i.category = Intern(f.cat);
   i.track = TrackOf(f, TrackKind::kThread);
   i.scope = f.scope.empty() ? 't' : f.scope[0];
-  if (KeepsArgs(options_, ActivityKind::kOther, f)) i.args = Args(f.args);
+  if (KeepsArgs(ActivityKind::kOther, i.name, f)) i.args = Args(f.args);
   out_->instants.push_back(i);
   ++out_->instant_events;
 }
@@ -440,7 +448,7 @@ void ChunkTranslator::AddBeginEnd(const EventFields& f) {
     const ArgFields& a = f.arg;
     s.external_id = a.external_id;
     s.correlation = a.correlation;
-    if (KeepsArgs(options_, s.kind, f)) s.args = Args(f.args);
+    if (KeepsArgs(s.kind, s.name, f)) s.args = Args(f.args);
     s.lane = ChunkTranslation::kBegin;
   } else {
     s.lane = ChunkTranslation::kEnd;

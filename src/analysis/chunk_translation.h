@@ -137,6 +137,11 @@ class ChunkTranslator final : public EventSink {
   uint32_t TrackOf(const EventFields& f, TrackKind kind);
   uint32_t CounterTrack(uint32_t process, StringId series);
   uint32_t Args(std::string_view text);
+  // Whether an event's args are stored: it has some, and the options keep them for its kind and
+  // name (`name`: its local id). ImportOptions::keep_args_of is asked once per name and kind in a
+  // chunk, not once per event: a job's filter takes a lock and hashes the name (2% of a job's
+  // import when asked per event).
+  bool KeepsArgs(ActivityKind kind, StringId name, const EventFields& f);
 
   // A pid or tid as the JSON gives it: a number (numeric text parsed), or other text by its local
   // string id.
@@ -179,6 +184,10 @@ class ChunkTranslator final : public EventSink {
   std::unordered_map<std::string_view, StringId> string_ids_;
   std::vector<ActivityKind> kind_of_;  // by local string id (categories; kOther until known)
   std::vector<bool> is_category_;      // by local string id
+  // By local string id, keep_args_of's answers in this chunk: bit k set when asked for kind k,
+  // bit 16 + k its answer.
+  std::vector<uint32_t> keeps_args_of_;
+  static_assert(static_cast<unsigned>(ActivityKind::kOther) < 16);
   std::unordered_map<std::string_view, int64_t> text_keys_;    // non-numeric pid/tid text
   std::unordered_map<PairKey, uint32_t, PairHash> processes_;  // (pid, -) -> local process
   std::unordered_map<PairKey, uint32_t, PairHash> tracks_;     // (pid, tid) -> local track

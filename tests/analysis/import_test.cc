@@ -1,9 +1,11 @@
 // Importer tests: every format variant the fixtures and opscope's own exporter produce, exact
 // timestamps, and bad input (clear error with offset, or a counted warning; never a crash).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +273,45 @@ TEST(ImportTest, ArgsKeepTheirTextWhereverTheyAre) {
   const Slice& last = t.slices()[FindSlice(t, "last")];
   EXPECT_EQ(t.ArgsJson(last.args), R"({"External id": 5, "correlation": 9})");
   EXPECT_EQ(last.correlation, 9);
+}
+
+// keep_args_of decides by kind and name: the same name under another kind is asked again, and a
+// name is asked once per chunk of events, not per event, at any thread count.
+TEST(ImportTest, KeepArgsOfIsAskedPerKindAndNameNotPerEvent) {
+  std::string json = R"({"traceEvents": [)";
+  constexpr int kRounds = 3000;
+  for (int i = 0; i < kRounds; ++i) {
+    json += fmt::format(
+        R"({}{{"ph": "X", "cat": "cpu_op", "name": "keep", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"External id": {}}}}},)"
+        R"({{"ph": "X", "cat": "cpu_op", "name": "drop", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"n": {}}}}},)"
+        R"({{"ph": "X", "cat": "kernel", "name": "drop", "pid": 0, "tid": 7, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}})",
+        i == 0 ? "" : ",", 10 * i, i + 1, 10 * i + 2, i, 10 * i + 4, i + 1);
+  }
+  json += "]}";
+  for (int threads : {1, 3}) {
+    std::atomic<int> asked{0};
+    ImportOptions options;
+    options.threads = threads;
+    options.chunk_bytes = 16 << 10;
+    options.keep_args_of = [&](ActivityKind kind, std::string_view name) {
+      ++asked;
+      return (kind == ActivityKind::kCpuOp && name == "keep") || kind == ActivityKind::kKernel;
+    };
+    Trace t;
+    ASSERT_TRUE(ImportTraceFromMemory(json, &t, nullptr, options).ok()) << threads;
+    ASSERT_EQ(t.slices().size(), size_t{3} * kRounds);
+    for (const Slice& s : t.slices()) {
+      const bool kept = s.kind == ActivityKind::kKernel || t.Str(s.name) == "keep";
+      ASSERT_EQ(s.args != kNone, kept) << t.Str(s.name) << " at " << s.ts_ns;
+      if (kept) {
+        EXPECT_EQ(t.ArgsJson(s.args).front(), '{');
+      }
+    }
+    // Three (kind, name) pairs, asked at most once each per chunk: far fewer than the 9,000
+    // events with args.
+    EXPECT_GE(asked.load(), 3) << threads;
+    EXPECT_LT(asked.load(), kRounds) << threads;
+  }
 }
 
 TEST(ImportTest, BeginEndPairsBecomeSlices) {
