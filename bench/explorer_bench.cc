@@ -333,7 +333,25 @@ struct BenchArgs {
   std::string first_answer_file;  // --first-answer
   std::string baseline;           // --baseline: another opscope binary
   bool first_answer_only = false;
+  int exit_code = -1;  // >= 0: exit with it (--help, or a bad argument)
 };
+
+constexpr const char* kUsage =
+    "usage: explorer_bench [MB] [LOAD_S] [--first-answer FILE] [--baseline BIN] "
+    "[--first-answer-only]\n"
+    "  MB                   size of the generated trace (default 53)\n"
+    "  LOAD_S               seconds of the load test (default 30)\n"
+    "  --first-answer FILE  also time `opscope explore FILE` to its first answer (target < 3 s)\n"
+    "  --baseline BIN       another opscope binary, timed side by side\n"
+    "  --first-answer-only  only the first answers\n";
+
+// A positional argument must be a positive number: "--help" or a misspelt flag read as a size of
+// 0 MB ran the whole bench on an empty trace.
+bool IsPositiveNumber(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size() && v > 0;
+}
 
 BenchArgs ParseArgs(int argc, char** argv) {
   BenchArgs a;
@@ -345,8 +363,16 @@ BenchArgs ParseArgs(int argc, char** argv) {
       a.baseline = argv[++i];
     } else if (arg == "--first-answer-only") {
       a.first_answer_only = true;
-    } else {
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      a.exit_code = 0;
+      return a;
+    } else if (IsPositiveNumber(arg) && a.positional.size() < 2) {
       a.positional.push_back(arg);
+    } else {
+      std::fprintf(stderr, "explorer_bench: unknown argument '%s'\n%s", arg.c_str(), kUsage);
+      a.exit_code = 2;
+      return a;
     }
   }
   return a;
@@ -380,6 +406,7 @@ void FirstAnswers(const BenchArgs& args, const std::string& generated_path, doub
 
 int main(int argc, char** argv) {
   const BenchArgs args = ParseArgs(argc, argv);
+  if (args.exit_code >= 0) return args.exit_code;
   const double target_mb = !args.positional.empty() ? std::atof(args.positional[0].c_str()) : 53.0;
   const std::string path =
       (std::filesystem::temp_directory_path() / fmt::format("explorer_bench_{}.json", getpid()))

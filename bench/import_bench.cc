@@ -250,29 +250,48 @@ uint64_t Generate(const std::string& path, uint64_t target_bytes) {
   return written;
 }
 
-// The best of `runs` fresh-process measurements (least CPU, or least wall time with `by_wall`): on
-// a shared machine a run can only be slowed down by others, never sped up. Peak memory is the
+// The best of several fresh-process measurements (least CPU, or least wall time with `by_wall`):
+// on a shared machine a run can only be slowed down by others, never sped up. Peak memory is the
 // largest seen.
+class Best {
+ public:
+  explicit Best(bool by_wall) : by_wall_(by_wall) {}
+  // False once a run failed (then result() is that run's).
+  bool Add(const ChildResult& r) {
+    if (failed_) return false;
+    if (!r.ok) {
+      best_ = r;
+      failed_ = true;
+      return false;
+    }
+    if (!best_.ok || (by_wall_ ? r.total_s < best_.total_s : r.total_cpu_s < best_.total_cpu_s)) {
+      const int64_t import_peak =
+          std::max(best_.import_peak_kb - best_.baseline_kb, r.import_peak_kb - r.baseline_kb);
+      const int64_t peak = std::max(best_.peak_kb - best_.baseline_kb, r.peak_kb - r.baseline_kb);
+      best_ = r;
+      best_.import_peak_kb = best_.baseline_kb + import_peak;
+      best_.peak_kb = best_.baseline_kb + peak;
+    } else {
+      best_.import_peak_kb =
+          std::max(best_.import_peak_kb, best_.baseline_kb + r.import_peak_kb - r.baseline_kb);
+      best_.peak_kb = std::max(best_.peak_kb, best_.baseline_kb + r.peak_kb - r.baseline_kb);
+    }
+    return true;
+  }
+  const ChildResult& result() const { return best_; }
+
+ private:
+  bool by_wall_;
+  bool failed_ = false;
+  ChildResult best_;
+};
+
 ChildResult MeasureBest(const std::string& self, const std::string& path, int runs, int threads = 1,
                         bool by_wall = false) {
-  ChildResult best;
-  for (int i = 0; i < runs; ++i) {
-    const ChildResult r = Measure(self, path, threads);
-    if (!r.ok) return r;
-    if (!best.ok || (by_wall ? r.total_s < best.total_s : r.total_cpu_s < best.total_cpu_s)) {
-      const int64_t import_peak =
-          std::max(best.import_peak_kb - best.baseline_kb, r.import_peak_kb - r.baseline_kb);
-      const int64_t peak = std::max(best.peak_kb - best.baseline_kb, r.peak_kb - r.baseline_kb);
-      best = r;
-      best.import_peak_kb = best.baseline_kb + import_peak;
-      best.peak_kb = best.baseline_kb + peak;
-    } else {
-      best.import_peak_kb =
-          std::max(best.import_peak_kb, best.baseline_kb + r.import_peak_kb - r.baseline_kb);
-      best.peak_kb = std::max(best.peak_kb, best.baseline_kb + r.peak_kb - r.baseline_kb);
-    }
+  Best best(by_wall);
+  for (int i = 0; i < runs && best.Add(Measure(self, path, threads)); ++i) {
   }
-  return best;
+  return best.result();
 }
 
 // memcpy bandwidth of this machine, GB/s (one thread, 256 MiB): what bounds a parse that reads
@@ -293,9 +312,18 @@ double MemcpyGBps() {
 // `runs` each, measured side by side; the scaling model for more cores from the two (Amdahl:
 // t(n) = serial + parallel / n); peak memory at each count.
 void Compare(const std::string& self, const std::string& path, int runs, double mb) {
-  const ChildResult one = MeasureBest(self, path, runs, 1, true);
-  const ChildResult two = MeasureBest(self, path, runs, 2, true);
-  const ChildResult automatic = MeasureBest(self, path, runs, 0, true);
+  // Interleaved (1, 2, default, 1, 2, default, ...): this VM's speed drifts by tens of percent
+  // from one minute to the next, and the best of runs taken minutes apart compared the drift.
+  Best best_one(true), best_two(true), best_automatic(true);
+  for (int i = 0; i < runs; ++i) {
+    if (!best_one.Add(Measure(self, path, 1)) || !best_two.Add(Measure(self, path, 2)) ||
+        !best_automatic.Add(Measure(self, path, 0))) {
+      break;
+    }
+  }
+  const ChildResult& one = best_one.result();
+  const ChildResult& two = best_two.result();
+  const ChildResult& automatic = best_automatic.result();
   const ChildResult eight = MeasureBest(self, path, 1, 8, true);  // memory at many threads
   if (!one.ok || !two.ok || !automatic.ok || !eight.ok) {
     std::printf("  threads              import failed\n");
@@ -451,9 +479,23 @@ int main(int argc, char** argv) {
     mb = std::strtoull(env, nullptr, 10);
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
+    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) {
       mb = std::strtoull(argv[++i], nullptr, 10);
-    if (std::strcmp(argv[i], "--keep") == 0) keep = true;
+    } else if (std::strcmp(argv[i], "--keep") == 0) {
+      keep = true;
+    } else {
+      const bool help = std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+      std::fprintf(
+          help ? stdout : stderr,
+          "%s"
+          "usage: import_bench [--mb MB] [--keep]\n"
+          "  --mb MB   size of the generated trace in MiB (default 1024, or\n"
+          "            OPSCOPE_IMPORT_BENCH_MB)\n"
+          "  --keep    keep the generated trace in /tmp\n"
+          "       import_bench --child FILE THREADS   one measurement (used by the bench)\n",
+          help ? "" : fmt::format("import_bench: unknown argument '{}'\n", argv[i]).c_str());
+      return help ? 0 : 2;
+    }
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::printf(
