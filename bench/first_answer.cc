@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/page_cache.h"
 #include "tests/common/child_process.h"
 
 namespace opscope::bench {
@@ -47,6 +48,7 @@ FirstAnswer MeasureFirstAnswer(const std::string& opscope, const std::string& fi
     args.push_back("--threads");
     args.push_back(std::to_string(threads));
   }
+  WarmPageCache(file);  // the run reads the file from memory (bench/page_cache.h)
   const auto start = Clock::now();
   testing::ChildProcess child(std::move(args), /*stderr_to_pipe=*/false);
   if (!child.started()) return {-1, 0, fmt::format("cannot run {}", opscope)};

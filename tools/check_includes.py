@@ -131,6 +131,9 @@ INTERNAL_USES = [
       "tests/device/model_command_test.cc", "tests/device/neuron_calibration_test.cc"]),
     # The Explorer's first answer end to end, timed by its benchmark.
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
+    # Warming the page cache before each timed run (the VM pages out what a minute left cold).
+    ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
+                            "bench/first_answer.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,

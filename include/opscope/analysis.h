@@ -82,6 +82,16 @@ struct ImportStats {
   uint64_t metadata = 0;              // "M" events applied
   uint64_t skipped = 0;               // events skipped with a warning
   std::vector<std::string> warnings;  // the first few warning messages
+  // Where the import's time went, wall seconds (steady clock) per stage, for benchmarks and scaling
+  // models: `read_seconds` reading and scanning the JSON into batches of events (always one
+  // thread, the caller's); `parse_seconds` parsing and translating the events the calling thread
+  // imports itself (all of them with one thread; with threads the parse threads' share is not
+  // counted); `merge_seconds` merging translated events into the model (one thread at a time,
+  // summed); `finish_seconds` moving the staged slices into the model and Trace::Finalize.
+  double read_seconds = 0;
+  double parse_seconds = 0;
+  double merge_seconds = 0;
+  double finish_seconds = 0;
 };
 
 // Reads a Kineto / Chrome trace JSON file, plain or gzip (detected by magic bytes), streaming:

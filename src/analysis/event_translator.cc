@@ -2,6 +2,7 @@
 #include "analysis/event_translator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 namespace opscope::analysis {
@@ -13,6 +14,13 @@ void EventTranslator::Flush() {
 }
 
 void EventTranslator::Merge(ChunkTranslation& chunk) {
+  const auto start = std::chrono::steady_clock::now();
+  MergeRecords(chunk);
+  stats_.merge_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void EventTranslator::MergeRecords(ChunkTranslation& chunk) {
   MapIds(chunk);
   size_t next_note = 0;
   MergeSlices(chunk, &next_note);
@@ -154,6 +162,7 @@ void EventTranslator::MatchBeginEnd(Slice s) {
 
 void EventTranslator::Finish(int threads) {
   Flush();
+  const auto start = std::chrono::steady_clock::now();
   for (auto& [track, stack] : open_begins_) {
     for (const Slice& s : stack) {
       log_->Warn(
@@ -171,6 +180,8 @@ void EventTranslator::Finish(int threads) {
   md.warnings = stats_.warnings;
   stage_.MoveTo(trace_);
   trace_->Finalize(threads);
+  stats_.finish_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace opscope::analysis

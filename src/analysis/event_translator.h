@@ -72,6 +72,8 @@ class EventTranslator final : public EventSink {
   void Finish(int threads = 1);
 
  private:
+  // Merge's work (Merge times it into ImportStats::merge_seconds).
+  void MergeRecords(ChunkTranslation& chunk);
   // Trace ids of the chunk's strings, processes and tracks (in the chunk's first-use order).
   void MapIds(ChunkTranslation& chunk);
   // The chunk's notes with local index below `entry`, from `*next` on, to the log.

@@ -2,6 +2,7 @@
 #include "analysis/trace_document.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "analysis/number_text.h"
@@ -180,9 +181,17 @@ Status TraceDocumentReader::ReadEventBatches() {
   const size_t batch_bytes =
       parallel_ != nullptr ? std::min(kBatchBytes, parallel_->chunk_bytes()) : kBatchBytes;
   JsonStream::Batch batch;
+  ImportStats& stats = log_->stats();
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
   for (;;) {
     bool end = false;
+    const auto t0 = Clock::now();
     Status st = stream_.ReadElements(batch_bytes, "traceEvents entry", entries_read_, &batch, &end);
+    const auto t1 = Clock::now();
+    stats.read_seconds += seconds(t0, t1);
     if (!st.ok()) return st;
     entries_read_ += batch.elements.size();
     if (on_batch_) on_batch_();
@@ -193,7 +202,8 @@ Status TraceDocumentReader::ReadEventBatches() {
       parallel_->Submit(batch);
     } else {
       parser_.Parse(batch, sink_);
-      sink_->Flush();
+      stats.parse_seconds += seconds(t1, Clock::now());
+      sink_->Flush();  // the merge: timed in EventTranslator::Merge
     }
     if (end) return Status::Ok();
   }
