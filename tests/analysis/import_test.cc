@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -311,6 +312,42 @@ TEST(ImportTest, KeepArgsOfIsAskedPerKindAndNameNotPerEvent) {
     // events with args.
     EXPECT_GE(asked.load(), 3) << threads;
     EXPECT_LT(asked.load(), kRounds) << threads;
+  }
+}
+
+// ImportStats' stage times: each stage that ran has a time, and together they fit inside the
+// import's own wall time (the stages never overlap on the calling thread with one thread; with
+// threads the merge is one thread at a time).
+TEST(ImportTest, StatsTimeTheStages) {
+  std::string json = R"({"traceEvents": [)";
+  for (int i = 0; i < 4000; ++i) {
+    json += fmt::format(
+        R"({}{{"ph": "X", "cat": "cpu_op", "name": "op{}", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"External id": {}}}}})",
+        i == 0 ? "" : ",", i % 5, 10 * i, i + 1);
+  }
+  json += "]}";
+  for (int threads : {1, 3}) {
+    ImportOptions options;
+    options.threads = threads;
+    options.chunk_bytes = 16 << 10;
+    Trace t;
+    ImportStats stats;
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(ImportTraceFromMemory(json, &t, &stats, options).ok());
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_GT(stats.read_seconds, 0) << threads;
+    EXPECT_GT(stats.merge_seconds, 0) << threads;
+    EXPECT_GT(stats.finish_seconds, 0) << threads;
+    if (threads == 1) {
+      EXPECT_GT(stats.parse_seconds, 0);
+    }
+    EXPECT_LE(stats.read_seconds + stats.finish_seconds, wall) << threads;
+    if (threads == 1) {
+      EXPECT_LE(
+          stats.read_seconds + stats.parse_seconds + stats.merge_seconds + stats.finish_seconds,
+          wall);
+    }
   }
 }
 
