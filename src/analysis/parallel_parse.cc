@@ -119,12 +119,14 @@ ParallelEventParser::ParallelEventParser(const ImportOptions& options, EventTran
       max_in_flight_(static_cast<size_t>(threads_) + 1),
       pack_args_after_(uint64_t{kPackArgsChunks} * options.chunk_bytes *
                        static_cast<uint64_t>(threads_)),
+      spin_(threads_ <= AffinityCores() ? kSpinBeforeSleep : std::chrono::nanoseconds(0)),
       own_(options) {}
 
 ParallelEventParser::~ParallelEventParser() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    Changed();
   }
   work_cv_.notify_all();
   state_cv_.notify_all();
@@ -208,6 +210,7 @@ void ParallelEventParser::Dispatch() {
       order_.push_back(std::move(filling_));
       ++in_flight_;
       peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+      Changed();
       // Threads start once there is more than one chunk, parse workers as the JSON read grows.
       if (++dispatched_ >= 2 && !all_started_) StartThreads();
     }
@@ -236,6 +239,36 @@ void ParallelEventParser::StartThreads() {
   }
 }
 
+namespace {
+
+// One spin of a waiting loop: tells the core (and a hypervisor) that this thread waits.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+template <typename Ready>
+void ParallelEventParser::Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                               Ready ready) {
+  if (ready()) return;
+  if (spin_.count() > 0) {
+    const uint64_t seen = changes_.load(std::memory_order_relaxed);
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    for (uint32_t i = 1; changes_.load(std::memory_order_relaxed) == seen; ++i) {
+      CpuRelax();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
+    }
+    lock.lock();
+  }
+  cv.wait(lock, ready);
+}
+
 bool ParallelEventParser::CanMerge() const {
   return !merging_ && !order_.empty() && order_.front()->parsed;
 }
@@ -247,7 +280,7 @@ void ParallelEventParser::WorkUntil(Done done) {
     std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      state_cv_.wait(lock, [&] { return error_ || done() || CanMerge() || !queue_.empty(); });
+      Wait(lock, state_cv_, [&] { return error_ || done() || CanMerge() || !queue_.empty(); });
       if (error_) std::rethrow_exception(error_);
       if (done()) return;
       if (!TakeWork(&parse, &merge)) continue;
@@ -282,6 +315,7 @@ void ParallelEventParser::Work(Chunk* parse, std::unique_ptr<Chunk> merge, Worke
     merging_ = false;
     --in_flight_;
     free_.push_back(std::move(merge));
+    Changed();
     can_merge = CanMerge();
   }
   state_cv_.notify_all();
@@ -301,6 +335,7 @@ void ParallelEventParser::Guarded(Body body) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!error_) error_ = std::current_exception();
+      Changed();
     }
     work_cv_.notify_all();
     state_cv_.notify_all();
@@ -314,7 +349,7 @@ void ParallelEventParser::HandOverLoop() {
     std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      state_cv_.wait(lock, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
+      Wait(lock, state_cv_, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
       if (stop_ || error_) return;
       if (!TakeWork(&parse, &merge)) continue;
     }
@@ -329,7 +364,7 @@ void ParallelEventParser::WorkerLoop() {
     std::unique_ptr<Chunk> merge;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
+      Wait(lock, work_cv_, [&] { return stop_ || error_ || CanMerge() || !queue_.empty(); });
       if (stop_ || error_) return;
       if (!TakeWork(&parse, &merge)) continue;
     }
@@ -352,6 +387,7 @@ void ParallelEventParser::ParseChunk(Chunk* chunk, Worker* worker) {
     std::lock_guard<std::mutex> lock(mu_);
     chunk->parsed = true;
     can_merge = CanMerge();
+    Changed();
   }
   state_cv_.notify_all();
   if (can_merge) work_cv_.notify_one();

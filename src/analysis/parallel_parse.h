@@ -16,7 +16,8 @@
 // chunk, else waits. The hand-over thread and the parse workers do the same without reading: any
 // thread may take the merge, so a thread that is descheduled (a core shared with another process)
 // holds up the merge only while it is inside one. One thread at a time merges, in stream order
-// (`merging_`). No thread spins or sleeps while work it may take waits.
+// (`merging_`). No thread spins or sleeps while work it may take waits; a thread with nothing to
+// take spins for up to kSpinBeforeSleep before it sleeps, when each thread has a core.
 // Threads start with the second chunk, so a small trace runs on the calling thread alone, and
 // parse workers one per kParseWorkerChunks chunks of JSON read (8 MiB with 256 KiB chunks): each
 // holds a parser, a translator, a malloc arena and, once args are packed, a zstd context, a few
@@ -49,6 +50,8 @@
 #ifndef OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 #define OPSCOPE_ANALYSIS_PARALLEL_PARSE_H_
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -93,6 +96,14 @@ class ParallelEventParser {
   static constexpr size_t kPackArgsChunks = 32;
   // Chunks of JSON read per parse worker started (see above).
   static constexpr uint64_t kParseWorkerChunks = 32;
+  // How long a thread that runs out of work spins (watching for a change, the lock released)
+  // before it sleeps on a condition variable, when every thread has a core of its own. A chunk
+  // takes tens to a few hundred microseconds to read, parse or merge, so most waits end within
+  // this. A sleeping thread is woken onto the waker's core by the scheduler often enough to
+  // matter: on the 2-core VM, perf sched showed both import threads taking turns on one core for
+  // milliseconds while the other core idled, and 2 threads imported the 15 MB fixture no faster
+  // than 1 (docs/import.md, "Waking threads").
+  static constexpr std::chrono::microseconds kSpinBeforeSleep{200};
 
   // `threads` >= 2 counts the calling thread. `start_after_bytes`: the document reader parses
   // events on its own thread until that much JSON is read (threads do not pay on small traces).
@@ -154,6 +165,13 @@ class ParallelEventParser {
   // chunk when it is parsed and nobody merges, else parse the oldest waiting chunk, else wait.
   template <typename Done>
   void WorkUntil(Done done);
+  // Waits on `cv` under `lock` until `ready()`. A thread about to sleep first spins for up to
+  // spin_ with the lock released, watching changes_ (see kSpinBeforeSleep).
+  template <typename Ready>
+  void Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Ready ready);
+  // Records a change of the shared state (a chunk queued, parsed or merged, stop_, error_) for
+  // spinning threads. Caller holds mu_ and notifies the condition variables after.
+  void Changed() { changes_.fetch_add(1, std::memory_order_relaxed); }
   // The next chunk in order is parsed and no thread merges it. Caller holds mu_.
   bool CanMerge() const;
   // Takes the merge of the next chunk in order if CanMerge, else the oldest waiting chunk to
@@ -179,6 +197,9 @@ class ParallelEventParser {
   uint64_t next_sample_ = 0;  // stream offset of the next sample
   size_t max_in_flight_;
   uint64_t pack_args_after_;  // JSON bytes read before chunks pack their args
+  // kSpinBeforeSleep, or 0 when there are more threads than cores (a spinning thread would take
+  // the core of one with work).
+  std::chrono::nanoseconds spin_;
   size_t peak_in_flight_ = 0;
   size_t dispatched_ = 0;
   uint64_t json_read_ = 0;          // stream offset of the end of the last batch submitted
@@ -198,6 +219,7 @@ class ParallelEventParser {
   bool merging_ = false;      // a thread merges the chunk taken from order_ (guarded by mu_)
   bool stop_ = false;         // guarded by mu_
   std::exception_ptr error_;  // the first exception on another thread (guarded by mu_)
+  std::atomic<uint64_t> changes_{0};  // written under mu_, read by spinning threads without it
   std::vector<std::thread> workers_;
 };
 
