@@ -82,7 +82,9 @@ class Trace:
     @property
     def metadata(self):
         """trace_name, device_type, base_time_ns, skipped_events, warnings, extra (raw JSON of
-        other top-level keys such as distributedInfo), slices, input_bytes, json_bytes."""
+        other top-level keys such as distributedInfo), slices, input_bytes, json_bytes, and
+        import_seconds: the import's wall seconds per stage (read, parse, merge, finish; with
+        threads, parse counts the calling thread's share only)."""
         return self._impl.metadata()
 
     def __len__(self):

@@ -31,6 +31,19 @@ def test_key_averages_table_is_the_cli_text(qwen, sort_by, rows):
     assert "Name" in table.splitlines()[1]
 
 
+def test_metadata_says_what_was_read_and_where_the_time_went(qwen):
+    md = qwen.metadata
+    path = fixture_trace(QWEN)
+    assert md["input_bytes"] == path.stat().st_size
+    with gzip.open(path, "rb") as f:
+        assert md["json_bytes"] == len(f.read())
+    assert md["slices"] == len(qwen.slices())
+    stages = md["import_seconds"]
+    assert sorted(stages) == ["finish", "merge", "parse", "read"]
+    # Every stage ran (a one-thread import of this size parses on the calling thread).
+    assert all(seconds > 0 for seconds in stages.values()), stages
+
+
 def test_bad_sort_key_is_value_error(qwen):
     with pytest.raises(ValueError, match="self_cpu_time_total"):
         qwen.key_averages().table(sort_by="no_such_key")
