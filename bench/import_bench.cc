@@ -361,7 +361,9 @@ void PrintScalingModel(const ChildResult& one, const ChildResult& two, double mb
 // 1 against 2 threads (and the default: the free cores, threads from 32 MiB on), wall time, best of
 // `runs` each, measured side by side; the scaling model for more cores from the two (Amdahl:
 // t(n) = serial + parallel / n); peak memory at each count.
-void Compare(const std::string& self, const std::string& path, int runs, double mb) {
+// `generated`: the generated trace, whose end-to-end rate the 1 GB/s target is about.
+void Compare(const std::string& self, const std::string& path, int runs, double mb,
+             bool generated) {
   // Interleaved (1, 2, default, 1, 2, default, ...): this VM's speed drifts by tens of percent
   // from one minute to the next, and the best of runs taken minutes apart compared the drift.
   Best best_one(true), best_two(true), best_automatic(true);
@@ -383,6 +385,16 @@ void Compare(const std::string& self, const std::string& path, int runs, double 
   std::printf(
       "  import, 1 thread     %8.3f s wall  2 threads %8.3f s wall   %.2fx   target >= 1.8x: %s\n",
       one.import_s, two.import_s, speedup, speedup >= 1.8 ? "met" : "NOT met");
+  // What 2 threads could reach if everything before the finish (the staged slices into the
+  // model, Trace::Finalize) split evenly and cost nothing more: the finish stays on one thread
+  // below 64 Ki slices per thread, and is most of the serial time of a small trace.
+  if (one.finish_s > 0 && one.finish_s < one.import_s) {
+    const double bound = one.import_s / ((one.import_s - one.finish_s) / 2 + one.finish_s);
+    std::printf(
+        "  2 threads at most    %8.2fx with the finish (%.3f s of the 1-thread %.3f s) serial and "
+        "no hand-off cost\n",
+        bound, one.finish_s, one.import_s);
+  }
   std::printf(
       "  import CPU, 1 thread %8.3f s       2 threads %8.3f s        (%+.0f%%: the hand-offs)\n",
       one.import_cpu_s, two.import_cpu_s, 100.0 * (two.import_cpu_s / one.import_cpu_s - 1));
@@ -392,9 +404,16 @@ void Compare(const std::string& self, const std::string& path, int runs, double 
       cores, automatic.import_s, one.import_s / automatic.import_s,
       automatic.import_s <= one.import_s * 1.05 ? "met" : "NOT met");
   const double rate2 = mb / two.total_s;
-  std::printf(
-      "  import+key_averages, 2 threads %6.3f s wall %8.1f MB/s   target >= 1000 MB/s: %s\n",
-      two.total_s, rate2, rate2 >= 1000 ? "met" : "NOT met");
+  if (generated) {
+    std::printf(
+        "  import+key_averages, 2 threads %6.3f s wall %8.1f MB/s   target >= 1000 MB/s: %s\n",
+        two.total_s, rate2, rate2 >= 1000 ? "met" : "NOT met");
+  } else {
+    std::printf(
+        "  import+key_averages, 2 threads %6.3f s wall %8.1f MB/s   (the 1000 MB/s target is the "
+        "generated trace's)\n",
+        two.total_s, rate2);
+  }
   const std::pair<const char*, const ChildResult*> counts[] = {
       {"1 thread ", &one}, {"2 threads", &two}, {"8 threads", &eight}, {"default  ", &automatic}};
   for (const auto& [label, r] : counts) {
@@ -406,7 +425,7 @@ void Compare(const std::string& self, const std::string& path, int runs, double 
 }
 
 void Report(const char* label, const std::string& self, const std::string& path,
-            uint64_t file_bytes, const std::string& python_path, int runs) {
+            uint64_t file_bytes, const std::string& python_path, int runs, bool generated) {
   const ChildResult r = MeasureBest(self, path, runs);
   if (!r.ok) {
     std::printf("%s: import failed\n", label);
@@ -429,7 +448,7 @@ void Report(const char* label, const std::string& self, const std::string& path,
               import_mb, import_mb / mb, import_mb / mb <= 0.5 ? "met" : "NOT met");
   std::printf("  peak memory, +key_averages %4.1f MB  = %.2f x JSON size   target <= 0.50: %s\n",
               peak_mb, peak_mb / mb, peak_mb / mb <= 0.5 ? "met" : "NOT met");
-  Compare(self, path, runs, mb);
+  Compare(self, path, runs, mb, generated);
   std::string note;
   const double py = PythonJsonLoad(python_path, r.json_bytes, &note);
   if (py > 0) {
@@ -544,9 +563,9 @@ int main(int argc, char** argv) {
     const std::string cmd = "gzip -dc '" + fixture.string() + "' > '" + plain + "'";
     if (std::system(cmd.c_str()) == 0) {
       Report(("largest fixture, gzip: " + fixture.filename().string()).c_str(), self,
-             fixture.string(), fs::file_size(fixture), plain, 7);
+             fixture.string(), fs::file_size(fixture), plain, 7, false);
       std::printf("\n");
-      Report("largest fixture, decompressed", self, plain, fs::file_size(plain), plain, 7);
+      Report("largest fixture, decompressed", self, plain, fs::file_size(plain), plain, 7, false);
       std::printf("\n");
     }
     std::remove(plain.c_str());
@@ -565,7 +584,8 @@ int main(int argc, char** argv) {
   }
   std::printf("(generated %.1f MB in %.1f s)\n", bytes / 1e6,
               std::chrono::duration<double>(Clock::now() - g0).count());
-  Report(fmt::format("generated Kineto trace, {} MiB", mb).c_str(), self, path, bytes, path, 3);
+  Report(fmt::format("generated Kineto trace, {} MiB", mb).c_str(), self, path, bytes, path, 3,
+         true);
   ReportAgainstJsonLoad(path, bytes, 3);
   if (!keep) std::remove(path.c_str());
   return 0;
