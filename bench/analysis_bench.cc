@@ -22,9 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
-#include "trace/json_writer.h"
+#include "opscope/import.h"
 
 namespace {
 

@@ -36,12 +36,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "bench/first_answer.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
-#include "trace/json_writer.h"
+#include "opscope/import.h"
 
 namespace {
 

@@ -30,6 +30,7 @@
 
 #include "bench/page_cache.h"
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/key_averages.h"
 
 namespace {

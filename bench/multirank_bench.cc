@@ -46,6 +46,7 @@
 
 #include "bench/page_cache.h"
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/job.h"  // sizeof(CollectiveRecord) in the scaling model
 #include "tests/common/child_process.h"
 

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/perf_analysis.h"
 
 namespace {

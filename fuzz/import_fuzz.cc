@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/perf_analysis.h"
 
 namespace {

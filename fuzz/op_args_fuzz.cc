@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/op_args.h"
+#include "analysis/perf/op_args.h"
 #include "profiler/input_shapes.h"
 
 namespace {

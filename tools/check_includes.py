@@ -33,29 +33,31 @@ import tempfile
 # Components in layer order, lowest first. A component may include what belongs to components of a
 # lower rank; the two device backends share a rank and do not see each other.
 COMPONENTS = {
-    "trace": 0,
-    "profiler": 1,
-    "tensor": 2,
-    "device/cpu": 3,
-    "device/neuron": 3,
-    "compile": 4,
-    "analysis": 5,
-    "job": 6,
-    "explorer": 7,
+    "base": 0,
+    "trace": 1,
+    "profiler": 2,
+    "tensor": 3,
+    "device/cpu": 4,
+    "device/neuron": 4,
+    "compile": 5,
+    "import": 6,
+    "analysis": 7,
+    "job": 8,
+    "explorer": 9,
 }
 # The device backends: components to their right use them only through DeviceBackend (device.h),
 # choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
-TOOLS_RANK = 8  # tools/: the opscope CLI, above every component
-TOP_RANK = 9    # tests/, bench/, fuzz/, python/src/: may use every public header
+TOOLS_RANK = 10  # tools/: the opscope CLI, above every component
+TOP_RANK = 11    # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
     "trace.h": "trace",
     "activity.h": "trace",
     "record.h": "trace",
-    "status.h": "trace",
+    "status.h": "base",
     "key_averages.h": "profiler",
     "device_config.h": "profiler",
     "profiler.h": "profiler",
@@ -64,6 +66,7 @@ PUBLIC_HEADERS = {
     "device.h": "tensor",
     "neuron.h": "device/neuron",
     "compile.h": "compile",
+    "import.h": "import",
     "analysis.h": "analysis",
     "job.h": "job",
     "job_mpi.h": "job",
@@ -76,19 +79,16 @@ PUBLIC_HEADERS = {
 # Patterns are fnmatch globs over repository-relative paths ("*" crosses "/"). An includer in
 # src/ must still sit to the right of the header's component. docs/architecture.md explains each.
 INTERNAL_USES = [
-    # The trace layer's JSON and arithmetic helpers: every layer above writes JSON with them.
-    ("src/trace/json_writer.h", ["src/*", "tests/*", "bench/*"]),
-    ("src/trace/json_escape.h", ["src/*", "tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
-    ("src/trace/saturating.h", ["src/*"]),
-    # The fork-join pool of the report's per-track analyses and the Explorer's per-lane index.
-    ("src/trace/parallel_for.h", ["src/*"]),
+    # The base layer, below every component: JSON writing, escaping and scanning, saturating
+    # arithmetic, huge-page arrays, the fork-join pool, the machine's free cores. Every component
+    # uses it; so do the tests of what it holds.
+    ("src/base/*.h", ["src/*", "tests/*"]),
+    ("src/base/json_writer.h", ["bench/*"]),
+    ("src/base/json_escape.h", ["tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
-    ("src/trace/packed_args.h", ["src/analysis/*"]),
-    # Huge pages for large arrays: the trace model's, the importer's slice stage and
-    # key_averages' per-event arrays.
-    ("src/trace/huge_array.h", ["src/analysis/*", "src/profiler/key_averages.cc"]),
-    # The one JSON structure scanner: the importer's stream and the trace model's FindArg.
-    ("src/trace/json_scan.h", ["src/*", "tests/analysis/import_test.cc"]),
+    ("src/trace/packed_args.h", ["src/import/*"]),
+    # Analyses that split their per-track passes over threads: ranges of whole tracks.
+    ("src/trace/track_ranges.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
@@ -101,13 +101,13 @@ INTERNAL_USES = [
      ["src/analysis/memory_timeline.cc", "src/explorer/memory_lanes_test.cc",
       "tests/profiler/key_averages_memory_test.cc"]),
     # The one reader of Input Dims / Input Strides text, shared by the FLOPs count and op args.
-    ("src/profiler/input_shapes.h", ["src/analysis/op_args.h", "fuzz/op_args_fuzz.cc"]),
+    ("src/profiler/input_shapes.h", ["src/analysis/perf/op_args.h", "fuzz/op_args_fuzz.cc"]),
     # The op-args parsers, fuzzed directly.
-    ("src/analysis/op_args.h", ["fuzz/op_args_fuzz.cc"]),
+    ("src/analysis/perf/op_args.h", ["fuzz/op_args_fuzz.cc"]),
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
-    ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
+    ("src/import/*.h", ["tests/import/import_test.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
@@ -371,10 +371,10 @@ def self_test():
         "src/trace/recorder.cc": '#include "opscope/profiler.h"\n#include "trace/recorder.h"\n',
         "src/trace/recorder.h": '#include "opscope/record.h"\n',
         "src/trace/thread_buffer.h": "",
-        "src/trace/json_writer.h": "",
+        "src/base/json_writer.h": "",
         "src/profiler/profiler.cc": ('#include "trace/thread_buffer.h"\n'
                                      '#include "trace/recorder.h"\n'
-                                     '#include "trace/json_writer.h"\n'
+                                     '#include "base/json_writer.h"\n'
                                      '#include "opscope/tensor.h"\n'),
         "src/device/cpu/cpu.cc": '#include "device/neuron/neuron_internal.h"\n',
         "src/device/neuron/neuron_internal.h": "",
@@ -385,14 +385,14 @@ def self_test():
         "tests/x/x_test.cc": ('#include "opscope/opscope.h"\n'
                               '#include "trace/thread_buffer.h"\n'
                               '#include "helper.h"\n'
-                              '#include "trace/json_writer.h"\n'),
+                              '#include "base/json_writer.h"\n'),
         "tests/x/helper.h": "",
         "tools/main.cc": '#include "opscope/tensor.h"\n#include "tools/commands.h"\n',
         "tools/commands.h": "",
         "python/src/bindings.h": '#include "opscope/status.h"\n',
         "python/src/trace_bindings.cc": ('#include "opscope/opscope.h"\n'
                                          '#include "python/src/bindings.h"\n'
-                                         '#include "trace/json_writer.h"\n'
+                                         '#include "base/json_writer.h"\n'
                                          '#include "tools/commands.h"\n'),
         "include/opscope/status.h": "",
         "src/tensor/CMakeLists.txt": ("set(DEPS_ opscope_trace opscope_compile)\n"
@@ -417,7 +417,7 @@ def self_test():
         "src/tensor/tensor.cc:2": "spell src headers by component",
         "src/tensor/tensor.cc:3": "names no file",
         "tests/x/x_test.cc:2": "trace's internal header",
-        "python/src/trace_bindings.cc:3": "trace's internal header",
+        "python/src/trace_bindings.cc:3": "base's internal header",
         "python/src/trace_bindings.cc:4": "an internal header tools/commands.h",
         "src/tensor/CMakeLists.txt:2": "links opscope_compile",
         "src/compile/runtime.cc:1": "reaches the device/neuron backend",

@@ -9,13 +9,14 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/json_escape.h"
 #include "opscope/activity.h"
 #include "opscope/analysis.h"
 #include "opscope/device.h"
+#include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
 #include "profiler/chrome_trace.h"
-#include "trace/json_escape.h"
 
 namespace opscope::tools {
 namespace {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"
 #include "tools/progress.h"

@@ -19,6 +19,7 @@
 #include "explorer/synthetic_trace.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 #include "opscope/job.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"

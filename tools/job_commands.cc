@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "opscope/import.h"
 #include "opscope/key_averages.h"
 #include "tools/progress.h"
 

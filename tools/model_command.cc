@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "base/json_escape.h"
 #include "device/neuron/model_graph.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
-#include "trace/json_escape.h"
 
 namespace opscope::tools {
 namespace {

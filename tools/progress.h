@@ -13,6 +13,8 @@
 #include <functional>
 #include <string>
 
+#include "opscope/import.h"
+
 namespace opscope::tools {
 
 class ProgressBar {

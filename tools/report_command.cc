@@ -14,6 +14,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
 #include "tools/job_commands.h"

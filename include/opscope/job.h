@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/status.h"
 
 namespace opscope {

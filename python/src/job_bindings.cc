@@ -13,6 +13,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 #include "opscope/job.h"
 #include "python/src/bindings.h"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/key_averages.h"
 #include "opscope/trace.h"
 #include "python/src/bindings.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "analysis/parallel_parse.h"
+#include "base/cores.h"
 
 namespace opscope::analysis {
 
@@ -95,7 +95,7 @@ uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
 
 int AnalysisThreads(int requested, size_t slices) {
   if (requested > 0) return requested;
-  return slices < kParallelAnalysisSlices ? 1 : ImportThreadsNow(0);
+  return slices < kParallelAnalysisSlices ? 1 : internal::DefaultThreadsNow(0);
 }
 
 }  // namespace opscope::analysis

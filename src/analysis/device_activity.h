@@ -67,8 +67,8 @@ class CommunicationNames {
 uint32_t LauncherOf(const Trace& trace, uint32_t activity);
 
 // The analyses' threads (ReportOptions::threads): `requested` > 0 as given; 0 = the import's
-// default (the cores the machine's runnable threads leave free, ImportThreadsNow) for a trace of at
-// least kParallelAnalysisSlices slices, else 1 (below that, starting threads costs more than it
+// default (the cores the machine's runnable threads leave free, DefaultThreadsNow) for a trace of
+// at least kParallelAnalysisSlices slices, else 1 (below that, starting threads costs more than it
 // saves).
 inline constexpr size_t kParallelAnalysisSlices = 200000;
 int AnalysisThreads(int requested, size_t slices);

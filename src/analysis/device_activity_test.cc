@@ -7,6 +7,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 
 namespace opscope {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "analysis/device_activity.h"
+#include "base/json_writer.h"
+#include "base/parallel_for.h"
 #include "opscope/analysis.h"
-#include "trace/json_writer.h"
-#include "trace/parallel_for.h"
 
 namespace opscope {
 

@@ -4,10 +4,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "base/json_writer.h"
+#include "base/saturating.h"
 #include "opscope/analysis.h"
 #include "profiler/memory_events.h"
-#include "trace/json_writer.h"
-#include "trace/saturating.h"
 
 namespace opscope {
 namespace {

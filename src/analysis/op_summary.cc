@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "analysis/device_activity.h"
+#include "base/json_writer.h"
+#include "base/parallel_for.h"
+#include "base/saturating.h"
 #include "opscope/analysis.h"
-#include "trace/json_writer.h"
-#include "trace/parallel_for.h"
-#include "trace/saturating.h"
 
 namespace opscope {
 

@@ -7,10 +7,10 @@
 #include <map>
 
 #include "analysis/device_activity.h"
-#include "analysis/perf_report.h"
+#include "analysis/perf/perf_report.h"
+#include "base/json_writer.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
-#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

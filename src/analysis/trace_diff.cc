@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <map>
 
+#include "base/json_writer.h"
+#include "base/saturating.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
-#include "trace/json_writer.h"
-#include "trace/saturating.h"
 
 namespace opscope {
 namespace {

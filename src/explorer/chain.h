@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

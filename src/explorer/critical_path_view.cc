@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include "trace/json_writer.h"
+#include "base/json_writer.h"
 
 namespace opscope::explorer {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

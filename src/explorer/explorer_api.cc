@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "base/json_writer.h"
 #include "explorer/assets.h"
 #include "explorer/chain.h"
 #include "explorer/device_view.h"
@@ -13,7 +14,6 @@
 #include "explorer/match_marks.h"
 #include "explorer/op_table.h"
 #include "explorer/summary.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 namespace {

@@ -10,13 +10,13 @@
 #include <random>
 #include <thread>
 
+#include "base/json_writer.h"
+#include "base/parallel_for.h"
 #include "explorer/explorer_api.h"
 #include "explorer/http_server.h"
 #include "explorer/job_view.h"
 #include "opscope/explorer.h"
 #include "opscope/job.h"
-#include "trace/json_writer.h"
-#include "trace/parallel_for.h"
 
 namespace opscope {
 namespace {

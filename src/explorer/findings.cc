@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "trace/saturating.h"
+#include "base/saturating.h"
 
 namespace opscope::explorer {
 namespace {

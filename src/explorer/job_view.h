@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
 #include "opscope/job.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/explorer_api.h"
 #include "explorer/http_server.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

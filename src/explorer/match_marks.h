@@ -5,8 +5,8 @@
 
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "trace/saturating.h"
+#include "base/saturating.h"
 
 namespace opscope::explorer {
 

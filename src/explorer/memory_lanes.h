@@ -15,9 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/json_writer.h"
 #include "opscope/analysis.h"
 #include "opscope/trace.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

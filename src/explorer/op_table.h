@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "opscope/trace.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

@@ -10,8 +10,9 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "trace/parallel_for.h"
-#include "trace/saturating.h"
+#include "base/parallel_for.h"
+#include "base/saturating.h"
+#include "trace/track_ranges.h"
 
 namespace opscope::explorer {
 namespace {

@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/memory_lanes.h"
 #include "opscope/trace.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 

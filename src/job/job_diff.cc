@@ -6,9 +6,9 @@
 #include <map>
 #include <set>
 
+#include "base/json_writer.h"
 #include "job/job_format.h"
 #include "opscope/job.h"
-#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

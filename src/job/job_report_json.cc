@@ -1,8 +1,8 @@
 // JobReportJson: the job's figures as one JSON document (times in microseconds).
 #include <cmath>
 
+#include "base/json_writer.h"
 #include "opscope/job.h"
-#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

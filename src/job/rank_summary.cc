@@ -18,6 +18,7 @@
 #include "analysis/device_activity.h"
 #include "job/collective_args.h"
 #include "job/rank_loader.h"
+#include "opscope/import.h"
 #include "opscope/job.h"
 
 namespace opscope {

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "trace/json_escape.h"
+#include "base/json_escape.h"
 
 namespace opscope::internal {
 namespace {

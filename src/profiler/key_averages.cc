@@ -13,11 +13,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/huge_array.h"
+#include "base/parallel_for.h"
+#include "base/saturating.h"
 #include "profiler/flops.h"
 #include "profiler/memory_events.h"
-#include "trace/huge_array.h"
-#include "trace/parallel_for.h"
-#include "trace/saturating.h"
+#include "trace/track_ranges.h"
 
 namespace opscope {
 namespace {

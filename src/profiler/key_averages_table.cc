@@ -6,8 +6,8 @@
 #include <functional>
 #include <optional>
 
+#include "base/json_escape.h"
 #include "opscope/key_averages.h"
-#include "trace/json_escape.h"
 
 namespace opscope {
 namespace {

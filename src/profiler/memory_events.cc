@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "trace/saturating.h"
+#include "base/saturating.h"
 
 namespace opscope::internal {
 namespace {

@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/json_escape.h"
 #include "opscope/profiler.h"
 #include "profiler/memory_events.h"
 #include "trace/clock.h"
-#include "trace/json_escape.h"
 
 namespace opscope::internal {
 namespace {

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/huge_array.h"
 #include "opscope/trace.h"
-#include "trace/huge_array.h"
 #include "trace/packed_args.h"
 
 namespace opscope {

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/huge_array.h"
+#include "base/parallel_for.h"
 #include "opscope/trace.h"
-#include "trace/huge_array.h"
-#include "trace/parallel_for.h"
 
 namespace opscope {
 namespace {

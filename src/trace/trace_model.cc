@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/huge_array.h"
+#include "base/json_scan.h"
 #include "opscope/trace.h"
 #include "trace/arg_store.h"
-#include "trace/huge_array.h"
-#include "trace/json_scan.h"
 
 namespace opscope {
 

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "tests/analysis/test_support.h"
 
 namespace opscope::testing {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "profiler/chrome_trace.h"
 #include "tests/analysis/test_support.h"
 

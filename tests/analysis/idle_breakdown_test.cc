@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/perf_analysis.h"
 #include "tests/analysis/fixture_traces.h"
 

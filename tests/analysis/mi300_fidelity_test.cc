@@ -15,6 +15,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "tests/analysis/test_support.h"
 
 namespace opscope {

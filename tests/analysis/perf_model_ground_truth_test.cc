@@ -10,6 +10,7 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/perf_analysis.h"
 #include "tests/analysis/test_support.h"
 

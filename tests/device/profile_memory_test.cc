@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
 #include "opscope/tensor.h"

@@ -15,6 +15,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 #include "opscope/perf_analysis.h"
 
 namespace opscope {

@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/op_table.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/explorer.h"
-#include "trace/json_writer.h"
 
 namespace opscope {
 namespace {

@@ -19,6 +19,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 #include "tests/analysis/test_support.h"
 
 namespace opscope {

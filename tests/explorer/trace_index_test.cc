@@ -10,9 +10,9 @@
 #include <fstream>
 #include <map>
 
+#include "base/json_writer.h"
 #include "explorer/summary.h"
 #include "opscope/explorer.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 namespace {

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
 #include "tests/analysis/fixture_traces.h"
-#include "trace/json_writer.h"
 
 namespace opscope::explorer {
 namespace {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 #include "opscope/job.h"
 #include "tests/job/rank_set.h"
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/job.h"
 #include "tests/job/rank_set.h"
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "opscope/analysis.h"
+#include "opscope/import.h"
 #include "opscope/profiler.h"
 #include "tests/common/temp_dir.h"
 

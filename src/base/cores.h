@@ -1,0 +1,31 @@
+// How many threads a job may use: the cores this process may run on, and the share of them the
+// machine's other work leaves free. The import and the analyses choose their default thread
+// counts here.
+#ifndef OPSCOPE_BASE_CORES_H_
+#define OPSCOPE_BASE_CORES_H_
+
+namespace opscope::internal {
+
+// A default thread count (ImportOptions::threads and the analyses' `threads`) resolved. `requested`
+// > 0 is honoured as given. 0 (the default) is the cores this process may run on (`cores`) that the
+// machine's other work leaves free: `runnable` is the average number of threads running or ready to
+// run machine-wide, counting the caller's own (RunnableNow, sampled while the import runs); fewer
+// than kMinDefaultThreads free cores is 1 thread, which is never slower than itself: with other
+// work running, 2 threads were slower than 1 in some runs (268 MB generated trace at load 4.5:
+// 0.89-0.95 s against 0.79-0.82 s) and faster in others. The 1-minute load average, used before,
+// lags by a minute: a benchmark's own previous runs raised it enough to pick 1 thread on an idle
+// machine (docs/import.md, Threads).
+inline constexpr int kMinDefaultThreads = 2;
+int ResolveDefaultThreads(int requested, int cores, double runnable);
+// The cores this process may run on (sched_getaffinity), at least 1.
+int AffinityCores();
+// Threads running or ready to run on the machine at this instant (the RUNNABLE of /proc/loadavg's
+// RUNNABLE/TOTAL), or -1 where that is not known.
+double RunnableNow();
+// ResolveDefaultThreads with AffinityCores and the average of a few RunnableNow samples taken
+// 0.25 ms apart (under a millisecond in all; the analyses' default).
+int DefaultThreadsNow(int requested);
+
+}  // namespace opscope::internal
+
+#endif  // OPSCOPE_BASE_CORES_H_

@@ -1,0 +1,62 @@
+// The table of readers (formats.h) and detection over it.
+#include "import/formats.h"
+
+#include <array>
+
+#include "import/kineto/kineto_reader.h"
+
+namespace opscope::import {
+namespace {
+
+constexpr std::array kReaders = {
+    FormatReader{TraceFormat::kKinetoJson, "kineto-json",
+                 "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
+                 "array, plain or gzip)",
+                 &LooksLikeKinetoJson, nullptr, &ReadKinetoJson},
+};
+
+}  // namespace
+
+std::span<const FormatReader> FormatReaders() { return kReaders; }
+
+const FormatReader* FindReader(TraceFormat format) {
+  for (const FormatReader& r : kReaders) {
+    if (r.format == format) return &r;
+  }
+  return nullptr;
+}
+
+const FormatReader* DetectFile(std::string_view head) {
+  for (const FormatReader& r : kReaders) {
+    if (r.detect_head != nullptr && r.detect_head(head)) return &r;
+  }
+  return nullptr;
+}
+
+const FormatReader* DetectDirectory(const std::string& path) {
+  for (const FormatReader& r : kReaders) {
+    if (r.detect_directory != nullptr && r.detect_directory(path)) return &r;
+  }
+  return nullptr;
+}
+
+std::string TriedFormats(bool directory) {
+  std::string out;
+  for (const FormatReader& r : kReaders) {
+    if (directory ? r.detect_directory == nullptr : r.detect_head == nullptr) continue;
+    if (!out.empty()) out += "; ";
+    out += r.description;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace opscope::import
+
+namespace opscope {
+
+std::string_view TraceFormatName(TraceFormat format) {
+  const import::FormatReader* r = import::FindReader(format);
+  return r != nullptr ? r->name : "unknown";
+}
+
+}  // namespace opscope
