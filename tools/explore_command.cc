@@ -99,7 +99,7 @@ bool NamesAJob(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     if (!std::filesystem::is_directory(path)) return false;
     std::vector<std::string> found;
-    if (FindTraceFiles(path, &found).ok()) files += found.size();
+    if (FindTraces(path, &found).ok()) files += found.size();
   }
   return files > 1;
 }
@@ -213,7 +213,7 @@ std::vector<Opened> FindOpened(const std::vector<std::string>& paths, Explorer* 
   std::vector<Opened> opened;
   for (const std::string& path : paths) {
     std::vector<std::string> files;
-    if (const Status found = FindTraceFiles(path, &files); !found.ok()) {
+    if (const Status found = FindTraces(path, &files); !found.ok()) {
       std::fprintf(stderr, "opscope explore: %s\n", found.message().c_str());
       continue;
     }

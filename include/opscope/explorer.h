@@ -135,11 +135,6 @@ class Explorer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Finds the trace files a path names: the file itself, or every *.json / *.json.gz trace file
-// under a profile directory (sorted by path), appended to *files. kNotFound (file() = path) when
-// the path does not exist or names no trace file.
-Status FindTraceFiles(const std::string& path, std::vector<std::string>* files);
-
 }  // namespace opscope
 
 #endif  // OPSCOPE_EXPLORER_H_

@@ -119,7 +119,9 @@ TraceFormat DetectTraceFormatFromMemory(std::string_view head);
 
 // The profiles `path` holds, in path order: a file is itself whatever its content (ImportTrace says
 // what is wrong with it); a folder is searched recursively for files and folders DetectTraceFormat
-// recognises (a folder that is itself one profile is one entry, not searched further).
+// recognises, and for files whose name says they are profiles ("*.json.gz", "*.pt.trace.json",
+// ...: listed even when their content is not recognised, so that a corrupt one gets its error
+// rather than vanishing); a folder that is itself one profile is one entry, not searched further.
 // Errors: kNotFound naming the path when it does not exist, is neither a file, a named pipe nor a
 // folder, or is a folder holding no profile.
 Status FindTraces(const std::string& path, std::vector<std::string>* traces);

@@ -8,11 +8,13 @@
 namespace opscope::import {
 namespace {
 
+constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
+
 constexpr std::array kReaders = {
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",
-                 &LooksLikeKinetoJson, nullptr, &ReadKinetoJson},
+                 &LooksLikeKinetoJson, kKinetoNames, nullptr, &ReadKinetoJson},
 };
 
 }  // namespace
@@ -38,6 +40,18 @@ const FormatReader* DetectDirectory(const std::string& path) {
     if (r.detect_directory != nullptr && r.detect_directory(path)) return &r;
   }
   return nullptr;
+}
+
+bool NamedLikeProfile(std::string_view file_name) {
+  for (const FormatReader& r : kReaders) {
+    for (std::string_view suffix : r.name_suffixes) {
+      if (file_name.size() >= suffix.size() &&
+          file_name.substr(file_name.size() - suffix.size()) == suffix) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 std::string TriedFormats(bool directory) {

@@ -23,6 +23,10 @@ struct FormatReader {
   // Whether a file whose first bytes (inflated when gzip) are `head` is in this format; null for a
   // format that is a folder.
   bool (*detect_head)(std::string_view head);
+  // File names that say a file is in this format ("*.json.gz"): a folder scan lists such a file
+  // even when its content is not recognised, so that a corrupt one gets its error rather than
+  // vanishing. Suffixes, matched case-sensitively; empty for none.
+  std::span<const std::string_view> name_suffixes;
   // Whether the folder at `path` is one profile in this format; null for a file format.
   bool (*detect_directory)(const std::string& path);
   // Reads `in` into the empty trace `out` and finalizes it whatever happens; what was read before
@@ -38,6 +42,8 @@ const FormatReader* FindReader(TraceFormat format);
 const FormatReader* DetectFile(std::string_view head);
 // The first reader whose detect_directory accepts the folder, or null.
 const FormatReader* DetectDirectory(const std::string& path);
+// True when a file's name ends in a suffix some format claims (FormatReader::name_suffixes).
+bool NamedLikeProfile(std::string_view file_name);
 // "Kineto JSON (...), Perfetto (...)": what was tried, for an error about an unknown input.
 std::string TriedFormats(bool directory);
 

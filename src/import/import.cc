@@ -163,7 +163,8 @@ Status FindTraces(const std::string& path, std::vector<std::string>* traces) {
         it.disable_recursion_pending();
       }
     } else if (it->is_regular_file(ec) &&
-               DetectTraceFormat(it->path().string()) != TraceFormat::kUnknown) {
+               (import::NamedLikeProfile(it->path().filename().string()) ||
+                DetectTraceFormat(it->path().string()) != TraceFormat::kUnknown)) {
       found.push_back(it->path().string());
     }
   }

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 
+#include "opscope/import.h"
 #include "opscope/job.h"
 
 namespace opscope {
@@ -13,21 +13,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// A .json.gz file is taken as a trace; a plain .json file when its first megabyte names
-// traceEvents (folders also hold configs and Neuron's other JSON outputs).
-bool LooksLikeTrace(const fs::path& p) {
-  const std::string name = p.filename().string();
-  if (EndsWith(name, ".json.gz")) return true;
-  if (!EndsWith(name, ".json")) return false;
-  std::ifstream in(p, std::ios::binary);
-  std::string head(1 << 20, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head.find("\"traceEvents\"") != std::string::npos;
+// The bytes a profile takes on disk: a file's size, or a folder's files' (a profile made of
+// several files), for spreading a job's ranks by size.
+uint64_t StoredBytes(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) {
+    const uint64_t bytes = fs::file_size(p, ec);
+    return ec ? 0 : bytes;
+  }
+  uint64_t bytes = 0;
+  for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  }
+  return bytes;
 }
 
 // The first `rank[-_]?N` in `name` (case-insensitive), or -1.
@@ -58,32 +59,17 @@ Status AddPath(const std::string& path, std::vector<RankFile>* files) {
   if (ec || !fs::exists(st)) {
     return Status::NotFound(fmt::format("{}: no such file or directory", path), path);
   }
-  std::vector<fs::path> found;
-  if (fs::is_regular_file(st)) {
-    found.emplace_back(path);
-  } else if (fs::is_directory(st)) {
-    for (fs::recursive_directory_iterator
-             it(path, fs::directory_options::skip_permission_denied, ec),
-         end;
-         it != end; it.increment(ec)) {
-      if (ec) break;
-      if (it->is_regular_file(ec) && LooksLikeTrace(it->path())) found.push_back(it->path());
-    }
-    if (found.empty()) {
-      return Status::NotFound(
-          fmt::format("{}: no trace files (*.json with traceEvents, *.json.gz) in this directory",
-                      path),
-          path);
-    }
-  } else {
+  if (!fs::is_regular_file(st) && !fs::is_directory(st)) {
     return Status::NotFound(fmt::format("{}: not a trace file or a directory of traces", path),
                             path);
   }
-  for (const fs::path& p : found) {
+  std::vector<std::string> traces;
+  if (Status found = FindTraces(path, &traces); !found.ok()) return found;
+  for (const std::string& trace : traces) {
+    const fs::path p(trace);
     RankFile f;
-    f.path = p.string();
-    f.bytes = fs::file_size(p, ec);
-    if (ec) f.bytes = 0;
+    f.path = trace;
+    f.bytes = StoredBytes(p);
     // Only names below the folder the user gave count: its own name and its parents' may
     // contain anything.
     const fs::path below = fs::is_directory(st) ? p.lexically_relative(path) : p;

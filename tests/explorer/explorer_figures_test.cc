@@ -101,7 +101,7 @@ class ExplorerFiguresTest : public ::testing::Test {
     explorer_ = new Explorer(ExplorerOptions{});
     for (const std::string& dir : {demo_.string(), std::string(fixtures) + "/traces"}) {
       std::vector<std::string> found;
-      const Status listed = FindTraceFiles(dir, &found);
+      const Status listed = FindTraces(dir, &found);
       ASSERT_TRUE(listed.ok()) << listed.message();
       for (const std::string& f : found) {
         Trace trace;

@@ -1,4 +1,4 @@
-// TraceIndex (lanes, rows, level-of-detail merging), JsonWriter escaping, FindTraceFiles.
+// TraceIndex (lanes, rows, level-of-detail merging), JsonWriter escaping, FindTraces.
 #include "explorer/trace_index.h"
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "base/json_writer.h"
 #include "explorer/summary.h"
 #include "opscope/explorer.h"
+#include "opscope/import.h"
 
 namespace opscope::explorer {
 namespace {
@@ -220,7 +221,7 @@ TEST(JsonWriterTest, EscapesEverythingIntoValidJson) {
   EXPECT_EQ(simdjson::dom::array(doc["list"]).size(), 4u);
 }
 
-TEST(FindTraceFilesTest, FindsTracesInAProfileDirectory) {
+TEST(FindTracesTest, FindsTracesInAProfileDirectory) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("opscope_find_{}", getpid());
   fs::create_directories(dir / "inst_pid_1" / "123");
@@ -228,20 +229,20 @@ TEST(FindTraceFilesTest, FindsTracesInAProfileDirectory) {
   std::ofstream(dir / "inst_pid_1" / "123" / "other.json") << R"({"config": 1})";
   std::ofstream(dir / "b.pt.trace.json.gz") << "x";
   std::vector<std::string> files;
-  Status st = FindTraceFiles(dir.string(), &files);
+  Status st = FindTraces(dir.string(), &files);
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(files.size(), 2u);
   EXPECT_NE(files[0].find("b.pt.trace.json.gz"), std::string::npos);
   EXPECT_NE(files[1].find("trace.json"), std::string::npos);
   files.clear();
-  st = FindTraceFiles((dir / "missing").string(), &files);
+  st = FindTraces((dir / "missing").string(), &files);
   EXPECT_EQ(st.code(), Status::Code::kNotFound);
   EXPECT_EQ(st.file(), (dir / "missing").string());
   EXPECT_NE(st.message().find("no such file"), std::string::npos);
   fs::create_directories(dir / "empty");
-  st = FindTraceFiles((dir / "empty").string(), &files);
+  st = FindTraces((dir / "empty").string(), &files);
   EXPECT_EQ(st.code(), Status::Code::kNotFound);
-  EXPECT_NE(st.message().find("no trace files"), std::string::npos);
+  EXPECT_NE(st.message().find("no profiles"), std::string::npos);
   fs::remove_all(dir);
 }
 
