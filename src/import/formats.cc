@@ -4,13 +4,18 @@
 #include <array>
 
 #include "import/kineto/kineto_reader.h"
+#include "import/xplane/xplane_reader.h"
 
 namespace opscope::import {
 namespace {
 
 constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
+constexpr std::string_view kXPlaneNames[] = {".xplane.pb", ".xplane.pb.gz"};
 
 constexpr std::array kReaders = {
+    FormatReader{TraceFormat::kXPlane, "xplane",
+                 "XLA XPlane (an XSpace protobuf, *.xplane.pb, as JAX / TensorFlow write it)",
+                 &LooksLikeXSpace, kXPlaneNames, nullptr, &ReadXPlane},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",
