@@ -83,10 +83,12 @@ Status ReadXPlane(ImportInput* in, Trace* out, ImportStats* stats, const ImportO
   // Every plane's header first: the earliest line start is the trace's time 0.
   std::vector<xplane::XPlane> planes;
   planes.reserve(refs.size());
+  // A plane that fails keeps the lines read before the failure; the planes after it are still
+  // read (ReadSpace found where each lies). The first error is returned.
   for (const xplane::XPlaneRef& ref : refs) {
     xplane::XPlane plane;
-    st = decoder.ReadPlane(ref, &plane);
-    if (!st.ok()) break;
+    Status read = decoder.ReadPlane(ref, &plane);
+    if (!read.ok() && st.ok()) st = std::move(read);
     planes.push_back(std::move(plane));
   }
   int64_t base_ns = std::numeric_limits<int64_t>::max();
@@ -99,10 +101,7 @@ Status ReadXPlane(ImportInput* in, Trace* out, ImportStats* stats, const ImportO
   translator.SetBaseTime(base_ns == std::numeric_limits<int64_t>::max() ? 0 : base_ns);
   for (const xplane::XPlane& plane : planes) {
     Status added = translator.AddPlane(plane);
-    if (!added.ok()) {
-      st = std::move(added);
-      break;
-    }
+    if (!added.ok() && st.ok()) st = std::move(added);
     if (options.progress) options.progress(plane.offset, bytes.size());
   }
   translator.Finish(info);

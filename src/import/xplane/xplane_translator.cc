@@ -205,19 +205,22 @@ Status XSpaceTranslator::AddPlane(const XPlane& plane) {
   }
   const std::vector<LinePlan> plans = PlanLines(plane, process);
   OpIndex index;
-  // The op level first, so that device activity finds the op it ran in.
+  // The op level first, so that device activity finds the op it ran in. A line that fails keeps
+  // its events before the failure, and the other lines are still read: the first error is
+  // returned.
+  Status first;
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < plane.lines.size(); ++i) {
       const bool op_level = plans[i].role == Role::kOps || plans[i].role == Role::kModules;
       if (op_level != (pass == 0)) continue;
       Status st = AddLine(plane, plane.lines[i], plans[i], &index);
-      if (!st.ok()) return st;
+      if (!st.ok() && first.ok()) first = std::move(st);
     }
     auto by_begin = [](const Op& a, const Op& b) { return a.begin_ns < b.begin_ns; };
     std::stable_sort(index.ops.begin(), index.ops.end(), by_begin);
     std::stable_sort(index.modules.begin(), index.modules.end(), by_begin);
   }
-  return Status::Ok();
+  return first;
 }
 
 Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, const LinePlan& plan,
@@ -268,6 +271,7 @@ Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, c
       case Role::kModules:
         s.kind = ActivityKind::kCpuOp;
         s.external_id = next_external_id_++;
+        with_flops_ = with_flops_ || FindStat(plane, e.stats, md_stats, "flops") != nullptr;
         (plan.role == Role::kOps ? index->ops : index->modules)
             .push_back({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
         break;
@@ -370,6 +374,9 @@ void XSpaceTranslator::Finish(const XSpaceInfo& info) {
     w.EndArray();
     md.extra.emplace_back("hostnames", w.Take());
   }
+  // XLA's cost analysis gives ops their FLOPs (a "flops" stat): key_averages shows them as it
+  // does a trace recorded with_flops.
+  if (with_flops_) md.extra.emplace_back("with_flops", "true");
   if (!device_properties_.empty()) {
     std::string props = "[";
     for (size_t i = 0; i < device_properties_.size(); ++i) {

@@ -80,6 +80,7 @@ class XSpaceTranslator {
   std::vector<std::string> device_properties_;              // one JSON object per device plane
   std::string device_type_;
   uint64_t aggregates_ = 0;  // events without a time (num_occurrences), left out
+  bool with_flops_ = false;  // an op carries a "flops" stat
 };
 
 }  // namespace opscope::import::xplane

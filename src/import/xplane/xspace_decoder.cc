@@ -6,6 +6,7 @@
 
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
+#include <protozero/varint.hpp>
 
 namespace opscope::import::xplane {
 namespace {
@@ -50,6 +51,24 @@ class FieldReader {
   bool Next() {
     *at_ = reader_.data().data();
     return reader_.next();
+  }
+  // The length-delimited field just reached by Next(): its bytes, or, when its length runs past
+  // the end of the enclosing message, the bytes up to that end with *cut set (a file cut short:
+  // what it holds is still read). After a cut the reader must not be used again.
+  std::string_view TakeView(bool* cut) {
+    const protozero::data_view rest = reader_.data();  // from the length varint on
+    const char* p = rest.data();
+    const char* end = rest.data() + rest.size();
+    uint64_t length = 0;
+    try {
+      length = protozero::decode_varint(&p, end);
+    } catch (const protozero::end_of_buffer_exception&) {  // the end falls inside the length
+      *cut = true;
+      return {};
+    }
+    if (length <= static_cast<uint64_t>(end - p)) return View(reader_.get_view());
+    *cut = true;
+    return {p, static_cast<size_t>(end - p)};
   }
   pbf_reader& operator*() { return reader_; }
   pbf_reader* operator->() { return &reader_; }
@@ -158,11 +177,17 @@ std::string_view ReadStatMetadataName(std::string_view message, const char** at)
 }
 
 // An XLine's fields but its events (id 1, display_id 10, name 2, display_name 11, timestamp_ns
-// 3, duration_ps 9, events 4).
+// 3, duration_ps 9, events 4). A line cut short ends at its cut event.
 void ReadLineHeader(const char** at, XLineHeader* line) {
   FieldReader f(line->message, at);
   while (f.Next()) {
     switch (f->tag_and_type()) {
+      case Bytes(4): {
+        bool cut = false;
+        f.TakeView(&cut);
+        if (cut) return;
+        break;
+      }
       case Varint(1):
         line->id = f->get_int64();
         break;
@@ -243,8 +268,17 @@ Status XSpaceDecoder::ReadSpace(std::vector<XPlaneRef>* planes, XSpaceInfo* info
       const char* field = at;
       switch (f->tag_and_type()) {
         case Bytes(1): {
-          const std::string_view plane = View(f->get_view());
-          planes->push_back({plane, OffsetOf(field), static_cast<uint32_t>(planes->size())});
+          bool cut = false;
+          const std::string_view plane = f.TakeView(&cut);
+          planes->push_back({plane, OffsetOf(field), static_cast<uint32_t>(planes->size()), cut});
+          if (cut) {
+            return Status::InvalidInput(
+                fmt::format("byte {}: plane {}: its message runs past the end of the input ({} "
+                            "bytes): the file is cut short or corrupt; what comes before the "
+                            "end is read",
+                            OffsetOf(field), planes->size() - 1, bytes_.size()),
+                OffsetOf(field));
+          }
           break;
         }
         case Bytes(2):
@@ -286,25 +320,37 @@ Status XSpaceDecoder::ReadPlane(const XPlaneRef& ref, XPlane* out) const {
           break;
         case Bytes(3): {
           XLineHeader line;
-          line.message = View(f->get_view());
+          bool cut = false;
+          line.message = f.TakeView(&cut);
           line.offset = OffsetOf(field);
           line.index = static_cast<uint32_t>(out->lines.size());
           ReadLineHeader(&at, &line);
           out->lines.push_back(line);
+          if (cut) return Status::Ok();  // the plane ends inside this line
           break;
         }
+        // A metadata entry or stat cut short by the input's end is left out: what it would say
+        // is not known.
         case Bytes(4): {
-          const auto [id, value] = ReadMapEntry(View(f->get_view()), &at);
+          bool cut = false;
+          const std::string_view entry = f.TakeView(&cut);
+          if (cut) return Status::Ok();
+          const auto [id, value] = ReadMapEntry(entry, &at);
           out->event_metadata[id] = ReadEventMetadata(value, &at);
           break;
         }
         case Bytes(5): {
-          const auto [id, value] = ReadMapEntry(View(f->get_view()), &at);
+          bool cut = false;
+          const std::string_view entry = f.TakeView(&cut);
+          if (cut) return Status::Ok();
+          const auto [id, value] = ReadMapEntry(entry, &at);
           out->stat_names[id] = ReadStatMetadataName(value, &at);
           break;
         }
         case Bytes(6): {
-          const std::string_view stat = View(f->get_view());
+          bool cut = false;
+          const std::string_view stat = f.TakeView(&cut);
+          if (cut) return Status::Ok();
           out->stats.push_back(ReadStat(stat, &at));
           break;
         }
@@ -331,7 +377,16 @@ Status XSpaceDecoder::ForEachEvent(const XPlane& plane, const XLineHeader& line,
         continue;
       }
       const char* field = at;
-      const std::string_view message = View(f->get_view());
+      bool cut = false;
+      const std::string_view message = f.TakeView(&cut);
+      if (cut) {
+        return Status::InvalidInput(
+            fmt::format("byte {}: {}: {}: event {}: its message runs past the end of the input "
+                        "({} bytes); the events before it are read",
+                        OffsetOf(field), PlaneLabel(plane), LineLabel(line), event.index,
+                        bytes_.size()),
+            OffsetOf(field));
+      }
       event.offset = OffsetOf(field);
       ReadEvent(message, &at, &event);
       if (!on_event(event)) return Status::Ok();

@@ -83,6 +83,7 @@ struct XPlaneRef {
   std::string_view message;
   uint64_t offset = 0;
   uint32_t index = 0;
+  bool cut = false;  // the message runs past the input's end: `message` is what there is
 };
 
 // XSpace's own fields besides the planes.
@@ -98,7 +99,9 @@ class XSpaceDecoder {
   explicit XSpaceDecoder(std::string_view bytes) : bytes_(bytes) {}
 
   // The top level: where each plane is, and the space's errors, warnings and hostnames. On an
-  // error, `planes` holds the planes before it.
+  // error, `planes` holds the planes before it, and a plane cut short by the end of the input
+  // (its lines and events before the end are read; its metadata, which XPlane writes after its
+  // lines, may be missing).
   Status ReadSpace(std::vector<XPlaneRef>* planes, XSpaceInfo* info) const;
   // A plane's header: id, name, metadata maps, stats and line headers.
   Status ReadPlane(const XPlaneRef& ref, XPlane* out) const;

@@ -1,10 +1,11 @@
 """An XSpace decoded by protoc (Debian's protobuf-compiler) against the shared xplane.proto, as
 plain Python dicts: the independent reader the XPlane tests hold opscope's against.
 
-    python3 xspace_text.py FILE.xplane.pb PROTO_DIR   # prints each plane's lines and event counts
+    python3 xspace_text.py FILE.xplane.pb PROTO_DIR   # each plane's lines: events, time, stats
 """
 
 import codecs
+import json
 import subprocess
 import sys
 
@@ -71,9 +72,37 @@ def line_label(line):
     return one(line, "display_name") or one(line, "name", "")
 
 
-if __name__ == "__main__":
-    space = decode(sys.argv[1], sys.argv[2])
-    for name, metadata, _, lines in planes(space):
-        print(name)
+def _round_ps(ps):
+    """ps to the nearest ns, half up (floor((ps + 500) / 1000))."""
+    return (ps + 500) // 1000
+
+
+def summary(space):
+    """Per plane and line: timed events, the sum of their durations with each end rounded to the
+    nearest ns, and how many carry each of the stats the reader uses."""
+    out = []
+    for name, metadata, stat_names, lines in planes(space):
+        plane = {"plane": name, "lines": []}
         for line in lines:
-            print(f"  {line_label(line)}: {len(line.get('events', []))} events")
+            timed = [e for e in line.get("events", []) if "offset_ps" in e]
+            total_ns = sum(_round_ps(one(e, "offset_ps", 0) + one(e, "duration_ps", 0)) -
+                           _round_ps(one(e, "offset_ps", 0)) for e in timed)
+            with_stat = {}
+            for e in timed:
+                stats = e.get("stats", []) + metadata.get(one(e, "metadata_id", 0), {}).get("stats", [])
+                for stat in {stat_names.get(one(s, "metadata_id", 0), "") for s in stats}:
+                    with_stat[stat] = with_stat.get(stat, 0) + 1
+            plane["lines"].append({
+                "line": line_label(line), "id": one(line, "id", 0), "events": len(timed),
+                "total_ns": total_ns,
+                "with_stat": {k: with_stat.get(k, 0) for k in (
+                    "correlation_id", "memcpy_details", "Memset_details", "kernel_details",
+                    "hlo_op")}})
+        out.append(plane)
+    return out
+
+
+if __name__ == "__main__":
+    # FILE PROTO_DIR: the summary as JSON (what the XPlane tests compare opscope's import with).
+    json.dump(summary(decode(sys.argv[1], sys.argv[2])), sys.stdout, indent=1)
+    sys.stdout.write("\n")
