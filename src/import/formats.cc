@@ -4,6 +4,7 @@
 #include <array>
 
 #include "import/kineto/kineto_reader.h"
+#include "import/nsys/nsys_reader.h"
 #include "import/xplane/xplane_reader.h"
 
 namespace opscope::import {
@@ -16,6 +17,9 @@ constexpr std::array kReaders = {
     FormatReader{TraceFormat::kXPlane, "xplane",
                  "XLA XPlane (an XSpace protobuf, *.xplane.pb, as JAX / TensorFlow write it)",
                  &LooksLikeXSpace, kXPlaneNames, nullptr, &ReadXPlane},
+    FormatReader{TraceFormat::kNsysSqlite, "nsys-sqlite",
+                 "Nsight Systems SQLite export (nsys export --type sqlite)", &LooksLikeNsysSqlite,
+                 {}, nullptr, &ReadNsysSqlite},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",
