@@ -240,6 +240,9 @@ class Trace {
   // Labels, sort indices and names of processes and tracks added above (before Finalize).
   Process& MutableProcess(uint32_t index) { return processes_[index]; }
   Track& MutableTrack(uint32_t index) { return tracks_[index]; }
+  // A slice added above, by the index AddSlice returned (before Finalize): for importers that
+  // learn what a slice is only once the whole input is read.
+  Slice& MutableSlice(uint32_t index) { return slices_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.

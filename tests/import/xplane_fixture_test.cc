@@ -14,6 +14,7 @@
 #include "opscope/import.h"
 #include "opscope/key_averages.h"
 #include "tests/analysis/test_support.h"
+#include "tests/common/temp_dir.h"
 
 namespace opscope {
 namespace {
@@ -141,6 +142,35 @@ TEST_F(XPlaneFixtureTest, DeviceTimelinesEqualTraceLensJaxGpuTimeline) {
     EXPECT_TRUE(gpus[o["device"].get_string().value()].error() == simdjson::SUCCESS);
     EXPECT_GT(o["busy_ns"].get_int64().value(), 0);
   }
+}
+
+// The same profile as XProf's trace viewer JSON (written from protoc's decode by xspace_text.py as
+// trace_events_to_json writes it: ps / 1e6 with %.17g) imports through the Kineto JSON reader to
+// the same per-GPU timelines.
+TEST_F(XPlaneFixtureTest, XprofJsonOfTheSameProfileGivesTheSameTimelines) {
+  testing::ScopedTempDir dir("opscope_xprof_json");
+  const std::string json = dir.File("34.83.195.179_6003.trace.json");
+  const fs::path proto_dir = testing::FixturesDir().parent_path() / "reference" / "xplane";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " +
+                         (SourceDir() / "tests/import/xplane/xspace_text.py").string() + " '" +
+                         path_ + "' '" + proto_dir.string() + "' --xprof-json > '" + json + "'")
+                            .c_str()),
+            0);
+  Trace from_json;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTrace(json, &from_json, &stats).ok());
+  EXPECT_EQ(stats.format, TraceFormat::kKinetoJson);
+  EXPECT_EQ(from_json.metadata().timeline_rule, DeviceTimelineRule::kXla);
+  const std::vector<DeviceTimelineOfDevice> a = ComputeDeviceTimelines(trace_);
+  const std::vector<DeviceTimelineOfDevice> b = ComputeDeviceTimelines(from_json);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].device, b[i].device);
+    EXPECT_EQ(a[i].timeline.ToJson().substr(a[i].timeline.ToJson().find("\"total_ns\"")),
+              b[i].timeline.ToJson().substr(b[i].timeline.ToJson().find("\"total_ns\"")));
+  }
+  // Every device activity links to its launch there too.
+  EXPECT_EQ(ComputeLaunchStatistics(from_json).unlinked_activities, 0u);
 }
 
 // The op level: TensorFlow's ops line on each GPU is what key_averages groups device time by, and

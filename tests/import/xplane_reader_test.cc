@@ -312,5 +312,52 @@ TEST(XPlaneReaderTest, GzipAndDetection) {
             TraceFormat::kUnknown);
 }
 
+// XProf's trace viewer JSON (the documented shape: displayTimeUnit "ns", a pid per plane named by
+// process_name, a thread per line, ts / dur as ps / 1e6 with %.17g, no categories), read by the
+// Kineto JSON reader: times exact, and the events mean what the XPlane reader makes of them.
+TEST(XprofJsonTest, FractionalMicrosecondsAndDeviceEvents) {
+  constexpr char kJson[] = R"json({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},
+  "traceEvents":[
+  {"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},
+  {"ph":"M","pid":1,"tid":13,"name":"thread_name","args":{"name":"Stream #13(compute)"}},
+  {"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}},
+  {"ph":"M","pid":701,"name":"process_name","args":{"name":"/host:CPU"}},
+  {"ph":"M","pid":701,"tid":5,"name":"thread_name","args":{"name":"python3"}},
+  {"pid":701,"tid":5,"name":"PjitFunction(f)","ts":1000.0000000000001,"dur":50.5,"ph":"X"},
+  {"pid":701,"tid":5,"name":"cuLaunchKernel","ts":1010.25,"dur":2.0005,"ph":"X",
+   "args":{"correlation_id":"7"}},
+  {"pid":1,"tid":13,"name":"loop_fusion","ts":1020.1234565,"dur":3.0004999999999999,"ph":"X",
+   "args":{"correlation_id":7,"hlo_op":"fusion.1"}},
+  {"pid":1,"tid":13,"name":"copy.3","ts":1030.5,"dur":1,"ph":"X","args":{}},
+  {"pid":1,"tid":2,"name":"fusion.1","ts":1020.1234565,"dur":3.0004999999999999,"ph":"X"}]})json";
+  Trace trace;
+  ImportStats stats;
+  ASSERT_TRUE(ImportTraceFromMemory(kJson, &trace, &stats).ok());
+  EXPECT_EQ(stats.format, TraceFormat::kKinetoJson);
+  EXPECT_EQ(trace.metadata().device_type, "CUDA");
+  const Slice* kernel = Find(trace, "loop_fusion");
+  const Slice* copy = Find(trace, "copy.3");
+  const Slice* launch = Find(trace, "cuLaunchKernel");
+  ASSERT_TRUE(kernel && copy && launch);
+  // Microseconds, not ns (displayTimeUnit only says how they are displayed): 1020123456.5 ps is
+  // 1020123 ns; 3000500 ps (written 3.0004999999999999) is 3001 ns, half up.
+  EXPECT_EQ(kernel->ts_ns, 1'020'123);
+  EXPECT_EQ(kernel->dur_ns, 3'001);
+  EXPECT_EQ(launch->dur_ns, 2'001);  // 2.0005 us = 2000.5 ns
+  EXPECT_EQ(kernel->kind, ActivityKind::kKernel);
+  EXPECT_EQ(copy->kind, ActivityKind::kMemcpy);
+  EXPECT_EQ(launch->kind, ActivityKind::kRuntime);
+  const uint32_t k = static_cast<uint32_t>(kernel - trace.slices().data());
+  EXPECT_EQ(&trace.slices()[trace.Link(k).runtime], launch);
+  EXPECT_EQ(trace.Str(trace.slices()[trace.Link(k).op].name), "fusion.1");
+  // TraceLens's JAX timeline on these events: busy = the kernel and the copy, the copy memcpy
+  // (by name) though nothing launched it.
+  const DeviceTimeline tl = ComputeDeviceTimeline(trace);
+  EXPECT_EQ(tl.busy_ns, 3'001 + 1'000);
+  EXPECT_EQ(tl.total_ns, 1'031'500 - 1'020'123);
+  EXPECT_EQ(tl.computation_ns, 3'001);
+  EXPECT_EQ(tl.total_memcpy_ns, 1'000);
+}
+
 }  // namespace
 }  // namespace opscope

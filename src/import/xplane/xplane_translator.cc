@@ -105,26 +105,6 @@ int64_t DeviceOrdinal(std::string_view name) {
 
 }  // namespace
 
-int64_t XSpaceTranslator::OpIndex::Find(int64_t begin_ns, int64_t end_ns,
-                                        std::string_view hlo_op) const {
-  // The op of `hlo_op`'s name that encloses the activity, else the innermost op enclosing it,
-  // among the few that start last before it (ops on one line rarely nest deeply); then modules.
-  constexpr size_t kLookBack = 16;
-  for (const std::vector<Op>* list : {&ops, &modules}) {
-    auto it = std::upper_bound(list->begin(), list->end(), begin_ns,
-                               [](int64_t t, const Op& op) { return t < op.begin_ns; });
-    int64_t enclosing = 0;
-    for (size_t k = 0; k < kLookBack && it != list->begin(); ++k) {
-      --it;
-      if (it->end_ns < end_ns) continue;
-      if (!hlo_op.empty() && it->name == hlo_op) return it->external_id;
-      if (enclosing == 0) enclosing = it->external_id;
-    }
-    if (enclosing != 0) return enclosing;
-  }
-  return 0;
-}
-
 void XSpaceTranslator::SetBaseTime(int64_t base_ns) {
   base_ns_ = base_ns;
   trace_->metadata().base_time_ns = base_ns;
@@ -216,9 +196,7 @@ Status XSpaceTranslator::AddPlane(const XPlane& plane) {
       Status st = AddLine(plane, plane.lines[i], plans[i], &index);
       if (!st.ok() && first.ok()) first = std::move(st);
     }
-    auto by_begin = [](const Op& a, const Op& b) { return a.begin_ns < b.begin_ns; };
-    std::stable_sort(index.ops.begin(), index.ops.end(), by_begin);
-    std::stable_sort(index.modules.begin(), index.modules.end(), by_begin);
+    index.Sort();
   }
   return first;
 }
@@ -272,8 +250,11 @@ Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, c
         s.kind = ActivityKind::kCpuOp;
         s.external_id = next_external_id_++;
         with_flops_ = with_flops_ || FindStat(plane, e.stats, md_stats, "flops") != nullptr;
-        (plan.role == Role::kOps ? index->ops : index->modules)
-            .push_back({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
+        if (plan.role == Role::kOps) {
+          index->AddOp({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
+        } else {
+          index->AddModule({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
+        }
         break;
       case Role::kOther:
         s.kind = ActivityKind::kOther;

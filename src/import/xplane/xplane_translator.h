@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "import/import_log.h"
+#include "import/xplane/op_index.h"
 #include "import/xplane/xspace_decoder.h"
 #include "opscope/import.h"
 #include "opscope/trace.h"
@@ -50,14 +51,6 @@ class XSpaceTranslator {
   void Finish(const XSpaceInfo& info);
 
  private:
-  struct Op {  // an op-level slice, for linking device activity to it
-    int64_t begin_ns, end_ns, external_id;
-    std::string_view name;  // the metadata's name (hlo_op stats name it)
-  };
-  struct OpIndex {
-    std::vector<Op> ops, modules;  // each sorted by begin_ns
-    int64_t Find(int64_t begin_ns, int64_t end_ns, std::string_view hlo_op) const;
-  };
   enum class Role : uint8_t { kHostThread, kStream, kOps, kModules, kOther };
   struct LinePlan {
     Role role;

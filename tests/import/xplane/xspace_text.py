@@ -102,7 +102,43 @@ def summary(space):
     return out
 
 
+def xprof_json(space):
+    """The XSpace as XProf's trace viewer JSON (trace_events_to_json): displayTimeUnit "ns", a pid
+    per plane named by process_name metadata, a tid per line named by thread_name, complete events
+    whose ts and dur are picoseconds / 1e6 written with %.17g, stats as args."""
+    out = []
+    for pid, (plane, metadata, stat_names, lines) in enumerate(planes(space), start=1):
+        out.append(json.dumps({"ph": "M", "pid": pid, "name": "process_name",
+                               "args": {"name": plane}}))
+        for line in lines:
+            tid = one(line, "id", 0)
+            out.append(json.dumps({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                                   "args": {"name": line_label(line)}}))
+            start_ps = one(line, "timestamp_ns", 0) * 1000
+            for event in line.get("events", []):
+                if "offset_ps" not in event:
+                    continue
+                args = {}
+                for stat in event.get("stats", []):
+                    value = next((stat[k][0] for k in ("str_value", "int64_value", "uint64_value",
+                                                       "double_value") if k in stat), None)
+                    if value is not None:
+                        args[stat_names.get(one(stat, "metadata_id", 0), "")] = value
+                ts = (start_ps + one(event, "offset_ps", 0)) / 1e6
+                dur = max(one(event, "duration_ps", 0), 1) / 1e6
+                out.append('{"pid": %d, "tid": %d, "name": %s, "ts": %.17g, "dur": %.17g, '
+                           '"ph": "X", "args": %s}' % (pid, tid, json.dumps(event_name(metadata, event)),
+                                                       ts, dur, json.dumps(args)))
+    return ('{"displayTimeUnit": "ns", "metadata": {"highres-ticks": true}, "traceEvents": [\n' +
+            ",\n".join(out) + "\n]}")
+
+
 if __name__ == "__main__":
-    # FILE PROTO_DIR: the summary as JSON (what the XPlane tests compare opscope's import with).
-    json.dump(summary(decode(sys.argv[1], sys.argv[2])), sys.stdout, indent=1)
+    # FILE PROTO_DIR: the summary as JSON (what the XPlane tests compare opscope's import with);
+    # FILE PROTO_DIR --xprof-json: the file as XProf's trace viewer JSON.
+    space = decode(sys.argv[1], sys.argv[2])
+    if sys.argv[3:] == ["--xprof-json"]:
+        sys.stdout.write(xprof_json(space))
+    else:
+        json.dump(summary(space), sys.stdout, indent=1)
     sys.stdout.write("\n")
