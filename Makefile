@@ -14,7 +14,8 @@ CMAKE_FLAGS ?=
 
 APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libsimdjson-dev libcpp-httplib-dev \
-  libcli11-dev zlib1g-dev libzstd-dev libisal-dev libre2-dev libboost-dev python3 clang-format git \
+  libcli11-dev zlib1g-dev libzstd-dev libisal-dev libre2-dev libboost-dev libprotozero-dev \
+  protobuf-compiler python3 clang-format git \
   openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-pytest python3-pandas python3-numpy \
   python3-pip python3-setuptools python3-wheel python3-venv python3-torch
 

@@ -87,6 +87,9 @@ INTERNAL_USES = [
     ("src/base/json_escape.h", ["tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
+    # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
+    # the exporter and the reader.
+    ("src/trace/perfetto_protos.h", ["src/profiler/*", "src/import/*"]),
     # Analyses that split their per-track passes over threads: ranges of whole tracks.
     ("src/trace/track_ranges.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.

@@ -30,6 +30,7 @@ namespace opscope {
 enum class TraceFormat : uint8_t {
   kUnknown,
   kKinetoJson,  // torch.profiler / Kineto / Chrome trace JSON, plain or gzip
+  kPerfetto,    // Perfetto protobuf trace (TracePacket stream), plain or gzip
 };
 
 // The format's short name, as `opscope report` and the Python module print it: "kineto-json", ...

@@ -4,13 +4,20 @@
 #include <array>
 
 #include "import/kineto/kineto_reader.h"
+#include "import/perfetto/perfetto_reader.h"
 
 namespace opscope::import {
 namespace {
 
 constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
+constexpr std::string_view kPerfettoNames[] = {".pftrace", ".perfetto-trace", ".pftrace.gz",
+                                               ".perfetto-trace.gz"};
 
 constexpr std::array kReaders = {
+    FormatReader{TraceFormat::kPerfetto, "perfetto",
+                 "Perfetto protobuf trace (TracePacket stream: .pftrace, .perfetto-trace, plain or "
+                 "gzip)",
+                 &LooksLikePerfetto, kPerfettoNames, nullptr, &ReadPerfetto},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",

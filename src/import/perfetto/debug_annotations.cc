@@ -1,0 +1,407 @@
+// Debug annotations to args JSON (debug_annotations.h).
+#include "import/perfetto/debug_annotations.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "base/json_escape.h"
+#include "base/json_scan.h"
+#include "trace/perfetto_protos.h"
+
+namespace opscope::import::perfetto {
+namespace {
+
+namespace pa = opscope::perfetto::annotation;
+using protozero::pbf_reader;
+using protozero::pbf_wire_type;
+
+void AppendDouble(std::string* out, double v) {
+  if (!std::isfinite(v)) {
+    *out += "null";  // JSON has no NaN or infinity
+    return;
+  }
+  fmt::format_to(std::back_inserter(*out), "{}", v);
+}
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && internal::IsJsonSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && internal::IsJsonSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// The JSON string a text field holds (a string field's bytes need not be UTF-8).
+void AppendText(std::string* out, std::string_view s) { internal::AppendJsonString(*out, s); }
+
+}  // namespace
+
+std::string_view CheckedJsonValue(std::string_view text) {
+  text = Trim(text);
+  if (text.empty()) return {};
+  const char c = text.front();
+  if (c == '{' || c == '[' || c == '"') {
+    return internal::JsonValueEnd(text, 0) == text.size() ? text : std::string_view();
+  }
+  // A bare scalar: a number, true, false or null, which the structure scan does not check.
+  simdjson::dom::parser parser;
+  simdjson::dom::element e;
+  return parser.parse(text.data(), text.size()).get(e) == simdjson::SUCCESS ? text
+                                                                            : std::string_view();
+}
+
+void ArgsBuilder::Reset(const SequenceState* sequence) {
+  sequence_ = sequence;
+  members_ = 0;
+  text_.assign("{");
+  external_id.reset();
+  correlation.reset();
+  external_id_override.reset();
+  input_dims.reset();
+  input_shapes_override.reset();
+  kind.reset();
+}
+
+std::string_view ArgsBuilder::Json() {
+  text_ += '}';
+  return text_;
+}
+
+bool ArgsBuilder::Add(protozero::data_view annotation, std::string* why) {
+  value_.clear();
+  std::string_view name;
+  if (!Value(annotation, 0, &value_, &name, why)) return false;
+  // The name: interned (its key text is ready) or inline.
+  ArgRole role = ArgRole::kArg;
+  std::string key;
+  pbf_reader r(annotation);
+  const AnnotationName* interned = nullptr;
+  std::string_view inline_name;
+  while (r.next()) {
+    if (r.tag() == pa::kNameIid && r.wire_type() == pbf_wire_type::varint) {
+      const uint64_t iid = r.get_uint64();
+      interned = sequence_ != nullptr ? sequence_->annotation_names.Find(iid) : nullptr;
+      if (interned == nullptr) {
+        *why = "debug annotation name iid " + std::to_string(iid) + " was not interned";
+        return false;
+      }
+    } else if (r.tag() == pa::kName && r.wire_type() == pbf_wire_type::length_delimited) {
+      const protozero::data_view v = r.get_view();
+      inline_name = std::string_view(v.data(), v.size());
+    } else {
+      r.skip();
+    }
+  }
+  std::string_view key_text;
+  if (interned != nullptr) {
+    role = interned->role;
+    key_text = interned->key;
+    name = std::string_view(interned->key).substr(1, interned->key.size() - 4);
+  } else {
+    role = RoleOfArgName(inline_name);
+    AppendText(&key, inline_name);
+    key += ": ";
+    key_text = key;
+    name = inline_name;
+  }
+  NoteRole(role, value_, name);
+  if (role == ArgRole::kKind || role == ArgRole::kExternalIdOverride ||
+      role == ArgRole::kInputShapesOverride) {
+    return true;  // opscope's reserved fields: not args
+  }
+  if (members_++ > 0) text_ += ", ";
+  text_ += key_text;
+  text_ += value_;
+  return true;
+}
+
+void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::string_view name) {
+  (void)name;
+  int64_t v = 0;
+  switch (role) {
+    case ArgRole::kArg:
+      break;
+    case ArgRole::kExternalId:
+      if (ParseInt(value_text, &v)) external_id = v;
+      break;
+    case ArgRole::kCorrelation:
+      if (ParseInt(value_text, &v)) correlation = v;
+      break;
+    case ArgRole::kInputDims:
+      if (!value_text.empty() && value_text.front() == '[') input_dims = value_text;
+      break;
+    case ArgRole::kExternalIdOverride:
+      if (ParseInt(value_text, &v)) external_id_override = v;
+      break;
+    case ArgRole::kKind:
+    case ArgRole::kInputShapesOverride: {
+      // A JSON string: its text without the quotes (opscope writes these unescaped).
+      if (value_text.size() >= 2 && value_text.front() == '"') {
+        std::string text = value_text.substr(1, value_text.size() - 2);
+        (role == ArgRole::kKind ? kind : input_shapes_override) = std::move(text);
+      }
+      break;
+    }
+  }
+}
+
+// Appends the JSON value of one DebugAnnotation (or dict entry / array element) to `out`.
+bool ArgsBuilder::Value(protozero::data_view annotation, int depth, std::string* out,
+                        std::string_view* name, std::string* why) {
+  (void)name;
+  if (depth > max_depth_) {
+    *why = "debug annotation nests deeper than " + std::to_string(max_depth_) + " levels";
+    return false;
+  }
+  pbf_reader r(annotation);
+  bool have_value = false, is_dict = false, is_array = false;
+  size_t dict_count = 0, array_count = 0;
+  std::string children;  // dict entries or array elements, rendered
+  while (r.next()) {
+    const auto wire = r.wire_type();
+    const bool varint = wire == pbf_wire_type::varint;
+    const bool bytes = wire == pbf_wire_type::length_delimited;
+    switch (r.tag()) {
+      case pa::kBoolValue:
+        if (!varint) break;
+        *out += r.get_bool() ? "true" : "false";
+        have_value = true;
+        continue;
+      case pa::kUintValue:
+        if (!varint) break;
+        fmt::format_to(std::back_inserter(*out), "{}", r.get_uint64());
+        have_value = true;
+        continue;
+      case pa::kIntValue:
+        if (!varint) break;
+        fmt::format_to(std::back_inserter(*out), "{}", r.get_int64());
+        have_value = true;
+        continue;
+      case pa::kDoubleValue:
+        if (wire != pbf_wire_type::fixed64) break;
+        AppendDouble(out, r.get_double());
+        have_value = true;
+        continue;
+      case pa::kPointerValue:
+        if (!varint) break;
+        fmt::format_to(std::back_inserter(*out), "\"0x{:x}\"", r.get_uint64());
+        have_value = true;
+        continue;
+      case pa::kStringValue: {
+        if (!bytes) break;
+        const protozero::data_view v = r.get_view();
+        AppendText(out, std::string_view(v.data(), v.size()));
+        have_value = true;
+        continue;
+      }
+      case pa::kStringValueIid: {
+        if (!varint) break;
+        const uint64_t iid = r.get_uint64();
+        const std::string* s =
+            sequence_ != nullptr ? sequence_->annotation_strings.Find(iid) : nullptr;
+        if (s == nullptr) {
+          *why = "debug annotation string iid " + std::to_string(iid) + " was not interned";
+          return false;
+        }
+        *out += *s;
+        have_value = true;
+        continue;
+      }
+      case pa::kLegacyJsonValue: {
+        if (!bytes) break;
+        const protozero::data_view v = r.get_view();
+        const std::string_view raw(v.data(), v.size());
+        const std::string_view checked = CheckedJsonValue(raw);
+        if (checked.empty()) {
+          AppendText(out, raw);  // not JSON: kept as the text it is
+        } else {
+          *out += checked;
+        }
+        have_value = true;
+        continue;
+      }
+      case pa::kNestedValue:
+        if (!bytes) break;
+        if (!Nested(r.get_view(), depth + 1, out, why)) return false;
+        have_value = true;
+        continue;
+      case pa::kDictEntries: {
+        if (!bytes) break;
+        const protozero::data_view entry = r.get_view();
+        std::string_view entry_name;
+        std::string value;
+        if (!Value(entry, depth + 1, &value, &entry_name, why)) return false;
+        // The entry's own name (dict entries name themselves inline or by iid).
+        pbf_reader e(entry);
+        std::string key;
+        while (e.next()) {
+          if (e.tag() == pa::kName && e.wire_type() == pbf_wire_type::length_delimited) {
+            const protozero::data_view n = e.get_view();
+            AppendText(&key, std::string_view(n.data(), n.size()));
+          } else if (e.tag() == pa::kNameIid && e.wire_type() == pbf_wire_type::varint) {
+            const AnnotationName* interned =
+                sequence_ != nullptr ? sequence_->annotation_names.Find(e.get_uint64()) : nullptr;
+            if (interned != nullptr) key = interned->key.substr(0, interned->key.size() - 2);
+          } else {
+            e.skip();
+          }
+        }
+        if (key.empty()) key = "\"\"";
+        children += dict_count++ > 0 ? ", " : "";
+        children += key + ": " + value;
+        is_dict = true;
+        continue;
+      }
+      case pa::kArrayValues: {
+        if (!bytes) break;
+        std::string_view unused;
+        children += array_count++ > 0 ? ", " : "";
+        if (!Value(r.get_view(), depth + 1, &children, &unused, why)) return false;
+        is_array = true;
+        continue;
+      }
+      default:
+        break;
+    }
+    r.skip();
+  }
+  if (!have_value) {
+    if (is_dict) {
+      *out += "{" + children + "}";
+    } else if (is_array) {
+      *out += "[" + children + "]";
+    } else {
+      *out += "null";  // a typed proto value or none: not modelled
+    }
+  }
+  return true;
+}
+
+// Appends a NestedValue (the older form of nested dicts and arrays).
+bool ArgsBuilder::Nested(protozero::data_view nested, int depth, std::string* out,
+                         std::string* why) {
+  if (depth > max_depth_) {
+    *why = "debug annotation nests deeper than " + std::to_string(max_depth_) + " levels";
+    return false;
+  }
+  pbf_reader r(nested);
+  uint64_t type = 0;
+  std::vector<std::string_view> keys;
+  std::vector<std::string> values;
+  std::string leaf;
+  while (r.next()) {
+    const auto wire = r.wire_type();
+    const bool bytes = wire == pbf_wire_type::length_delimited;
+    if (r.tag() == pa::kNestedType && wire == pbf_wire_type::varint) {
+      type = r.get_uint64();
+    } else if (r.tag() == pa::kNestedDictKeys && bytes) {
+      const protozero::data_view v = r.get_view();
+      keys.emplace_back(v.data(), v.size());
+    } else if ((r.tag() == pa::kNestedDictValues || r.tag() == pa::kNestedArrayValues) && bytes) {
+      std::string v;
+      if (!Nested(r.get_view(), depth + 1, &v, why)) return false;
+      values.push_back(std::move(v));
+    } else if (r.tag() == pa::kNestedIntValue && wire == pbf_wire_type::varint) {
+      leaf = std::to_string(r.get_int64());
+    } else if (r.tag() == pa::kNestedDoubleValue && wire == pbf_wire_type::fixed64) {
+      leaf.clear();
+      AppendDouble(&leaf, r.get_double());
+    } else if (r.tag() == pa::kNestedBoolValue && wire == pbf_wire_type::varint) {
+      leaf = r.get_bool() ? "true" : "false";
+    } else if (r.tag() == pa::kNestedStringValue && bytes) {
+      const protozero::data_view v = r.get_view();
+      leaf.clear();
+      AppendText(&leaf, std::string_view(v.data(), v.size()));
+    } else {
+      r.skip();
+    }
+  }
+  if (type == pa::kNestedDict) {
+    *out += '{';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) *out += ", ";
+      AppendText(out, i < keys.size() ? keys[i] : std::string_view());
+      *out += ": " + values[i];
+    }
+    *out += '}';
+  } else if (type == pa::kNestedArray) {
+    *out += '[';
+    for (size_t i = 0; i < values.size(); ++i) *out += (i > 0 ? ", " : "") + values[i];
+    *out += ']';
+  } else {
+    *out += leaf.empty() ? "null" : leaf;
+  }
+  return true;
+}
+
+namespace {
+
+void AppendElement(std::string* out, simdjson::dom::element e) { *out += simdjson::to_string(e); }
+
+// a's members with b's merged in (see MergeArgs).
+void MergeObjects(std::string* out, simdjson::dom::object a, simdjson::dom::object b) {
+  *out += '{';
+  bool first = true;
+  auto member = [&](std::string_view key) {
+    if (!first) *out += ", ";
+    first = false;
+    internal::AppendJsonString(*out, key);
+    *out += ": ";
+  };
+  for (auto [key, value] : a) {
+    simdjson::dom::element other;
+    if (b[key].get(other) != simdjson::SUCCESS) {
+      member(key);
+      AppendElement(out, value);
+      continue;
+    }
+    member(key);
+    if (value.is_object() && other.is_object()) {
+      MergeObjects(out, value.get_object().value_unsafe(), other.get_object().value_unsafe());
+    } else if (value.is_array() && other.is_array()) {
+      *out += '[';
+      bool first_item = true;
+      for (auto list : {value.get_array().value_unsafe(), other.get_array().value_unsafe()}) {
+        for (simdjson::dom::element item : list) {
+          if (!first_item) *out += ", ";
+          first_item = false;
+          AppendElement(out, item);
+        }
+      }
+      *out += ']';
+    } else {
+      AppendElement(out, other);
+    }
+  }
+  for (auto [key, value] : b) {
+    simdjson::dom::element mine;
+    if (a[key].get(mine) == simdjson::SUCCESS) continue;
+    member(key);
+    AppendElement(out, value);
+  }
+  *out += '}';
+}
+
+}  // namespace
+
+std::string MergeArgs(std::string_view begin, std::string_view end) {
+  if (begin.empty()) return std::string(end);
+  if (end.empty()) return std::string(begin);
+  simdjson::dom::parser pa, pb;
+  simdjson::dom::object a, b;
+  if (pa.parse(begin.data(), begin.size()).get_object().get(a) != simdjson::SUCCESS ||
+      pb.parse(end.data(), end.size()).get_object().get(b) != simdjson::SUCCESS) {
+    return std::string(begin);
+  }
+  std::string out;
+  MergeObjects(&out, a, b);
+  return out;
+}
+
+}  // namespace opscope::import::perfetto
