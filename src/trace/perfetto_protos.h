@@ -27,6 +27,7 @@ inline constexpr uint32_t kClockSnapshot = 6;
 inline constexpr uint32_t kTrackEventRangeOfInterest = 90;
 inline constexpr uint32_t kProcessDescriptor = 43;
 inline constexpr uint32_t kThreadDescriptor = 44;
+inline constexpr uint32_t kStreamingProfilePacket = 54;  // its timestamp_delta_us (field 2)
 inline constexpr uint32_t kCompressedPackets = 50;       // zlib of a Trace message
 inline constexpr uint32_t kZstdCompressedPackets = 133;  // zstd of a Trace message
 inline constexpr uint32_t kTrustedUid = 3;

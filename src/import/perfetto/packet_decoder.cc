@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include "base/json_escape.h"
+#include "base/saturating.h"
 #include "import/perfetto/proto_read.h"
 #include "trace/perfetto_protos.h"
 
@@ -43,7 +44,7 @@ struct PacketFields {
   bool cleared = false;
   bool previous_dropped = false;
   std::optional<data_view> interned, defaults, track_event, track_descriptor, clock_snapshot,
-      thread_descriptor, chrome_events, range_of_interest;
+      thread_descriptor, chrome_events, range_of_interest, streaming_profile;
 };
 
 std::optional<PacketDecoder::Compressed> ReadPacketFields(data_view packet, PacketFields* p) {
@@ -101,6 +102,9 @@ std::optional<PacketDecoder::Compressed> ReadPacketFields(data_view packet, Pack
       case pp::kTrackEventRangeOfInterest:
         p->range_of_interest = r.get_view();
         break;
+      case pp::kStreamingProfilePacket:
+        p->streaming_profile = r.get_view();
+        break;
       default:
         r.skip();
     }
@@ -136,6 +140,7 @@ std::string PacketDecoder::Decode(data_view packet, std::optional<Compressed>* c
   if (p.defaults) OnDefaults(*p.defaults, &seq);
   if (p.thread_descriptor) OnThreadDescriptor(*p.thread_descriptor, &seq);
   if (p.chrome_events) OnChromeEvents(*p.chrome_events);
+  if (p.streaming_profile) OnStreamingProfile(*p.streaming_profile, &seq);
   std::string why;
   if (p.track_descriptor) why = OnTrackDescriptor(*p.track_descriptor);
   const uint32_t clock = p.clock_id.value_or(
@@ -230,6 +235,21 @@ void PacketDecoder::OnDefaults(data_view data, SequenceState* seq) {
       r.skip();
     }
   }
+}
+
+// CPU samples are not modelled, but their timestamp deltas advance the sequence's reference time
+// that TrackEvent's timestamp_delta_us adds to.
+void PacketDecoder::OnStreamingProfile(data_view data, SequenceState* seq) {
+  pbf_reader r(data);
+  std::vector<int64_t> deltas;
+  while (r.next()) {
+    if (r.tag() == 2) {
+      ReadInts(r, &deltas);
+    } else {
+      r.skip();
+    }
+  }
+  for (int64_t d : deltas) seq->reference_ts_us = internal::SatAdd(seq->reference_ts_us, d);
 }
 
 void PacketDecoder::OnThreadDescriptor(data_view data, SequenceState* seq) {

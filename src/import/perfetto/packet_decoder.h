@@ -47,6 +47,7 @@ class PacketDecoder {
   void OnInternedData(protozero::data_view data, SequenceState* seq);
   void OnDefaults(protozero::data_view data, SequenceState* seq);
   void OnThreadDescriptor(protozero::data_view data, SequenceState* seq);
+  void OnStreamingProfile(protozero::data_view data, SequenceState* seq);
   std::string OnTrackDescriptor(protozero::data_view data);
   void OnClockSnapshot(protozero::data_view data, uint32_t sequence_id);
   void OnChromeEvents(protozero::data_view data);

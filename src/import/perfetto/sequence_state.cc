@@ -23,11 +23,6 @@ void SequenceState::Clear() {
   annotation_names.Clear();
   annotation_strings.Clear();
   correlation_strings.Clear();
-  default_clock_id = 0;
-  has_default_track = false;
-  default_track_uuid = 0;
-  default_extra_counters.clear();
-  default_extra_double_counters.clear();
   has_thread = false;
   pid = 0;
   tid = 0;

@@ -1,7 +1,8 @@
 // What a Perfetto packet sequence remembers between its packets: the incremental state (interned
-// names, categories and annotation names; trace_packet_defaults; the legacy thread descriptor's
-// reference times; incremental counters) that SEQ_INCREMENTAL_STATE_CLEARED resets, and whether it
-// is valid (packets that need it are skipped until a clear after a loss).
+// names, categories and annotation names; the legacy thread descriptor's reference times, which
+// streaming profile packets advance too; incremental counters), its trace_packet_defaults, that
+// SEQ_INCREMENTAL_STATE_CLEARED resets, and whether it is valid (packets that need it are skipped
+// until a clear after a loss).
 //
 // One SequenceState per trusted_packet_sequence_id, owned by the packet decoder. Not thread-safe.
 #ifndef OPSCOPE_IMPORT_PERFETTO_SEQUENCE_STATE_H_
@@ -77,7 +78,8 @@ struct SequenceState {
   IidTable<AnnotationName> annotation_names;
   IidTable<std::string> annotation_strings;  // the value as JSON string text (quoted)
   IidTable<std::string> correlation_strings;
-  // trace_packet_defaults
+  // trace_packet_defaults: a writer must emit them again after a clear, but a reader keeps them
+  // until new ones come (as Perfetto's does), so they are not reset by Clear().
   uint32_t default_clock_id = 0;  // 0: none
   bool has_default_track = false;
   uint64_t default_track_uuid = 0;

@@ -172,10 +172,10 @@ uint32_t TrackTable::ForGlobalLegacy() {
 
 uint32_t TrackTable::ForAsync(bool process_scoped, int32_t pid, uint64_t id,
                               const std::string& id_scope, const std::string& name) {
-  auto key = std::make_tuple(process_scoped, process_scoped ? pid : 0, id, id_scope, name);
+  auto key = std::make_tuple(process_scoped, process_scoped ? pid : 0, id, id_scope);
   if (auto it = async_.find(key); it != async_.end()) return it->second;
   Slot s;
-  s.descriptor_name = name;
+  if (!name.empty()) s.descriptor_name = name;
   if (process_scoped) s.process = ProcessForPid(pid);
   const uint32_t index = NewSlot(std::move(s));
   async_.emplace(std::move(key), index);

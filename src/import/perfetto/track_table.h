@@ -87,7 +87,7 @@ class TrackTable {
   // The slot of track `uuid`; one named after its first event when no descriptor was seen yet.
   uint32_t ForUuid(uint64_t uuid);
   // Legacy tracks: the thread (pid, tid), the process pid's own track, the global legacy track, an
-  // async track by its id's scope and the event's name.
+  // async track by its id and the id's scope (named after its first event).
   uint32_t ForThread(int32_t pid, int64_t tid);
   uint32_t ForProcess(int32_t pid);
   uint32_t ForGlobalLegacy();
@@ -129,7 +129,7 @@ class TrackTable {
   std::unordered_map<uint64_t, uint32_t> by_uuid_;
   std::unordered_map<int32_t, uint32_t> process_by_pid_;  // the current process of each pid
   std::map<std::pair<int32_t, int64_t>, uint32_t> thread_by_id_;
-  std::map<std::tuple<bool, int32_t, uint64_t, std::string, std::string>, uint32_t> async_;
+  std::map<std::tuple<bool, int32_t, uint64_t, std::string>, uint32_t> async_;
   std::map<std::pair<uint32_t, int32_t>, uint32_t> thread_counters_;
   uint32_t global_legacy_ = kNone;
   int64_t next_synthetic_tid_ = int64_t{1} << 32;
