@@ -61,6 +61,7 @@ PUBLIC_HEADERS = {
     "key_averages.h": "profiler",
     "device_config.h": "profiler",
     "profiler.h": "profiler",
+    "export.h": "profiler",
     "ops.h": "tensor",
     "tensor.h": "tensor",
     "device.h": "tensor",

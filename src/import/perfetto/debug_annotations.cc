@@ -141,10 +141,12 @@ void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::str
       break;
     case ArgRole::kKind:
     case ArgRole::kInputShapesOverride: {
-      // A JSON string: its text without the quotes (opscope writes these unescaped).
-      if (value_text.size() >= 2 && value_text.front() == '"') {
-        std::string text = value_text.substr(1, value_text.size() - 2);
-        (role == ArgRole::kKind ? kind : input_shapes_override) = std::move(text);
+      // A string: the text the JSON string holds.
+      simdjson::dom::parser parser;
+      std::string_view text;
+      if (!value_text.empty() && value_text.front() == '"' &&
+          parser.parse(value_text).get_string().get(text) == simdjson::SUCCESS) {
+        (role == ArgRole::kKind ? kind : input_shapes_override) = std::string(text);
       }
       break;
     }

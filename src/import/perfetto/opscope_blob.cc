@@ -58,11 +58,12 @@ bool ReadMetadata(object o, OpscopeBlob* b) {
   if (!GetArray(o, "extra", &list)) return false;
   for (element e : list) {
     array pair;
-    std::string_view key;
-    if (e.get_array().get(pair) || pair.size() != 2 || pair.at(0).get_string().get(key)) {
+    std::string_view key, raw;
+    if (e.get_array().get(pair) || pair.size() != 2 || pair.at(0).get_string().get(key) ||
+        pair.at(1).get_string().get(raw)) {
       return false;
     }
-    b->extra.emplace_back(std::string(key), simdjson::to_string(pair.at(1).value_unsafe()));
+    b->extra.emplace_back(std::string(key), std::string(raw));
   }
   if (!GetArray(o, "dropped", &list)) return false;
   for (element e : list) {

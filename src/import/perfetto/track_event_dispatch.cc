@@ -164,6 +164,9 @@ std::string TrackEventReader::Dispatch(const Fields& f, uint32_t slot, SequenceS
       char scope = 't';
       if (type == TrackTable::SlotType::kProcess) scope = 'p';
       if (type != TrackTable::SlotType::kThread && tracks_->ProcessOf(slot) == kNone) scope = 'g';
+      if (f.instant_scope == pl::kScopeGlobal) scope = 'g';  // a scope the event states wins
+      if (f.instant_scope == pl::kScopeProcess) scope = 'p';
+      if (f.instant_scope == pl::kScopeThread) scope = 't';
       AddInstantOrZeroSlice(f, s, scope);
       return "";
     }
