@@ -56,89 +56,6 @@ bool SplitMembers(std::string_view json, std::vector<std::pair<std::string, std:
   return false;
 }
 
-// The text a reader renders a typed value as (see the header); nullopt when a typed encoding
-// cannot stand for it (null, empty containers: an empty annotation carries no value).
-std::optional<std::string> Rendered(simdjson::dom::element e) {
-  using simdjson::dom::element_type;
-  switch (e.type()) {
-    case element_type::INT64:
-      return std::to_string(e.get_int64().value_unsafe());
-    case element_type::UINT64:
-      return std::to_string(e.get_uint64().value_unsafe());
-    case element_type::DOUBLE:
-      return fmt::format("{}", e.get_double().value_unsafe());
-    case element_type::BOOL:
-      return e.get_bool().value_unsafe() ? "true" : "false";
-    case element_type::STRING:
-      return JsonString(e.get_string().value_unsafe());
-    case element_type::NULL_VALUE:
-      return std::nullopt;
-    case element_type::ARRAY: {
-      simdjson::dom::array a = e.get_array().value_unsafe();
-      if (a.size() == 0) return std::nullopt;
-      std::string out = "[";
-      for (simdjson::dom::element v : a) {
-        std::optional<std::string> item = Rendered(v);
-        if (!item) return std::nullopt;
-        out += (out.size() > 1 ? ", " : "") + *item;
-      }
-      return out + "]";
-    }
-    case element_type::OBJECT: {
-      simdjson::dom::object o = e.get_object().value_unsafe();
-      if (o.size() == 0) return std::nullopt;
-      std::string out = "{";
-      for (auto [k, v] : o) {
-        std::optional<std::string> item = Rendered(v);
-        if (!item) return std::nullopt;
-        out += (out.size() > 1 ? ", " : "") + JsonString(k) + ": " + *item;
-      }
-      return out + "}";
-    }
-  }
-  return std::nullopt;
-}
-
-void WriteTyped(simdjson::dom::element e, protozero::pbf_writer* a, SequenceInterner* interner) {
-  using simdjson::dom::element_type;
-  switch (e.type()) {
-    case element_type::INT64:
-      a->add_int64(pa::kIntValue, e.get_int64().value_unsafe());
-      break;
-    case element_type::UINT64:
-      a->add_uint64(pa::kUintValue, e.get_uint64().value_unsafe());
-      break;
-    case element_type::DOUBLE:
-      a->add_double(pa::kDoubleValue, e.get_double().value_unsafe());
-      break;
-    case element_type::BOOL:
-      a->add_bool(pa::kBoolValue, e.get_bool().value_unsafe());
-      break;
-    case element_type::STRING:
-      a->add_uint64(pa::kStringValueIid, interner->AnnotationString(e.get_string().value_unsafe()));
-      break;
-    case element_type::ARRAY: {
-      const simdjson::dom::array array = e.get_array().value_unsafe();
-      for (simdjson::dom::element v : array) {
-        protozero::pbf_writer item(*a, pa::kArrayValues);
-        WriteTyped(v, &item, interner);
-      }
-      break;
-    }
-    case element_type::OBJECT: {
-      const simdjson::dom::object object = e.get_object().value_unsafe();
-      for (auto [k, v] : object) {
-        protozero::pbf_writer entry(*a, pa::kDictEntries);
-        entry.add_uint64(pa::kNameIid, interner->AnnotationName(k));
-        WriteTyped(v, &entry, interner);
-      }
-      break;
-    }
-    case element_type::NULL_VALUE:
-      break;
-  }
-}
-
 template <typename T>
 bool ParseWhole(std::string_view text, T* out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
@@ -168,15 +85,18 @@ std::string WriteValue(std::string_view raw, protozero::pbf_writer* a, SequenceI
   } else if (raw == "true" || raw == "false") {
     a->add_bool(pa::kBoolValue, raw == "true");
     return std::string(raw);
-  } else if (c == '"' || c == '[' || c == '{') {
-    simdjson::dom::element e;
-    if (parser->parse(raw.data(), raw.size()).get(e) == simdjson::SUCCESS) {
-      std::optional<std::string> rendered = Rendered(e);
-      if (rendered && *rendered == raw) {
-        WriteTyped(e, a, interner);
-        return std::string(raw);
-      }
+  } else if (c == '"') {
+    std::string_view s;
+    if (parser->parse(raw.data(), raw.size()).get_string().get(s) == simdjson::SUCCESS &&
+        JsonString(s) == raw) {
+      a->add_uint64(pa::kStringValueIid, interner->AnnotationString(s));
+      return std::string(raw);
     }
+  } else if ((c == '[' || c == '{') && JsonValueEnd(raw, 0) == raw.size()) {
+    // Arrays and objects (shapes, grids, dtypes: the same few texts again and again) as their
+    // text, interned: a string to other readers, the JSON value it is to opscope's.
+    a->add_uint64(pa::kStringValueIid, interner->AnnotationJson(raw));
+    return std::string(raw);
   }
   // Text a typed value cannot give back: as it is. A reader keeps it when its brackets and strings
   // are well formed (scalars: when it parses), else as a string.
@@ -203,25 +123,29 @@ uint64_t SequenceInterner::Intern(std::unordered_map<StringId, uint32_t>* table,
   return it->second;
 }
 
-uint64_t SequenceInterner::Intern(std::unordered_map<std::string, uint32_t>* table,
-                                  std::string_view text, int kind) {
+uint64_t SequenceInterner::Intern(std::unordered_map<std::string, uint64_t>* table,
+                                  std::string_view text, int kind, uint64_t first_iid) {
   auto it = table->find(std::string(text));
   if (it != table->end()) return it->second;
-  const auto iid = static_cast<uint32_t>(table->size() + 1);
+  const uint64_t iid = first_iid + table->size();
   table->emplace(std::string(text), iid);
   pending_[kind].emplace_back(iid, std::string(text));
   return iid;
 }
 
+uint64_t SequenceInterner::AnnotationJson(std::string_view text) {
+  return Intern(&json_, text, 4, opscope::perfetto::kJsonStringIidBase);
+}
+
 void SequenceInterner::Flush(protozero::pbf_writer* packet) {
-  static constexpr uint32_t kFields[4] = {pi::kEventNames, pi::kEventCategories,
-                                          pi::kDebugAnnotationNames,
-                                          pi::kDebugAnnotationStringValues};
+  static constexpr uint32_t kFields[5] = {
+      pi::kEventNames, pi::kEventCategories, pi::kDebugAnnotationNames,
+      pi::kDebugAnnotationStringValues, pi::kDebugAnnotationStringValues};
   bool any = false;
   for (const auto& list : pending_) any |= !list.empty();
   if (!any) return;
   protozero::pbf_writer data(*packet, opscope::perfetto::packet::kInternedData);
-  for (int kind = 0; kind < 4; ++kind) {
+  for (int kind = 0; kind < 5; ++kind) {
     for (const auto& [iid, text] : pending_[kind]) {
       protozero::pbf_writer entry(data, kFields[kind]);
       entry.add_uint64(pi::kIid, iid);

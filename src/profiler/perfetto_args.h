@@ -2,10 +2,11 @@
 // annotation names and string values interned per packet sequence, and each args object (the
 // model's JSON text) as one debug annotation per member.
 //
-// A member's value is written typed (int, uint, double, bool, interned string, nested dict or
-// array) when the reader's rendering of that encoding gives back its exact text (ints in
-// decimal, strings as JSON escapes them, ", " and ": " between items, as Kineto writes them), and
-// as legacy_json_value with its text otherwise, so the args come back as they were. What a reader
+// A member's value is written typed (int, uint, double, bool, interned string) when the reader's
+// rendering gives back its exact text (ints in decimal, strings as JSON escapes them); an array or
+// object as its JSON text, interned as a string value under an iid from kJsonStringIidBase on
+// (other readers show the text, opscope's reads the value); anything else as legacy_json_value
+// with its text. So the args come back as they were. What a reader
 // derives from them (the JSON reader's "External id", "correlation" and "Input Dims") is reported,
 // so the writer knows which model fields it must state itself.
 //
@@ -33,20 +34,23 @@ class SequenceInterner {
   uint64_t Category(StringId id, std::string_view text) {
     return Intern(&categories_, id, text, 1);
   }
-  uint64_t AnnotationName(std::string_view text) { return Intern(&annotation_names_, text, 2); }
-  uint64_t AnnotationString(std::string_view text) { return Intern(&strings_, text, 3); }
+  uint64_t AnnotationName(std::string_view text) { return Intern(&annotation_names_, text, 2, 1); }
+  uint64_t AnnotationString(std::string_view text) { return Intern(&strings_, text, 3, 1); }
+  // A JSON value's text, as a string value with an iid from kJsonStringIidBase on
+  // (trace/perfetto_protos.h).
+  uint64_t AnnotationJson(std::string_view text);
   // Writes what was interned since the last call as the packet's interned_data; nothing when none.
   void Flush(protozero::pbf_writer* packet);
 
  private:
   uint64_t Intern(std::unordered_map<StringId, uint32_t>* table, StringId id, std::string_view text,
                   int kind);
-  uint64_t Intern(std::unordered_map<std::string, uint32_t>* table, std::string_view text,
-                  int kind);
+  uint64_t Intern(std::unordered_map<std::string, uint64_t>* table, std::string_view text, int kind,
+                  uint64_t first_iid);
 
   std::unordered_map<StringId, uint32_t> names_, categories_;
-  std::unordered_map<std::string, uint32_t> annotation_names_, strings_;
-  std::vector<std::pair<uint32_t, std::string>> pending_[4];  // by kind, in the order above
+  std::unordered_map<std::string, uint64_t> annotation_names_, strings_, json_;
+  std::vector<std::pair<uint64_t, std::string>> pending_[5];  // by kind, in the order above
 };
 
 // What a reader derives from an args object (docs/formats.md, "Perfetto").

@@ -142,7 +142,8 @@ void PerfettoWriter::EventPacket(uint32_t seq, uint64_t t, SequenceInterner* int
   packet.add_uint64(pp::kTimestamp, t - last_time_);
   last_time_ = t;
   packet.add_uint32(pp::kTrustedPacketSequenceId, seq);
-  packet.add_uint32(pp::kSequenceFlags, pp::kSeqNeedsIncrementalState);
+  // No SEQ_NEEDS_INCREMENTAL_STATE: it only tells a reader what to skip after data loss, and a
+  // written file loses none (2 bytes a packet, 4% of a converted trace).
   interner->Flush(&packet);
   packet.add_message(pp::kTrackEvent, event_);
 }
@@ -178,11 +179,13 @@ void PerfettoWriter::SliceBegin(uint32_t index, SequenceInterner* interner) {
   if (derived.correlation.value_or(0) != s.correlation) {
     event.add_uint64(pe::kCorrelationId, static_cast<uint64_t>(s.correlation));
   }
+  // Flow ids as varints (flow_ids_old, terminating_flow_ids_old: the same meaning, still read by
+  // Perfetto): a correlation id takes 3-4 bytes there, 8 as fixed64.
   for (uint32_t k = out_begin_[index]; k < out_begin_[index + 1]; ++k) {
-    event.add_fixed64(pe::kFlowIds, out_ids_[k]);
+    event.add_uint64(pe::kFlowIdsOld, out_ids_[k]);
   }
   for (uint32_t k = in_begin_[index]; k < in_begin_[index + 1]; ++k) {
-    event.add_fixed64(pe::kTerminatingFlowIds, in_ids_[k]);
+    event.add_uint64(pe::kTerminatingFlowIdsOld, in_ids_[k]);
   }
 }
 

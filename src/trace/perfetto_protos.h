@@ -232,6 +232,10 @@ inline constexpr int64_t kOpscopeMetadataVersion = 1;
 inline constexpr std::string_view kKindAnnotation = "opscope.kind";
 inline constexpr std::string_view kExternalIdAnnotation = "opscope.external_id";
 inline constexpr std::string_view kInputShapesAnnotation = "opscope.input_shapes";
+// Debug annotation string values interned under an iid from this one on hold a JSON value's text
+// (an array or object, as the model's args hold it), not a string: opscope's reader takes them as
+// JSON when the trace carries its metadata entry; other readers show the text.
+inline constexpr uint64_t kJsonStringIidBase = uint64_t{1} << 28;
 // A flow id with this bit set is not the model's flow id: the blob's "flows" table maps its low
 // bits (the flow's ordinal) to the original id, category and name.
 inline constexpr uint64_t kListedFlowBit = uint64_t{1} << 63;

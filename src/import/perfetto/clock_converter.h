@@ -49,17 +49,24 @@ class ClockConverter {
 
  private:
   static uint64_t Key(uint32_t sequence, uint32_t clock_id);
-  struct Incremental {
-    uint64_t value = 0;  // running value, in the clock's unit
+  // What is known of one clock (a builtin one, or a sequence's own).
+  struct Clock {
+    uint64_t multiplier = 1;  // ns per unit
+    bool incremental = false;
+    uint64_t value = 0;  // an incremental clock's running value, in its unit
+    // (this clock's reading in ns, the primary clock's reading in ns) of each snapshot holding
+    // both, sorted by the first.
+    std::vector<std::pair<int64_t, int64_t>> pairs;
   };
+  Clock* Find(uint64_t key);
+  const Clock* Find(uint64_t key) const;
+
   uint32_t primary_ = 6;  // BOOTTIME until a snapshot says otherwise
   bool primary_fixed_ = false;
   std::optional<int64_t> realtime_offset_;
-  // Per clock key: (its reading in ns, the primary clock's reading in ns) of each snapshot that
-  // holds both, sorted by the first.
-  std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> pairs_;
-  std::unordered_map<uint64_t, uint64_t> multipliers_;
-  std::unordered_map<uint64_t, Incremental> incremental_;
+  std::unordered_map<uint64_t, Clock> clocks_;  // nodes never move: the cache below stays valid
+  mutable uint64_t cached_key_ = ~uint64_t{0};
+  mutable const Clock* cached_ = nullptr;
 };
 
 }  // namespace opscope::import::perfetto

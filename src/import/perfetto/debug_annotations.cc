@@ -59,11 +59,12 @@ std::string_view CheckedJsonValue(std::string_view text) {
 void ArgsBuilder::Reset(const SequenceState* sequence) {
   sequence_ = sequence;
   members_ = 0;
-  text_.assign("{");
+  text_.clear();
+  text_.push_back('{');
   external_id.reset();
   correlation.reset();
   external_id_override.reset();
-  input_dims.reset();
+  input_dims_.reset();
   input_shapes_override.reset();
   kind.reset();
 }
@@ -73,56 +74,86 @@ std::string_view ArgsBuilder::Json() {
   return text_;
 }
 
-bool ArgsBuilder::Add(protozero::data_view annotation, std::string* why) {
-  value_.clear();
-  std::string_view name;
-  if (!Value(annotation, 0, &value_, &name, why)) return false;
-  // The name: interned (its key text is ready) or inline.
-  ArgRole role = ArgRole::kArg;
-  std::string key;
+// The annotation's name: interned (its key text is ready) or inline. False when its iid was not
+// interned.
+bool ArgsBuilder::Key(protozero::data_view annotation, std::string* out, ArgRole* role,
+                      std::string* why) const {
   pbf_reader r(annotation);
-  const AnnotationName* interned = nullptr;
-  std::string_view inline_name;
   while (r.next()) {
     if (r.tag() == pa::kNameIid && r.wire_type() == pbf_wire_type::varint) {
       const uint64_t iid = r.get_uint64();
-      interned = sequence_ != nullptr ? sequence_->annotation_names.Find(iid) : nullptr;
+      const AnnotationName* interned =
+          sequence_ != nullptr ? sequence_->annotation_names.Find(iid) : nullptr;
       if (interned == nullptr) {
         *why = "debug annotation name iid " + std::to_string(iid) + " was not interned";
         return false;
       }
-    } else if (r.tag() == pa::kName && r.wire_type() == pbf_wire_type::length_delimited) {
-      const protozero::data_view v = r.get_view();
-      inline_name = std::string_view(v.data(), v.size());
-    } else {
-      r.skip();
+      *out += interned->key;
+      *role = interned->role;
+      return true;
     }
+    if (r.tag() == pa::kName && r.wire_type() == pbf_wire_type::length_delimited) {
+      const protozero::data_view v = r.get_view();
+      const std::string_view name(v.data(), v.size());
+      AppendText(out, name);
+      *out += ": ";
+      *role = RoleOfArgName(name);
+      return true;
+    }
+    r.skip();
   }
-  std::string_view key_text;
-  if (interned != nullptr) {
-    role = interned->role;
-    key_text = interned->key;
-    name = std::string_view(interned->key).substr(1, interned->key.size() - 4);
-  } else {
-    role = RoleOfArgName(inline_name);
-    AppendText(&key, inline_name);
-    key += ": ";
-    key_text = key;
-    name = inline_name;
-  }
-  NoteRole(role, value_, name);
-  if (role == ArgRole::kKind || role == ArgRole::kExternalIdOverride ||
-      role == ArgRole::kInputShapesOverride) {
-    return true;  // opscope's reserved fields: not args
-  }
-  if (members_++ > 0) text_ += ", ";
-  text_ += key_text;
-  text_ += value_;
+  *out += "\"\": ";  // no name
+  *role = ArgRole::kArg;
   return true;
 }
 
-void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::string_view name) {
-  (void)name;
+bool ArgsBuilder::Add(protozero::data_view annotation, std::string* why) {
+  const size_t rollback = text_.size();
+  if (members_ > 0) text_.append(", ", 2);
+  ArgRole role = ArgRole::kArg;
+  size_t value_start = 0;
+  if (!Member(annotation, 0, &text_, &role, &value_start, why)) {
+    text_.resize(rollback);
+    return false;
+  }
+  if (role != ArgRole::kArg) {
+    NoteRole(role, value_start);
+    if (role == ArgRole::kKind || role == ArgRole::kExternalIdOverride ||
+        role == ArgRole::kInputShapesOverride) {
+      text_.resize(rollback);  // opscope's reserved fields: not args
+      return true;
+    }
+  }
+  ++members_;
+  return true;
+}
+
+// Appends `"name": value` of one annotation (or dict entry). The name comes first in what
+// writers write, so one pass reads both; a name after the value takes a second pass for it.
+bool ArgsBuilder::Member(protozero::data_view annotation, int depth, std::string* out,
+                         ArgRole* role, size_t* value_start, std::string* why) {
+  pbf_reader r(annotation);
+  pbf_reader first = r;
+  if (first.next() && first.tag() == pa::kNameIid && first.wire_type() == pbf_wire_type::varint) {
+    const uint64_t iid = first.get_uint64();
+    const AnnotationName* interned =
+        sequence_ != nullptr ? sequence_->annotation_names.Find(iid) : nullptr;
+    if (interned == nullptr) {
+      *why = "debug annotation name iid " + std::to_string(iid) + " was not interned";
+      return false;
+    }
+    out->append(interned->key);
+    *role = interned->role;
+    *value_start = out->size();
+    return Value(first, depth, out, why);
+  }
+  if (!Key(annotation, out, role, why)) return false;
+  *value_start = out->size();
+  return Value(r, depth, out, why);
+}
+
+void ArgsBuilder::NoteRole(ArgRole role, size_t value_start) {
+  const std::string_view value_text = std::string_view(text_).substr(value_start);
   int64_t v = 0;
   switch (role) {
     case ArgRole::kArg:
@@ -134,7 +165,9 @@ void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::str
       if (ParseInt(value_text, &v)) correlation = v;
       break;
     case ArgRole::kInputDims:
-      if (!value_text.empty() && value_text.front() == '[') input_dims = value_text;
+      if (!value_text.empty() && value_text.front() == '[') {
+        input_dims_ = std::make_pair(value_start, value_text.size());
+      }
       break;
     case ArgRole::kExternalIdOverride:
       if (ParseInt(value_text, &v)) external_id_override = v;
@@ -145,7 +178,8 @@ void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::str
       simdjson::dom::parser parser;
       std::string_view text;
       if (!value_text.empty() && value_text.front() == '"' &&
-          parser.parse(value_text).get_string().get(text) == simdjson::SUCCESS) {
+          parser.parse(value_text.data(), value_text.size()).get_string().get(text) ==
+              simdjson::SUCCESS) {
         (role == ArgRole::kKind ? kind : input_shapes_override) = std::string(text);
       }
       break;
@@ -153,70 +187,85 @@ void ArgsBuilder::NoteRole(ArgRole role, const std::string& value_text, std::str
   }
 }
 
-// Appends the JSON value of one DebugAnnotation (or dict entry / array element) to `out`.
-bool ArgsBuilder::Value(protozero::data_view annotation, int depth, std::string* out,
-                        std::string_view* name, std::string* why) {
-  (void)name;
+// Appends the JSON value of one DebugAnnotation (or dict entry, or array element) to `out`, in one
+// pass over its fields: a scalar, or a dict or array opened at its first entry and closed at the
+// end (fields that contradict the first are passed over); "null" when it has no value (a typed
+// proto value is not modelled).
+bool ArgsBuilder::Value(pbf_reader r, int depth, std::string* out, std::string* why) {
   if (depth > max_depth_) {
     *why = "debug annotation nests deeper than " + std::to_string(max_depth_) + " levels";
     return false;
   }
-  pbf_reader r(annotation);
-  bool have_value = false, is_dict = false, is_array = false;
-  size_t dict_count = 0, array_count = 0;
-  std::string children;  // dict entries or array elements, rendered
+  enum class Shape { kNone, kScalar, kDict, kArray } shape = Shape::kNone;
+  auto scalar = [&] {
+    if (shape != Shape::kNone) return false;
+    shape = Shape::kScalar;
+    return true;
+  };
+  auto item = [&](Shape s, char open) {
+    if (shape == Shape::kNone) {
+      *out += open;
+      shape = s;
+      return true;
+    }
+    if (shape != s) return false;
+    *out += ", ";
+    return true;
+  };
+  char buf[32];
   while (r.next()) {
     const auto wire = r.wire_type();
     const bool varint = wire == pbf_wire_type::varint;
     const bool bytes = wire == pbf_wire_type::length_delimited;
     switch (r.tag()) {
       case pa::kBoolValue:
-        if (!varint) break;
-        *out += r.get_bool() ? "true" : "false";
-        have_value = true;
+        if (!varint || !scalar()) break;
+        if (r.get_bool()) {
+          out->append("true", 4);
+        } else {
+          out->append("false", 5);
+        }
         continue;
       case pa::kUintValue:
-        if (!varint) break;
-        fmt::format_to(std::back_inserter(*out), "{}", r.get_uint64());
-        have_value = true;
+      case pa::kIntValue: {
+        if (!varint || !scalar()) break;
+        const auto end = r.tag() == pa::kIntValue
+                             ? std::to_chars(buf, buf + sizeof(buf), r.get_int64()).ptr
+                             : std::to_chars(buf, buf + sizeof(buf), r.get_uint64()).ptr;
+        out->append(buf, end);
         continue;
-      case pa::kIntValue:
-        if (!varint) break;
-        fmt::format_to(std::back_inserter(*out), "{}", r.get_int64());
-        have_value = true;
-        continue;
+      }
       case pa::kDoubleValue:
-        if (wire != pbf_wire_type::fixed64) break;
+        if (wire != pbf_wire_type::fixed64 || !scalar()) break;
         AppendDouble(out, r.get_double());
-        have_value = true;
         continue;
       case pa::kPointerValue:
-        if (!varint) break;
+        if (!varint || !scalar()) break;
         fmt::format_to(std::back_inserter(*out), "\"0x{:x}\"", r.get_uint64());
-        have_value = true;
         continue;
       case pa::kStringValue: {
-        if (!bytes) break;
+        if (!bytes || !scalar()) break;
         const protozero::data_view v = r.get_view();
         AppendText(out, std::string_view(v.data(), v.size()));
-        have_value = true;
         continue;
       }
       case pa::kStringValueIid: {
-        if (!varint) break;
+        if (!varint || !scalar()) break;
         const uint64_t iid = r.get_uint64();
-        const std::string* s =
-            sequence_ != nullptr ? sequence_->annotation_strings.Find(iid) : nullptr;
+        const std::string* s = nullptr;
+        if (sequence_ != nullptr && iid >= opscope::perfetto::kJsonStringIidBase) {
+          s = sequence_->annotation_json.Find(iid - opscope::perfetto::kJsonStringIidBase);
+        }
+        if (sequence_ != nullptr && s == nullptr) s = sequence_->annotation_strings.Find(iid);
         if (s == nullptr) {
           *why = "debug annotation string iid " + std::to_string(iid) + " was not interned";
           return false;
         }
         *out += *s;
-        have_value = true;
         continue;
       }
       case pa::kLegacyJsonValue: {
-        if (!bytes) break;
+        if (!bytes || !scalar()) break;
         const protozero::data_view v = r.get_view();
         const std::string_view raw(v.data(), v.size());
         const std::string_view checked = CheckedJsonValue(raw);
@@ -225,63 +274,31 @@ bool ArgsBuilder::Value(protozero::data_view annotation, int depth, std::string*
         } else {
           *out += checked;
         }
-        have_value = true;
         continue;
       }
       case pa::kNestedValue:
-        if (!bytes) break;
+        if (!bytes || !scalar()) break;
         if (!Nested(r.get_view(), depth + 1, out, why)) return false;
-        have_value = true;
         continue;
       case pa::kDictEntries: {
-        if (!bytes) break;
-        const protozero::data_view entry = r.get_view();
-        std::string_view entry_name;
-        std::string value;
-        if (!Value(entry, depth + 1, &value, &entry_name, why)) return false;
-        // The entry's own name (dict entries name themselves inline or by iid).
-        pbf_reader e(entry);
-        std::string key;
-        while (e.next()) {
-          if (e.tag() == pa::kName && e.wire_type() == pbf_wire_type::length_delimited) {
-            const protozero::data_view n = e.get_view();
-            AppendText(&key, std::string_view(n.data(), n.size()));
-          } else if (e.tag() == pa::kNameIid && e.wire_type() == pbf_wire_type::varint) {
-            const AnnotationName* interned =
-                sequence_ != nullptr ? sequence_->annotation_names.Find(e.get_uint64()) : nullptr;
-            if (interned != nullptr) key = interned->key.substr(0, interned->key.size() - 2);
-          } else {
-            e.skip();
-          }
-        }
-        if (key.empty()) key = "\"\"";
-        children += dict_count++ > 0 ? ", " : "";
-        children += key + ": " + value;
-        is_dict = true;
+        if (!bytes || !item(Shape::kDict, '{')) break;
+        ArgRole unused;
+        size_t unused_start = 0;
+        if (!Member(r.get_view(), depth + 1, out, &unused, &unused_start, why)) return false;
         continue;
       }
-      case pa::kArrayValues: {
-        if (!bytes) break;
-        std::string_view unused;
-        children += array_count++ > 0 ? ", " : "";
-        if (!Value(r.get_view(), depth + 1, &children, &unused, why)) return false;
-        is_array = true;
+      case pa::kArrayValues:
+        if (!bytes || !item(Shape::kArray, '[')) break;
+        if (!Value(pbf_reader(r.get_view()), depth + 1, out, why)) return false;
         continue;
-      }
       default:
         break;
     }
     r.skip();
   }
-  if (!have_value) {
-    if (is_dict) {
-      *out += "{" + children + "}";
-    } else if (is_array) {
-      *out += "[" + children + "]";
-    } else {
-      *out += "null";  // a typed proto value or none: not modelled
-    }
-  }
+  if (shape == Shape::kDict) *out += '}';
+  if (shape == Shape::kArray) *out += ']';
+  if (shape == Shape::kNone) out->append("null", 4);
   return true;
 }
 

@@ -35,19 +35,28 @@ class ArgsBuilder {
 
   // What the annotations' roles gave (sequence_state.h, ArgRole).
   std::optional<int64_t> external_id, correlation, external_id_override;
-  std::optional<std::string> input_dims, input_shapes_override, kind;
+  std::optional<std::string> input_shapes_override, kind;
+  // "Input Dims"'s value text; valid until the next Reset.
+  std::optional<std::string_view> input_dims() const {
+    if (!input_dims_) return std::nullopt;
+    return std::string_view(text_).substr(input_dims_->first, input_dims_->second);
+  }
 
  private:
-  bool Value(protozero::data_view annotation, int depth, std::string* out, std::string_view* name,
-             std::string* why);
+  bool Key(protozero::data_view annotation, std::string* out, ArgRole* role,
+           std::string* why) const;
+  bool Member(protozero::data_view annotation, int depth, std::string* out, ArgRole* role,
+              size_t* value_start, std::string* why);
+  // The value of the annotation `r` reads (from its start, or past its name).
+  bool Value(protozero::pbf_reader r, int depth, std::string* out, std::string* why);
   bool Nested(protozero::data_view nested, int depth, std::string* out, std::string* why);
-  void NoteRole(ArgRole role, const std::string& value_text, std::string_view name);
+  void NoteRole(ArgRole role, size_t value_start);
 
   const SequenceState* sequence_ = nullptr;
   int max_depth_;
   size_t members_ = 0;
-  std::string text_;   // "{" + members so far
-  std::string value_;  // scratch
+  std::string text_;                                     // "{" + members so far
+  std::optional<std::pair<size_t, size_t>> input_dims_;  // (offset, length) in text_
 };
 
 // Begin's args with end's merged in (Perfetto merges an end event's annotations into its slice):

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/huge_array.h"
 #include "base/saturating.h"
 #include "import/kineto/event_category.h"
 #include "import/perfetto/debug_annotations.h"
@@ -19,15 +20,21 @@ void EventAssembler::UseBlob(const OpscopeBlob* blob) {
   for (const OpscopeBlob::Flow& f : blob->flows) listed_flows_[f.ordinal] = &f;
 }
 
+void EventAssembler::Reserve(uint64_t input_bytes) {
+  // Over-reserving is cheap (pages never written are never resident); a slice takes two events of
+  // at least a few dozen bytes each.
+  internal::ReserveHuge(&slices_, input_bytes / 64);
+}
+
 void EventAssembler::Begin(const Slice& s, bool dropped, const std::vector<FlowRef>& flows) {
   if (markers_.size() <= s.track) markers_.resize(s.track + 1);
   uint32_t index = kNone;
   if (!dropped) {
     index = static_cast<uint32_t>(slices_.size());
-    slices_.push_back(s);
-    for (const FlowRef& f : flows) flows_.push_back({f, s.ts_ns, index});
+    internal::PushBackHuge(&slices_, s);
+    for (const FlowRef& f : flows) internal::PushBackHuge(&flows_, PendingFlow{f, s.ts_ns, index});
   }
-  markers_[s.track].push_back({s.ts_ns, index, true});
+  internal::PushBackHuge(&markers_[s.track], Marker{s.ts_ns, index, true});
 }
 
 void EventAssembler::End(uint32_t slot, int64_t ts_ns, std::string args,
@@ -37,9 +44,11 @@ void EventAssembler::End(uint32_t slot, int64_t ts_ns, std::string args,
   if (!args.empty() || !flows.empty()) {
     record = static_cast<uint32_t>(ends_.size());
     ends_.push_back({std::move(args), kNone});
-    for (const FlowRef& f : flows) flows_.push_back({f, ts_ns, record | kEndBit});
+    for (const FlowRef& f : flows) {
+      internal::PushBackHuge(&flows_, PendingFlow{f, ts_ns, record | kEndBit});
+    }
   }
-  markers_[slot].push_back({ts_ns, record, false});
+  internal::PushBackHuge(&markers_[slot], Marker{ts_ns, record, false});
 }
 
 void EventAssembler::Complete(const Slice& s, const std::vector<FlowRef>& flows) {
@@ -136,16 +145,27 @@ uint64_t EventAssembler::Finish() {
   MatchSlices();
   MarkDeviceTracks();
   tracks_->Materialize(trace_);
-  const int64_t origin = Origin();
-  origin_ = origin;
-  trace_index_.assign(slices_.size(), kNone);
-  trace_->ReserveSlices(trace_->slices().size() + slices_.size());
-  uint64_t added = 0;
-  for (size_t i = 0; i < slices_.size(); ++i) {
-    Slice s = slices_[i];
+  origin_ = Origin();
+  IndexSlicesBySlot();  // for v1 flow events, while slices still name their slots
+  // Each pending slice made final in place: its model track, kind and time.
+  StringId last_category = kNone;
+  ActivityKind last_kind = kDeriveKind;
+  bool all_placed = true;
+  for (Slice& s : slices_) {
     const uint32_t track = tracks_->slot(s.track).model_track;
-    if (track == kNone) continue;
-    ActivityKind kind = KindOf(s);
+    if (track == kNone) {
+      all_placed = false;
+      s.track = kNone;
+      continue;
+    }
+    ActivityKind kind = s.kind;
+    if (kind == kDeriveKind) {  // by category, the same for a run of slices
+      if (s.category != last_category) {
+        last_category = s.category;
+        last_kind = KindOf(s);
+      }
+      kind = last_kind;
+    }
     if (kind == kDeriveKind) {
       kind = tracks_->slot(s.track).device || trace_->tracks()[track].kind != TrackKind::kThread
                  ? ActivityKind::kKernel
@@ -153,24 +173,53 @@ uint64_t EventAssembler::Finish() {
     }
     s.kind = kind;
     s.track = track;
-    s.ts_ns = internal::SatSub(s.ts_ns, origin);
-    trace_index_[i] = trace_->AddSlice(s);
-    ++added;
+    s.ts_ns = internal::SatSub(s.ts_ns, origin_);
+  }
+  // Into the model: in one copy into storage on huge pages when every slice has its track.
+  first_slice_ = static_cast<uint32_t>(trace_->slices().size());
+  trace_->ReserveSlices(trace_->slices().size() + slices_.size());
+  const auto& model = trace_->slices();
+  internal::AdviseHugePages(model.data() + model.size(),
+                            (model.capacity() - model.size()) * sizeof(Slice));
+  uint64_t added = 0;
+  if (all_placed) {
+    trace_->AddSlices(slices_);
+    added = slices_.size();
+  } else {
+    trace_index_.assign(slices_.size(), kNone);
+    for (size_t i = 0; i < slices_.size(); ++i) {
+      if (slices_[i].track == kNone) continue;
+      trace_index_[i] = trace_->AddSlice(slices_[i]);
+      ++added;
+    }
   }
   for (Instant i : instants_) {
     i.track = tracks_->slot(i.track).model_track;
     if (i.track == kNone) continue;
-    i.ts_ns = internal::SatSub(i.ts_ns, origin);
+    i.ts_ns = internal::SatSub(i.ts_ns, origin_);
     trace_->AddInstant(i);
   }
   for (CounterSample c : counters_) {
     c.track = tracks_->slot(c.track).model_track;
     if (c.track == kNone) continue;
-    c.ts_ns = internal::SatSub(c.ts_ns, origin);
+    c.ts_ns = internal::SatSub(c.ts_ns, origin_);
     trace_->AddCounter(c);
   }
   ChainFlows();
   return added;
+}
+
+// Each track's slices by start, for binding v1 flow events (only when there are some).
+void EventAssembler::IndexSlicesBySlot() {
+  bool any_v1 = false;
+  for (const PendingFlow& f : flows_) any_v1 |= f.ref.legacy_v1;
+  if (!any_v1) return;
+  slices_by_slot_.assign(tracks_->size(), {});
+  for (uint32_t i = 0; i < slices_.size(); ++i) slices_by_slot_[slices_[i].track].push_back(i);
+  for (auto& list : slices_by_slot_) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](uint32_t a, uint32_t b) { return slices_[a].ts_ns < slices_[b].ts_ns; });
+  }
 }
 
 std::string EventAssembler::DeviceType() const {
@@ -202,37 +251,32 @@ uint32_t EventAssembler::BindV1(uint32_t slot, int64_t ts_ns, bool enclosing) co
 uint32_t EventAssembler::ResolveTarget(const PendingFlow& f) const {
   uint32_t pending = kNone;
   if (f.ref.op == FlowOp::kStart || f.ref.op == FlowOp::kStep || f.ref.op == FlowOp::kFinish) {
-    pending = BindV1(f.target, f.ts_ns, f.ref.op != FlowOp::kFinish || f.ref.binds_enclosing);
+    // Slices' times are relative to the origin by now.
+    pending = BindV1(f.target, internal::SatSub(f.ts_ns, origin_),
+                     f.ref.op != FlowOp::kFinish || f.ref.binds_enclosing);
   } else if ((f.target & kEndBit) != 0) {
     pending = ends_[f.target & ~kEndBit].slice;
   } else {
     pending = f.target;
   }
-  return pending == kNone ? kNone : trace_index_[pending];
+  if (pending == kNone) return kNone;
+  return trace_index_.empty() ? first_slice_ + pending : trace_index_[pending];
 }
 
 void EventAssembler::ChainFlows() {
   if (flows_.empty()) return;
-  bool any_v1 = false;
-  for (const PendingFlow& f : flows_) any_v1 |= f.ref.legacy_v1;
-  if (any_v1) {  // each track's slices by start, for binding v1 flow events
-    slices_by_slot_.assign(tracks_->size(), {});
-    for (uint32_t i = 0; i < slices_.size(); ++i) slices_by_slot_[slices_[i].track].push_back(i);
-    for (auto& list : slices_by_slot_) {
-      std::stable_sort(list.begin(), list.end(),
-                       [&](uint32_t a, uint32_t b) { return slices_[a].ts_ns < slices_[b].ts_ns; });
-    }
-  }
-  std::vector<uint32_t> order(flows_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return flows_[a].ts_ns < flows_[b].ts_ns; });
+  // Timestamp order, file order for ties.
+  std::vector<std::pair<int64_t, uint32_t>> by_time(flows_.size());
+  for (uint32_t k = 0; k < flows_.size(); ++k) by_time[k] = {flows_[k].ts_ns, k};
+  std::sort(by_time.begin(), by_time.end());
   struct Chain {
-    uint32_t last = kNone;
+    uint32_t last = kNone;        // the flow's last slice
     uint32_t orphan_end = kNone;  // a terminating event seen while the flow had no slice yet
+    uint32_t orphan_flow = kNone;
   };
   std::unordered_map<FlowKey, Chain, FlowKeyHash> chains;
-  for (uint32_t k : order) {
+  chains.reserve(flows_.size());
+  for (const auto& [ts, k] : by_time) {
     const PendingFlow& f = flows_[k];
     const uint32_t slice = ResolveTarget(f);
     if (slice == kNone) continue;
@@ -246,7 +290,10 @@ void EventAssembler::ChainFlows() {
         break;
       case FlowOp::kTerminate:
       case FlowOp::kFinish:
-        if (c.last == kNone && c.orphan_end == kNone) c.orphan_end = slice;
+        if (c.last == kNone && c.orphan_end == kNone) {
+          c.orphan_end = slice;
+          c.orphan_flow = k;
+        }
         if (c.last != kNone && c.last != slice) AddFlow(f.ref, c.last, slice);
         c.last = kNone;
         break;
@@ -258,11 +305,10 @@ void EventAssembler::ChainFlows() {
         if (c.last != kNone && c.last != slice) AddFlow(f.ref, c.last, slice);
         break;
     }
-    if (c.last != kNone) last_ref_[key] = f.ref;
   }
   for (const auto& [key, c] : chains) {
     if (c.last != kNone && c.orphan_end != kNone && c.orphan_end != c.last) {
-      AddFlow(last_ref_[key], c.last, c.orphan_end);
+      AddFlow(flows_[c.orphan_flow].ref, c.last, c.orphan_end);
     }
   }
 }

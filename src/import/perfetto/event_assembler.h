@@ -51,6 +51,8 @@ inline constexpr auto kDeriveKind = static_cast<ActivityKind>(0xff);
 class EventAssembler {
  public:
   EventAssembler(Trace* trace, TrackTable* tracks, ImportLog* log);
+  // Capacity for a trace of `input_bytes` of protobuf.
+  void Reserve(uint64_t input_bytes);
 
   // A slice `s` (s.track = its track slot, s.ts_ns on the primary clock) begins; with
   // `dropped` (before the range of interest) it is matched but not kept.
@@ -106,6 +108,7 @@ class EventAssembler {
   };
 
   void MatchSlices();
+  void IndexSlicesBySlot();
   void MarkDeviceTracks();
   ActivityKind KindOf(const Slice& s);
   int64_t Origin() const;
@@ -126,8 +129,10 @@ class EventAssembler {
   std::vector<CounterSample> counters_;
   std::unordered_map<StringId, ActivityKind> kind_of_category_;
   std::vector<std::vector<uint32_t>> slices_by_slot_;  // for v1 binding, after matching
-  std::vector<uint32_t> trace_index_;  // per pending slice: its index in the model, or kNone
-  std::unordered_map<FlowKey, FlowRef, FlowKeyHash> last_ref_;
+  // Per pending slice: its index in the model (kNone when it has no track); empty when every
+  // slice went in, in order, from first_slice_.
+  std::vector<uint32_t> trace_index_;
+  uint32_t first_slice_ = 0;
   std::unordered_map<uint64_t, const OpscopeBlob::Flow*> listed_flows_;  // by ordinal
   int64_t origin_ = 0;
 };

@@ -5,6 +5,7 @@
 
 #include "base/json_escape.h"
 #include "base/saturating.h"
+#include "import/perfetto/debug_annotations.h"
 #include "import/perfetto/proto_read.h"
 #include "trace/perfetto_protos.h"
 
@@ -129,7 +130,11 @@ std::string PacketDecoder::Decode(data_view packet, std::optional<Compressed>* c
   PacketFields p;
   *compressed = ReadPacketFields(packet, &p);
   if (compressed->has_value()) return "";
-  SequenceState& seq = sequences_[p.sequence_id];
+  if (last_sequence_ == nullptr || p.sequence_id != last_sequence_id_) {
+    last_sequence_ = &sequences_[p.sequence_id];  // stable: unordered_map nodes do not move
+    last_sequence_id_ = p.sequence_id;
+  }
+  SequenceState& seq = *last_sequence_;
   if (p.previous_dropped) seq.valid = false;
   if (p.cleared || (p.flags & pp::kSeqIncrementalStateCleared) != 0) seq.Clear();
   if ((p.flags & pp::kSeqNeedsIncrementalState) != 0 && !seq.valid) {
@@ -198,7 +203,13 @@ void PacketDecoder::OnInternedData(data_view data, SequenceState* seq) {
         break;
       case pi::kDebugAnnotationStringValues:
         ForEachInterned(entry, [&](uint64_t iid, std::string_view s) {
-          seq->annotation_strings.Set(iid, internal::JsonString(s));
+          if (blob_ && iid >= opscope::perfetto::kJsonStringIidBase) {  // opscope's JSON values
+            const std::string_view json = CheckedJsonValue(s);
+            seq->annotation_json.Set(iid - opscope::perfetto::kJsonStringIidBase,
+                                     json.empty() ? internal::JsonString(s) : std::string(json));
+          } else {
+            seq->annotation_strings.Set(iid, internal::JsonString(s));
+          }
         });
         break;
       default:
@@ -211,6 +222,7 @@ void PacketDecoder::OnDefaults(data_view data, SequenceState* seq) {
   namespace pd = opscope::perfetto::defaults;
   seq->default_clock_id = 0;
   seq->has_default_track = false;
+  seq->default_track_slot = kNone;
   seq->default_extra_counters.clear();
   seq->default_extra_double_counters.clear();
   pbf_reader r(data);

@@ -40,6 +40,9 @@ class PacketDecoder {
   // not a TracePacket.
   std::string Decode(protozero::data_view packet, std::optional<Compressed>* compressed);
 
+  // Capacity for a trace of `input_bytes`.
+  void Reserve(uint64_t input_bytes) { assembler_.Reserve(input_bytes); }
+
   // Everything read into the model, metadata included, then Trace::Finalize(threads).
   void Finish(int threads);
 
@@ -60,6 +63,8 @@ class PacketDecoder {
   EventAssembler assembler_;
   TrackEventReader events_;
   std::unordered_map<uint32_t, SequenceState> sequences_;
+  SequenceState* last_sequence_ = nullptr;  // the sequence of the previous packet
+  uint32_t last_sequence_id_ = 0;
   std::optional<OpscopeBlob> blob_;
   bool events_seen_ = false;
 };

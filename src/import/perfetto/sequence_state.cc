@@ -22,6 +22,7 @@ void SequenceState::Clear() {
   categories.Clear();
   annotation_names.Clear();
   annotation_strings.Clear();
+  annotation_json.Clear();
   correlation_strings.Clear();
   has_thread = false;
   pid = 0;

@@ -77,12 +77,15 @@ struct SequenceState {
   IidTable<StringId> categories;
   IidTable<AnnotationName> annotation_names;
   IidTable<std::string> annotation_strings;  // the value as JSON string text (quoted)
+  // Values opscope interned as JSON text (iids from kJsonStringIidBase on, by iid - that base).
+  IidTable<std::string> annotation_json;
   IidTable<std::string> correlation_strings;
   // trace_packet_defaults: a writer must emit them again after a clear, but a reader keeps them
   // until new ones come (as Perfetto's does), so they are not reset by Clear().
   uint32_t default_clock_id = 0;  // 0: none
   bool has_default_track = false;
   uint64_t default_track_uuid = 0;
+  uint32_t default_track_slot = kNone;  // its track slot, once looked up
   std::vector<uint64_t> default_extra_counters;
   std::vector<uint64_t> default_extra_double_counters;
   // The legacy ThreadDescriptor packet of this sequence (its thread, and the reference times that

@@ -35,7 +35,7 @@ std::string TrackEventReader::Read(protozero::data_view event, uint32_t sequence
   if (std::string why = NameAndCategory(f, *seq, &s); !why.empty()) return why;
   const bool legacy = f.type == pe::kTypeUnspecified;
   if (legacy && !f.has_legacy) return "it has neither a type nor a legacy phase";
-  const uint32_t slot = TrackOf(f, *seq, legacy, trace_->Str(s.name));
+  const uint32_t slot = TrackOf(f, seq, legacy, legacy ? trace_->Str(s.name) : std::string_view());
   s.track = slot;
   const std::string why = legacy ? DispatchLegacy(f, slot, seq, &s) : Dispatch(f, slot, seq, &s);
   if (!why.empty()) return why;
@@ -93,8 +93,8 @@ std::string TrackEventReader::BuildArgs(const Fields& f, const SequenceState& se
   if (!f.correlation_id && args_.correlation) s->correlation = *args_.correlation;
   if (args_.input_shapes_override) {
     s->input_shapes = trace_->Intern(*args_.input_shapes_override);
-  } else if (args_.input_dims) {
-    s->input_shapes = trace_->Intern(*args_.input_dims);
+  } else if (auto dims = args_.input_dims()) {
+    s->input_shapes = trace_->Intern(*dims);
   }
   if (args_.empty() || !options_.keep_args) return "";
   if (text != nullptr) {

@@ -267,27 +267,32 @@ std::string TrackEventReader::EventTime(const Fields& f, uint32_t sequence_id, S
   return "";
 }
 
-uint32_t TrackEventReader::TrackOf(const Fields& f, const SequenceState& seq, bool legacy,
+uint32_t TrackEventReader::TrackOf(const Fields& f, SequenceState* seq, bool legacy,
                                    std::string_view name) {
+  if (!legacy && !f.pid_override && !f.tid_override) {  // the common case first
+    if (f.track_uuid) return tracks_->ForUuid(*f.track_uuid);
+    if (seq->has_default_track) {
+      if (seq->default_track_slot == kNone) {
+        seq->default_track_slot = tracks_->ForUuid(seq->default_track_uuid);
+      }
+      return seq->default_track_slot;
+    }
+    if (seq->has_thread) return tracks_->ForThread(seq->pid, seq->tid);
+    return tracks_->ForUuid(0);
+  }
   // The legacy thread: the sequence's ThreadDescriptor, else the thread of its default track.
   std::optional<int32_t> pid;
   uint32_t thread = kNone;
-  if (seq.has_thread) {
-    pid = seq.pid;
-  } else if (seq.has_default_track) {
-    const uint32_t d = tracks_->ForUuid(seq.default_track_uuid);
+  if (seq->has_thread) {
+    pid = seq->pid;
+  } else if (seq->has_default_track) {
+    const uint32_t d = tracks_->ForUuid(seq->default_track_uuid);
     thread = tracks_->ThreadOf(d);
     pid = tracks_->PidOf(d);
   }
   if (f.pid_override) pid = f.pid_override;
   if (f.tid_override) return tracks_->ForThread(pid.value_or(0), *f.tid_override);
   if (f.pid_override) return tracks_->ForProcess(*f.pid_override);
-  if (!legacy) {
-    if (f.track_uuid) return tracks_->ForUuid(*f.track_uuid);
-    if (seq.has_default_track) return tracks_->ForUuid(seq.default_track_uuid);
-    if (seq.has_thread) return tracks_->ForThread(seq.pid, seq.tid);
-    return tracks_->ForUuid(0);
-  }
   if (f.track_uuid && *f.track_uuid != 0) return tracks_->ForUuid(*f.track_uuid);
   switch (f.phase) {
     case 'b':
@@ -313,7 +318,7 @@ uint32_t TrackEventReader::TrackOf(const Fields& f, const SequenceState& seq, bo
     default:
       break;
   }
-  if (seq.has_thread) return tracks_->ForThread(seq.pid, seq.tid);
+  if (seq->has_thread) return tracks_->ForThread(seq->pid, seq->tid);
   if (thread != kNone) return thread;
   return tracks_->ForUuid(0);
 }

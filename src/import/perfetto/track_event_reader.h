@@ -78,7 +78,7 @@ class TrackEventReader {
   static void ReadFields(protozero::data_view event, Fields* f);
   std::string EventTime(const Fields& f, uint32_t sequence_id, SequenceState* seq,
                         std::optional<int64_t> packet_ts, int64_t* ts_ns);
-  uint32_t TrackOf(const Fields& f, const SequenceState& seq, bool legacy, std::string_view name);
+  uint32_t TrackOf(const Fields& f, SequenceState* seq, bool legacy, std::string_view name);
   std::string NameAndCategory(const Fields& f, const SequenceState& seq, Slice* s);
   std::string BuildArgs(const Fields& f, const SequenceState& seq, Slice* s, std::string* text);
   void CollectFlows(const Fields& f, const Slice& s);
