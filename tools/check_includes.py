@@ -112,6 +112,11 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/import/*.h", ["tests/import/import_test.cc"]),
+    # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
+    # round-trip invariant.
+    ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the

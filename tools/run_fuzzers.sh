@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared trace fixtures:
-#   import_fuzz   the trace importer (and the analyses on what it imports), 5/6 of the time
+#   import_fuzz   the trace importer (and the analyses on what it imports), 4/6 of the time
 #   op_args_fuzz  the record_shapes args parsers (Input Dims, Input type, Input Strides, Concrete
-#                 Inputs), the remaining 1/6 (10 s of make test's 60)
+#                 Inputs), 1/6 (10 s of make test's 60)
+#   perfetto_fuzz the Perfetto reader and the writer's round trip, the remaining 1/6, seeded from
+#                 Perfetto's TrackEvent cases (encoded by protoc) and nested_tracks.perfetto-trace
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
 # fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
@@ -12,9 +14,10 @@ set -euo pipefail
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 args_seconds=$(( seconds / 6 > 0 ? seconds / 6 : 1 ))
-import_seconds=$(( seconds - args_seconds > 0 ? seconds - args_seconds : 1 ))
+perfetto_seconds=$args_seconds
+import_seconds=$(( seconds - args_seconds - perfetto_seconds > 0 ? seconds - args_seconds - perfetto_seconds : 1 ))
 
-for fuzzer in import_fuzz op_args_fuzz; do
+for fuzzer in import_fuzz op_args_fuzz perfetto_fuzz; do
   if [[ ! -x "$build/fuzz/$fuzzer" ]]; then
     cmake --build "$build" --target "$fuzzer" -j "${JOBS:-2}"
   fi
@@ -29,7 +32,21 @@ if [[ -z "$shared" || ! -d "$fixtures" ]]; then
 fi
 
 artifacts="$build/fuzz-artifacts/"
-mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$artifacts"
+mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$build/fuzz-seeds/perfetto" \
+  "$artifacts"
+
+# Seeds for perfetto: Perfetto's TrackEvent conformance cases as binary traces (protoc encodes
+# them, as the conformance test does) and the binary fixture.
+perfetto_fixtures="$shared/fixtures/perfetto"
+cp "$perfetto_fixtures/nested_tracks.perfetto-trace" "$build/fuzz-seeds/perfetto/"
+if command -v protoc > /dev/null; then
+  python3 "$(dirname "$0")/../tests/import/perfetto/extract_cases.py" \
+    --tests "$perfetto_fixtures/track_event/tests.py" --proto "$perfetto_fixtures/perfetto_trace.proto" \
+    --protoc "$(command -v protoc)" --out "$build/fuzz-seeds/perfetto-cases" > /dev/null
+  cp "$build"/fuzz-seeds/perfetto-cases/*.pftrace "$build/fuzz-seeds/perfetto/"
+else
+  echo "run_fuzzers.sh: protoc not found; perfetto_fuzz starts from nested_tracks.perfetto-trace alone" >&2
+fi
 
 # Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
 # KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
@@ -104,3 +121,4 @@ run() {
 
 run import_fuzz "$import_seconds" 65536
 run op_args_fuzz "$args_seconds" 4096
+run perfetto_fuzz "$perfetto_seconds" 65536

@@ -265,10 +265,11 @@ uint32_t EventAssembler::ResolveTarget(const PendingFlow& f) const {
 
 void EventAssembler::ChainFlows() {
   if (flows_.empty()) return;
-  // Timestamp order, file order for ties.
+  // Timestamp order, file order for ties. The events come in sorted runs (a sequence's packets),
+  // which a merge sort takes in stride.
   std::vector<std::pair<int64_t, uint32_t>> by_time(flows_.size());
   for (uint32_t k = 0; k < flows_.size(); ++k) by_time[k] = {flows_[k].ts_ns, k};
-  std::sort(by_time.begin(), by_time.end());
+  std::stable_sort(by_time.begin(), by_time.end());
   struct Chain {
     uint32_t last = kNone;        // the flow's last slice
     uint32_t orphan_end = kNone;  // a terminating event seen while the flow had no slice yet
