@@ -90,7 +90,8 @@ INTERNAL_USES = [
     ("src/trace/packed_args.h", ["src/import/*"]),
     # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
     # the exporter and the reader.
-    ("src/trace/perfetto_protos.h", ["src/profiler/*", "src/import/*"]),
+    ("src/trace/perfetto_protos.h",
+     ["src/profiler/*", "src/import/*", "tests/import/perfetto/perfetto_reader_test.cc"]),
     # Analyses that split their per-track passes over threads: ranges of whole tracks.
     ("src/trace/track_ranges.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.

@@ -11,8 +11,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <protozero/varint.hpp>
 #include <string>
 
 #include "base/cores.h"
@@ -197,46 +199,74 @@ class PacketWalker {
 
 }  // namespace
 
-bool LooksLikePerfetto(std::string_view head) {
-  if (head.size() < 2 || head[0] != 0x0a) return false;
+namespace {
+
+// Whether [p, end) is a TracePacket that declares `declared` bytes (all of it, or with `cut` its
+// start up to the head's end): every field's tag and wire type valid, every field inside the
+// packet, and one field a TracePacket has. With `cut`, a field the head's end cuts counts as well
+// formed. Varints are protozero's.
+bool PlausiblePacket(const char* p, const char* end, uint64_t declared, bool cut) {
+  const char* const start = p;
+  bool known = false;
   try {
-    pbf_reader trace(head.data(), head.size());
-    if (!trace.next() || trace.tag() != 1 || !perfetto::IsBytes(trace)) return false;
-    // The first packet, whole or as much of it as the head holds.
-    data_view packet;
-    bool whole = true;
-    try {
-      packet = trace.get_view();
-    } catch (const protozero::end_of_buffer_exception&) {
-      whole = false;
-    }
-    std::string_view bytes = whole ? perfetto::AsText(packet) : head.substr(1);
-    if (!whole) {  // skip the length varint
-      size_t i = 0;
-      while (i < bytes.size() && (static_cast<uint8_t>(bytes[i]) & 0x80) != 0) ++i;
-      bytes.remove_prefix(std::min(bytes.size(), i + 1));
-      if (bytes.size() < 16) return false;
-    }
-    if (bytes.empty()) return false;
-    pbf_reader fields(bytes.data(), bytes.size());
-    bool known = false;
-    try {
-      while (fields.next()) {
-        known |= KnownPacketField(fields.tag());
-        fields.skip();
+    while (p < end) {
+      const uint64_t key = protozero::decode_varint(&p, end);
+      const auto field = static_cast<uint32_t>(key >> 3);
+      if (field == 0 || field > (uint32_t{1} << 29)) return false;
+      known |= KnownPacketField(field);
+      switch (key & 7) {
+        case 0:
+          protozero::decode_varint(&p, end);
+          break;
+        case 1:
+        case 5: {
+          const ptrdiff_t size = (key & 7) == 1 ? 8 : 4;
+          if (!cut && end - p < size) return false;
+          p += std::min(size, end - p);
+          break;
+        }
+        case 2: {
+          const uint64_t length = protozero::decode_varint(&p, end);
+          if (length > declared - static_cast<uint64_t>(p - start)) return false;
+          if (!cut && length > static_cast<uint64_t>(end - p)) return false;
+          p += std::min<uint64_t>(length, static_cast<uint64_t>(end - p));
+          break;
+        }
+        default:
+          return false;  // groups and undefined wire types: not a TracePacket
       }
-    } catch (const protozero::end_of_buffer_exception&) {
-      if (whole) return false;  // the packet's own fields overrun it
     }
-    if (!known) return false;
-    // A second packet, when the head holds the start of one.
-    if (whole && trace.length() > 0) {
-      return static_cast<uint8_t>(head[head.size() - trace.length()]) == 0x0a;
-    }
-    return true;
+  } catch (const protozero::end_of_buffer_exception&) {
+    if (!cut) return false;  // a varint overrunning the packet; else cut by the head's end
   } catch (const protozero::exception&) {
     return false;
   }
+  return known;
+}
+
+}  // namespace
+
+bool LooksLikePerfetto(std::string_view head) {
+  if (head.size() < 2 || head[0] != 0x0a) return false;
+  const char* p = head.data() + 1;
+  const char* const end = head.data() + head.size();
+  uint64_t declared = 0;
+  try {
+    declared = protozero::decode_varint(&p, end);
+  } catch (const protozero::exception&) {
+    return false;
+  }
+  if (declared == 0 || declared > kMaxInflatedBytes) return false;
+  const uint64_t available = static_cast<uint64_t>(end - p);
+  if (declared <=
+      available) {  // whole: its fields fill it exactly, and a packet or the end follows
+    if (!PlausiblePacket(p, p + declared, declared, false)) return false;
+    const char* next = p + declared;
+    return next == end || static_cast<uint8_t>(*next) == 0x0a;
+  }
+  // A first packet longer than the bytes looked at: as much of it as there is must be well formed,
+  // and enough of it to tell (a few random bytes could pass).
+  return available >= 4096 && PlausiblePacket(p, end, declared, true);
 }
 
 Status ReadPerfetto(ImportInput* in, Trace* out, ImportStats* stats, const ImportOptions& options) {
