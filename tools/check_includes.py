@@ -61,6 +61,7 @@ PUBLIC_HEADERS = {
     "key_averages.h": "profiler",
     "device_config.h": "profiler",
     "profiler.h": "profiler",
+    "export.h": "profiler",
     "ops.h": "tensor",
     "tensor.h": "tensor",
     "device.h": "tensor",
@@ -92,9 +93,6 @@ INTERNAL_USES = [
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
-    # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
-    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
-                                     "tools/demo_allreduce.cc", "tools/demo_rmsnorm.cc"]),
     # The "[memory]" events as key_averages reads them, shared with the memory timeline; their one
     # writer, AddMemoryEvent, also builds the memory tests' traces.
     ("src/profiler/memory_events.h",

@@ -195,7 +195,7 @@ class Writer {
 
 }  // namespace
 
-std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
+std::string ChromeTraceDocument(const Trace& trace, const std::string& trace_name) {
   const TraceMetadata& meta = trace.metadata();
   std::string out;
   out.reserve(256 + trace.slices().size() * 200);
@@ -406,8 +406,8 @@ size_t RemoveStaleTempTraces(const std::string& dir, int depth) {
   return removed;
 }
 
-Status WriteChromeTrace(const Trace& trace, const std::string& path) {
-  const std::string json = ChromeTraceJson(trace, path);
+Status WriteChromeTraceFile(const Trace& trace, const std::string& path) {
+  const std::string json = ChromeTraceDocument(trace, path);
   const bool gzip = path.size() > 3 && path.ends_with(".gz");
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   RemoveStaleTempTraces(dir.empty() ? "." : dir.string(), 0);
@@ -425,3 +425,15 @@ Status WriteChromeTrace(const Trace& trace, const std::string& path) {
 }
 
 }  // namespace opscope::internal
+
+namespace opscope {
+
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
+  return internal::ChromeTraceDocument(trace, trace_name);
+}
+
+Status WriteChromeTrace(const Trace& trace, const std::string& path) {
+  return internal::WriteChromeTraceFile(trace, path);
+}
+
+}  // namespace opscope
