@@ -39,16 +39,17 @@ COMPONENTS = {
     "device/cpu": 3,
     "device/neuron": 3,
     "compile": 4,
-    "analysis": 5,
-    "job": 6,
-    "explorer": 7,
+    "import/parquet": 5,
+    "analysis": 6,
+    "job": 7,
+    "explorer": 8,
 }
 # The device backends: components to their right use them only through DeviceBackend (device.h),
 # choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
-TOOLS_RANK = 8  # tools/: the opscope CLI, above every component
-TOP_RANK = 9    # tests/, bench/, fuzz/, python/src/: may use every public header
+TOOLS_RANK = 9  # tools/: the opscope CLI, above every component
+TOP_RANK = 10   # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
@@ -108,6 +109,10 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/analysis/*.h", ["tests/analysis/import_test.cc"]),
+    # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
+    # benchmark.
+    ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
+                                "bench/parquet_bench.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
