@@ -115,6 +115,8 @@ class Assembler {
     int16_t def = 0;
     int16_t rep = 0;
     if (!Peek(n, &def, &rep)) return false;
+    // The parent is present, so every leaf below says at least that much.
+    if (def < schema_.node(node.parent).max_def) return false;
     if (node.repetition == Repetition::kRepeated) {
       sink_->BeginList(node);
       if (def < node.max_def) {
