@@ -360,6 +360,9 @@ Status ReadColumnChunk(const ChunkSource& source, const ::parquet::ColumnChunk& 
   if (!IsSupportedCodec(meta.codec)) {
     return fail(0, "unsupported codec " + CodecName(meta.codec));
   }
+  if (meta.num_values == 0 && source.row_group_rows == 0) {
+    return Status::Ok();  // nothing to read (some writers leave an empty chunk's offsets at 0)
+  }
   // The chunk starts at its dictionary page when it has one (0 is a known writer bug: page data
   // never starts inside the magic).
   uint64_t begin = static_cast<uint64_t>(meta.data_page_offset);
