@@ -165,7 +165,7 @@ Status ChunkReader::Read(uint64_t begin, uint64_t end) {
 }
 
 std::string ChunkReader::ReadPage(const PageHeader& h, const uint8_t* body) {
-  switch (h.type) {
+  switch (RawEnum(h.type)) {
     case ::parquet::PageType::DICTIONARY_PAGE:
       if (!h.__isset.dictionary_page_header) return "dictionary page without its header";
       return Dictionary(h, body);
@@ -184,7 +184,7 @@ std::string ChunkReader::ReadPage(const PageHeader& h, const uint8_t* body) {
 // scratch buffer they are decompressed into.
 std::string ChunkReader::Uncompress(const uint8_t* data, size_t size, size_t raw_size,
                                     const uint8_t** out) {
-  const auto codec = static_cast<Codec>(meta_.codec);
+  const auto codec = static_cast<Codec>(RawEnum(meta_.codec));
   if (codec == Codec::kUncompressed) {
     *out = data;
     return "";
@@ -199,14 +199,14 @@ std::string ChunkReader::Dictionary(const PageHeader& h, const uint8_t* body) {
   if (has_dictionary_) return "a second dictionary page";
   if (out_->num_levels() > 0) return "a dictionary page after data pages";
   const auto& dh = h.dictionary_page_header;
-  if (dh.encoding != ::parquet::Encoding::PLAIN &&
-      dh.encoding != ::parquet::Encoding::PLAIN_DICTIONARY) {
-    return "unsupported dictionary page encoding " + EncodingName(dh.encoding);
+  const int32_t encoding = RawEnum(dh.encoding);
+  if (encoding != ::parquet::Encoding::PLAIN && encoding != ::parquet::Encoding::PLAIN_DICTIONARY) {
+    return "unsupported dictionary page encoding " + EncodingName(encoding);
   }
   if (dh.num_values < 0) return "dictionary page of " + std::to_string(dh.num_values) + " values";
   const uint8_t* raw = nullptr;
   size_t raw_size = static_cast<size_t>(h.uncompressed_page_size);
-  if (meta_.codec == ::parquet::CompressionCodec::UNCOMPRESSED) {
+  if (RawEnum(meta_.codec) == ::parquet::CompressionCodec::UNCOMPRESSED) {
     raw_size = static_cast<size_t>(h.compressed_page_size);
   }
   if (std::string why = Uncompress(body, h.compressed_page_size, raw_size, &raw); !why.empty()) {
@@ -263,7 +263,7 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
   if (std::string why = CheckBudget(n); !why.empty()) return why;
   const uint8_t* raw = nullptr;
   size_t raw_size = static_cast<size_t>(h.uncompressed_page_size);
-  if (meta_.codec == ::parquet::CompressionCodec::UNCOMPRESSED) {
+  if (RawEnum(meta_.codec) == ::parquet::CompressionCodec::UNCOMPRESSED) {
     raw_size = static_cast<size_t>(h.compressed_page_size);
   }
   if (std::string why = Uncompress(body, h.compressed_page_size, raw_size, &raw); !why.empty()) {
@@ -273,21 +273,21 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
   const uint8_t* end = raw + raw_size;
   const int64_t before = out_->num_levels();
   if (column_.max_rep > 0) {
-    if (std::string why = DecodeLevels(dh.repetition_level_encoding, -1, &pos, end, n,
+    if (std::string why = DecodeLevels(RawEnum(dh.repetition_level_encoding), -1, &pos, end, n,
                                        column_.max_rep, "repetition", out_->mutable_rep_levels());
         !why.empty()) {
       return why;
     }
   }
   if (column_.max_def > 0) {
-    if (std::string why = DecodeLevels(dh.definition_level_encoding, -1, &pos, end, n,
+    if (std::string why = DecodeLevels(RawEnum(dh.definition_level_encoding), -1, &pos, end, n,
                                        column_.max_def, "definition", out_->mutable_def_levels());
         !why.empty()) {
       return why;
     }
   }
   out_->add_levels(n);
-  return Values(dh.encoding, pos, static_cast<size_t>(end - pos), before, n);
+  return Values(RawEnum(dh.encoding), pos, static_cast<size_t>(end - pos), before, n);
 }
 
 std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
@@ -331,7 +331,7 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
   } else {
     raw_size = stored;
   }
-  return Values(dh.encoding, raw, raw_size, before, n);
+  return Values(RawEnum(dh.encoding), raw, raw_size, before, n);
 }
 
 }  // namespace
@@ -353,12 +353,12 @@ Status ReadColumnChunk(const ChunkSource& source, const ::parquet::ColumnChunk& 
   }
   if (!chunk.__isset.meta_data) return fail(0, "the column chunk has no metadata");
   const ::parquet::ColumnMetaData& meta = chunk.meta_data;
-  if (static_cast<int>(meta.type) != static_cast<int>(column.type)) {
-    return fail(0, "the column chunk's type " + std::to_string(meta.type) +
+  if (RawEnum(meta.type) != static_cast<int>(column.type)) {
+    return fail(0, "the column chunk's type " + std::to_string(RawEnum(meta.type)) +
                        " differs from the schema's " + std::string(ToString(column.type)));
   }
-  if (!IsSupportedCodec(meta.codec)) {
-    return fail(0, "unsupported codec " + CodecName(meta.codec));
+  if (!IsSupportedCodec(RawEnum(meta.codec))) {
+    return fail(0, "unsupported codec " + CodecName(RawEnum(meta.codec)));
   }
   if (meta.num_values == 0 && source.row_group_rows == 0) {
     return Status::Ok();  // nothing to read (some writers leave an empty chunk's offsets at 0)

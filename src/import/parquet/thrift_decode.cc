@@ -105,14 +105,14 @@ LogicalType ToLogicalType(const ::parquet::LogicalType& t) {
 // One schema element as a node (children are linked by BuildSchema).
 std::string ToNode(const ::parquet::SchemaElement& e, bool is_root, SchemaNode* n) {
   n->name = e.name;
-  const int rep = e.__isset.repetition_type ? static_cast<int>(e.repetition_type) : 0;
+  const int rep = e.__isset.repetition_type ? RawEnum(e.repetition_type) : 0;
   if (rep < 0 || rep > 2) {
     if (!is_root) return "field '" + e.name + "' has repetition " + std::to_string(rep);
   } else {
     n->repetition = static_cast<Repetition>(rep);
   }
   if (e.__isset.converted_type) {
-    const int ct = static_cast<int>(e.converted_type);
+    const int ct = RawEnum(e.converted_type);
     // Converted types this reader does not know are ignored, as unknown logical types are.
     if (ct >= 0 && ct <= static_cast<int>(ConvertedType::kInterval)) {
       n->converted_type = static_cast<ConvertedType>(ct);
@@ -129,7 +129,7 @@ std::string ToNode(const ::parquet::SchemaElement& e, bool is_root, SchemaNode* 
     return "";
   }
   if (!e.__isset.type) return "column '" + e.name + "' has no physical type";
-  const int type = static_cast<int>(e.type);
+  const int type = RawEnum(e.type);
   if (type < 0 || type > static_cast<int>(PhysicalType::kFixedLenByteArray)) {
     return "column '" + e.name + "' has physical type " + std::to_string(type);
   }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,17 @@ std::string DecodeFileMetaData(const uint8_t* data, size_t size, ::parquet::File
 // length. Limits as for the footer, with `size` the bytes left in the column chunk.
 std::string DecodePageHeader(const uint8_t* data, size_t size, ::parquet::PageHeader* out,
                              uint32_t* header_bytes);
+
+// The number a Thrift enum field holds. Thrift stores whatever integer the file has into the
+// generated enum types, whose valid range is narrower; reading the field as its enum type would
+// then be undefined, so every enum field from a file is read through this.
+template <typename E>
+int32_t RawEnum(const E& field) {
+  static_assert(sizeof(E) == sizeof(int32_t));
+  int32_t v;
+  std::memcpy(&v, &field, sizeof(v));
+  return v;
+}
 
 // Builds `schema` from the footer's flattened, depth-first schema elements.
 std::string BuildSchema(const std::vector<::parquet::SchemaElement>& elements, Schema* schema);

@@ -19,6 +19,9 @@ std::string TooFew(std::string_view encoding, int64_t count) {
 }
 
 std::string PlainByteArrays(const uint8_t* data, size_t size, int64_t count, ValueBuffer* out) {
+  // Each value takes at least its 4-byte length: a count the bytes cannot hold is refused before
+  // anything is sized from it.
+  if (static_cast<uint64_t>(count) > size / 4) return TooFew("PLAIN", count);
   // The values' bytes are fewer than the page's: one reservation covers them.
   out->data.reserve(out->data.size() + size);
   int64_t* offsets = out->offsets.Extend(static_cast<size_t>(count));
