@@ -138,7 +138,7 @@ INTERNAL_USES = [
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
-                            "bench/first_answer.cc"]),
+                            "bench/first_answer.cc", "bench/parquet_bench.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,

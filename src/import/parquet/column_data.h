@@ -12,87 +12,14 @@
 #ifndef OPSCOPE_IMPORT_PARQUET_COLUMN_DATA_H_
 #define OPSCOPE_IMPORT_PARQUET_COLUMN_DATA_H_
 
-#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <span>
 #include <string_view>
-#include <type_traits>
-#include <utility>
 
+#include "import/parquet/pod_buffer.h"
 #include "import/parquet/schema.h"
 
 namespace opscope::parquet {
-
-// A growable array of a trivially copyable T that does not zero what it grows by: decoders write
-// every element they append. Memory comes from realloc (large arrays grow by remapping, not
-// copying). Throws std::bad_alloc when memory runs out.
-template <typename T>
-class PodBuffer {
-  static_assert(std::is_trivially_copyable_v<T>);
-
- public:
-  PodBuffer() = default;
-  ~PodBuffer() { std::free(data_); }
-  PodBuffer(PodBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)),
-        size_(std::exchange(o.size_, 0)),
-        capacity_(std::exchange(o.capacity_, 0)) {}
-  PodBuffer& operator=(PodBuffer&& o) noexcept {
-    if (this != &o) {
-      std::free(data_);
-      data_ = std::exchange(o.data_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-      capacity_ = std::exchange(o.capacity_, 0);
-    }
-    return *this;
-  }
-  PodBuffer(const PodBuffer&) = delete;
-  PodBuffer& operator=(const PodBuffer&) = delete;
-
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  T& operator[](size_t i) { return data_[i]; }
-  const T& operator[](size_t i) const { return data_[i]; }
-  std::span<const T> span() const { return {data_, size_}; }
-
-  void clear() { size_ = 0; }
-  void reserve(size_t n) {
-    if (n > capacity_) Reallocate(n);
-  }
-  // Appends n elements left for the caller to write; returns the first.
-  T* Extend(size_t n) {
-    if (size_ + n > capacity_) Reallocate(std::max(size_ + n, capacity_ + capacity_ / 2));
-    T* first = data_ + size_;
-    size_ += n;
-    return first;
-  }
-  void push_back(const T& v) { *Extend(1) = v; }
-  void resize(size_t n) {
-    if (n > size_) {
-      Extend(n - size_);
-    } else {
-      size_ = n;
-    }
-  }
-
- private:
-  void Reallocate(size_t n) {
-    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
-    void* p = std::realloc(data_, std::max<size_t>(n, 1) * sizeof(T));
-    if (p == nullptr) throw std::bad_alloc();
-    data_ = static_cast<T*>(p);
-    capacity_ = n;
-  }
-
-  T* data_ = nullptr;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
-};
 
 // One INT96 value as stored: 8 bytes of nanoseconds in the day, then the Julian day number
 // (little-endian). Deprecated by the format, still written by Spark and Impala.
@@ -125,7 +52,16 @@ struct ValueBuffer {
 class ColumnData {
  public:
   ColumnData() = default;
-  explicit ColumnData(const ColumnDescriptor* descriptor) : descriptor_(descriptor) {
+  explicit ColumnData(const ColumnDescriptor* descriptor) { Reset(descriptor); }
+
+  // Empties this for a new read of `descriptor`'s column, keeping the memory it holds (a reader
+  // that reuses its ColumnData does not fault fresh pages in for every row group).
+  void Reset(const ColumnDescriptor* descriptor) {
+    descriptor_ = descriptor;
+    num_levels_ = 0;
+    def_.clear();
+    rep_.clear();
+    values_.Clear();
     if (descriptor->type == PhysicalType::kByteArray) values_.offsets.push_back(0);
   }
 
@@ -164,6 +100,9 @@ class ColumnData {
   PodBuffer<int16_t>* mutable_def_levels() { return &def_; }
   PodBuffer<int16_t>* mutable_rep_levels() { return &rep_; }
   void add_levels(int64_t n) { num_levels_ += n; }
+  // The reader's working memory, kept for the next read: a page decompressed, the dictionary.
+  PodBuffer<uint8_t>* mutable_scratch() { return &scratch_; }
+  ValueBuffer* mutable_dictionary() { return &dictionary_; }
   // Bytes held (capacity not counted).
   uint64_t bytes_held() const {
     return values_.data.size() + values_.offsets.size() * 8 + (def_.size() + rep_.size()) * 2;
@@ -181,6 +120,8 @@ class ColumnData {
   PodBuffer<int16_t> def_;
   PodBuffer<int16_t> rep_;
   ValueBuffer values_;
+  PodBuffer<uint8_t> scratch_;
+  ValueBuffer dictionary_;
 };
 
 }  // namespace opscope::parquet

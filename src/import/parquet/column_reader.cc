@@ -112,8 +112,10 @@ class ChunkReader {
   const ::parquet::ColumnMetaData& meta_;
   const ColumnDescriptor& column_;
   ColumnData* out_;
-  PodBuffer<uint8_t> scratch_;  // the current page, decompressed
-  ValueBuffer dictionary_;
+  // The current page decompressed, and the chunk's dictionary: kept in `out` between reads so
+  // their memory is reused.
+  PodBuffer<uint8_t>& scratch_ = *out_->mutable_scratch();
+  ValueBuffer& dictionary_ = *out_->mutable_dictionary();
   bool has_dictionary_ = false;
 };
 
@@ -212,9 +214,8 @@ std::string ChunkReader::Dictionary(const PageHeader& h, const uint8_t* body) {
   if (std::string why = Uncompress(body, h.compressed_page_size, raw_size, &raw); !why.empty()) {
     return why;
   }
-  if (column_.type == PhysicalType::kByteArray) dictionary_.offsets.push_back(0);
   has_dictionary_ = true;
-  return DecodePlain(column_, raw, raw_size, dh.num_values, &dictionary_);
+  return DecodeDictionaryPage(column_, raw, raw_size, dh.num_values, &dictionary_);
 }
 
 // Refuses a page whose levels and values would decode past the page or row group limits.
@@ -378,6 +379,7 @@ Status ReadColumnChunk(const ChunkSource& source, const ::parquet::ColumnChunk& 
                            ") lies outside the file's data [" + std::to_string(source.data_begin) +
                            ", " + std::to_string(source.data_end) + ")");
   }
+  out->mutable_dictionary()->Clear();
   ChunkReader reader(source, meta, column, out);
   if (Status st = reader.Read(begin, begin + size); !st.ok()) return st;
   // Every row of the row group has its first entry in every column (a rep level of 0).

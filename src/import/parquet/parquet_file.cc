@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "import/parquet/column_reader.h"
@@ -167,18 +168,31 @@ Status ParquetFile::ReadRowGroup(int row_group, std::span<const int> columns,
   const Schema& schema = impl_->schema;
   out->row_group = row_group;
   out->num_rows = row_group_rows(row_group);
-  out->columns.clear();
+  // The columns of an earlier read are reused when they are the same ones (their memory is
+  // already faulted in).
+  bool same = out->columns.size() == columns.size();
+  for (size_t i = 0; same && i < columns.size(); ++i) {
+    same = out->columns[i].descriptor().index == columns[i];
+  }
+  if (!same) out->columns.clear();
   const ::parquet::RowGroup& rg = impl_->meta.row_groups[row_group];
   uint64_t decoded = 0;
   ChunkSource source{&impl_->name, impl_->data,   kMagicBytes, impl_->data_end,
                      row_group,    out->num_rows, &options,    &decoded};
   try {
     out->columns.reserve(columns.size());
-    for (const int c : columns) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const int c = columns[i];
       if (c < 0 || c >= schema.num_columns()) {
+        out->columns.clear();
         return Status::InvalidArgument(impl_->name + ": no column " + std::to_string(c));
       }
-      ColumnData& data = out->columns.emplace_back(&schema.column(c));
+      if (same) {
+        out->columns[i].Reset(&schema.column(c));
+      } else {
+        out->columns.emplace_back(&schema.column(c));
+      }
+      ColumnData& data = out->columns[i];
       if (Status st = ReadColumnChunk(source, rg.columns[c], schema.column(c), &data); !st.ok()) {
         out->columns.clear();
         return st;
@@ -198,11 +212,26 @@ Status ParquetFile::ReadRowGroups(std::span<const int> columns, const ReadOption
   const auto n = static_cast<size_t>(num_row_groups());
   std::vector<Status> errors(n);  // each slot written by the thread that ran its row group
   std::atomic<bool> failed{false};
+  // At most one RowGroupData per thread, reused from row group to row group.
+  std::mutex mu;
+  std::vector<std::unique_ptr<RowGroupData>> pool;
   internal::ParallelFor(options.threads, n, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed)) return;
-    RowGroupData rg;
-    Status st = ReadRowGroup(static_cast<int>(i), columns, options, &rg);
-    if (st.ok()) st = consume(rg);
+    std::unique_ptr<RowGroupData> rg;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!pool.empty()) {
+        rg = std::move(pool.back());
+        pool.pop_back();
+      }
+    }
+    if (!rg) rg = std::make_unique<RowGroupData>();
+    Status st = ReadRowGroup(static_cast<int>(i), columns, options, rg.get());
+    if (st.ok()) st = consume(*rg);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pool.push_back(std::move(rg));
+    }
     if (!st.ok()) {
       errors[i] = std::move(st);
       failed.store(true, std::memory_order_relaxed);

@@ -22,24 +22,41 @@ std::string PlainByteArrays(const uint8_t* data, size_t size, int64_t count, Val
   // Each value takes at least its 4-byte length: a count the bytes cannot hold is refused before
   // anything is sized from it.
   if (static_cast<uint64_t>(count) > size / 4) return TooFew("PLAIN", count);
-  // The values' bytes are fewer than the page's: one reservation covers them.
-  out->data.reserve(out->data.size() + size);
+  // The values' bytes are fewer than the page's: one extension covers them (with slack for the
+  // fixed-size moves of short values), trimmed to what was written at the end.
+  const size_t old_size = out->data.size();
+  uint8_t* const first = out->data.Extend(size + kCopySlack);
+  uint8_t* dst = first;
   int64_t* offsets = out->offsets.Extend(static_cast<size_t>(count));
   int64_t end = out->offsets[out->offsets.size() - static_cast<size_t>(count) - 1];
   const uint8_t* p = data;
   const uint8_t* limit = data + size;
+  std::string why;
   for (int64_t i = 0; i < count; ++i) {
-    if (limit - p < 4) return TooFew("PLAIN", count);
+    if (limit - p < 4) {
+      why = TooFew("PLAIN", count);
+      break;
+    }
     uint32_t len;
     std::memcpy(&len, p, 4);
     p += 4;
-    if (len > static_cast<size_t>(limit - p)) return "PLAIN byte array runs past the page's end";
-    std::memcpy(out->data.Extend(len), p, len);
+    const auto left = static_cast<size_t>(limit - p);
+    if (len > left) {
+      why = "PLAIN byte array runs past the page's end";
+      break;
+    }
+    if (len <= kCopySlack && left >= kCopySlack) {
+      std::memcpy(dst, p, kCopySlack);
+    } else {
+      std::memcpy(dst, p, len);
+    }
+    dst += len;
     p += len;
     end += len;
     offsets[i] = end;
   }
-  return "";
+  out->data.resize(old_size + static_cast<size_t>(dst - first));
+  return why;
 }
 
 // Copies `count` dictionary entries picked by `indices` (each checked < dict.count).
@@ -100,12 +117,20 @@ std::string Dictionary(const ColumnDescriptor& column, const uint8_t* data, size
       if (gathered > max_bytes) {
         return "dictionary values decode to more than " + std::to_string(max_bytes) + " bytes";
       }
-      uint8_t* dst = out->data.Extend(total);
+      // The dictionary is padded (kCopySlack readable bytes past its end) and so is the output:
+      // values up to kCopySlack bytes copy as one fixed-size move instead of a memcpy call each.
+      uint8_t* dst = out->data.Extend(total + kCopySlack);
+      out->data.resize(out->data.size() - kCopySlack);
       int64_t end = static_cast<int64_t>(out->data.size() - total);
       int64_t* offsets = out->offsets.Extend(n);
+      const uint8_t* src = dict->data.data();
       for (size_t i = 0; i < n; ++i) {
         const int64_t len = off[idx[i] + 1] - off[idx[i]];
-        std::memcpy(dst, dict->data.data() + off[idx[i]], len);
+        if (len <= static_cast<int64_t>(kCopySlack)) {
+          std::memcpy(dst, src + off[idx[i]], kCopySlack);
+        } else {
+          std::memcpy(dst, src + off[idx[i]], len);
+        }
         dst += len;
         end += len;
         offsets[i] = end;
@@ -187,6 +212,15 @@ std::string DecodePlain(const ColumnDescriptor& column, const uint8_t* data, siz
     std::memcpy(out->data.Extend(static_cast<size_t>(c * w)), data, static_cast<size_t>(c * w));
   }
   out->count += count;
+  return "";
+}
+
+std::string DecodeDictionaryPage(const ColumnDescriptor& column, const uint8_t* data, size_t size,
+                                 int64_t count, ValueBuffer* dict) {
+  if (column.type == PhysicalType::kByteArray) dict->offsets.push_back(0);
+  if (std::string why = DecodePlain(column, data, size, count, dict); !why.empty()) return why;
+  std::memset(dict->data.Extend(kCopySlack), 0, kCopySlack);
+  dict->data.resize(dict->data.size() - kCopySlack);
   return "";
 }
 

@@ -31,9 +31,17 @@ std::string DecodeValues(Encoding encoding, const ColumnDescriptor& column, cons
                          size_t size, int64_t count, const ValueBuffer* dictionary,
                          uint64_t max_bytes, ValueBuffer* out);
 
-// PLAIN alone (dictionary pages).
+// Bytes a dictionary's byte arrays keep readable past their end (DecodeDictionaryPage zeroes
+// them), so gathers can copy values up to that long with one fixed-size move.
+inline constexpr size_t kCopySlack = 32;
+
+// PLAIN alone.
 std::string DecodePlain(const ColumnDescriptor& column, const uint8_t* data, size_t size,
                         int64_t count, ValueBuffer* out);
+
+// A dictionary page's values (PLAIN) into an empty `dict`, padded for the gathers.
+std::string DecodeDictionaryPage(const ColumnDescriptor& column, const uint8_t* data, size_t size,
+                                 int64_t count, ValueBuffer* dict);
 
 }  // namespace opscope::parquet
 
