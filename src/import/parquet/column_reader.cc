@@ -104,8 +104,9 @@ class ChunkReader {
   std::string Dictionary(const PageHeader& h, const uint8_t* body);
   std::string DataPageV1(const PageHeader& h, const uint8_t* body);
   std::string DataPageV2(const PageHeader& h, const uint8_t* body);
-  std::string Values(int32_t encoding, const uint8_t* data, size_t size, int64_t levels_before,
-                     int64_t n);
+  // `data` holds `size` bytes as stored; `raw_size` bytes once decompressed (when `compressed`).
+  std::string Values(int32_t encoding, const uint8_t* data, size_t size, size_t raw_size,
+                     bool compressed, int64_t levels_before, int64_t n);
   std::string CheckBudget(int64_t n);
 
   const ChunkSource& src_;
@@ -237,8 +238,9 @@ std::string ChunkReader::CheckBudget(int64_t n) {
 }
 
 // The values after a page's levels: as many as its entries at the maximum definition level.
-std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t size,
-                                int64_t levels_before, int64_t n) {
+// PLAIN fixed-width values are decompressed straight into the column (no second copy).
+std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t size, size_t raw_size,
+                                bool compressed, int64_t levels_before, int64_t n) {
   int64_t count = n;
   if (column_.max_def > 0) {
     const int16_t* def = out_->def_levels().data() + levels_before;
@@ -250,9 +252,29 @@ std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t si
     return "unsupported encoding " + EncodingName(encoding);
   }
   const uint64_t before = out_->bytes_held();
-  std::string why = DecodeValues(static_cast<Encoding>(encoding), column_, data, size, count,
-                                 has_dictionary_ ? &dictionary_ : nullptr,
-                                 src_.options->max_page_bytes, out_->mutable_values());
+  std::string why;
+  const auto width = static_cast<uint64_t>(FixedWidth(column_.type, column_.type_length));
+  if (compressed && encoding == static_cast<int32_t>(Encoding::kPlain) && width > 0 &&
+      column_.type != PhysicalType::kBoolean) {
+    const uint64_t need = static_cast<uint64_t>(count) * width;
+    if (need > raw_size)
+      return "PLAIN data holds fewer than the page's " + std::to_string(count) + " values";
+    ValueBuffer* values = out_->mutable_values();
+    const size_t old = values->data.size();
+    why = Decompress(static_cast<Codec>(RawEnum(meta_.codec)), data, size,
+                     values->data.Extend(raw_size), raw_size);
+    values->data.resize(old + need);
+    values->count += count;
+  } else {
+    const uint8_t* raw = data;
+    if (compressed) why = Uncompress(data, size, raw_size, &raw);
+    if (why.empty()) {
+      why =
+          DecodeValues(static_cast<Encoding>(encoding), column_, raw, compressed ? raw_size : size,
+                       count, has_dictionary_ ? &dictionary_ : nullptr,
+                       src_.options->max_page_bytes, out_->mutable_values());
+    }
+  }
   if (why.empty()) *src_.row_group_bytes += out_->bytes_held() - before;
   return why;
 }
@@ -262,14 +284,16 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
   const int64_t n = dh.num_values;
   if (n < 0) return "data page of " + std::to_string(n) + " values";
   if (std::string why = CheckBudget(n); !why.empty()) return why;
+  const bool compressed = RawEnum(meta_.codec) != ::parquet::CompressionCodec::UNCOMPRESSED;
+  const auto stored = static_cast<size_t>(h.compressed_page_size);
+  const size_t raw_size = compressed ? static_cast<size_t>(h.uncompressed_page_size) : stored;
+  if (column_.max_def == 0 && column_.max_rep == 0) {  // values alone: decoded as stored
+    out_->add_levels(n);
+    return Values(RawEnum(dh.encoding), body, stored, raw_size, compressed, out_->num_levels() - n,
+                  n);
+  }
   const uint8_t* raw = nullptr;
-  size_t raw_size = static_cast<size_t>(h.uncompressed_page_size);
-  if (RawEnum(meta_.codec) == ::parquet::CompressionCodec::UNCOMPRESSED) {
-    raw_size = static_cast<size_t>(h.compressed_page_size);
-  }
-  if (std::string why = Uncompress(body, h.compressed_page_size, raw_size, &raw); !why.empty()) {
-    return why;
-  }
+  if (std::string why = Uncompress(body, stored, raw_size, &raw); !why.empty()) return why;
   const uint8_t* pos = raw;
   const uint8_t* end = raw + raw_size;
   const int64_t before = out_->num_levels();
@@ -288,7 +312,7 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
     }
   }
   out_->add_levels(n);
-  return Values(RawEnum(dh.encoding), pos, static_cast<size_t>(end - pos), before, n);
+  return Values(RawEnum(dh.encoding), pos, static_cast<size_t>(end - pos), 0, false, before, n);
 }
 
 std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
@@ -324,15 +348,11 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
   out_->add_levels(n);
   const uint8_t* values = body + rep_bytes + def_bytes;
   const auto stored = static_cast<size_t>(h.compressed_page_size - rep_bytes - def_bytes);
-  auto raw_size = static_cast<size_t>(h.uncompressed_page_size - rep_bytes - def_bytes);
-  const uint8_t* raw = values;
+  const auto raw_size = static_cast<size_t>(h.uncompressed_page_size - rep_bytes - def_bytes);
   // An empty stored section holds no values whatever the codec (no stream to decompress).
-  if (dh.is_compressed && stored > 0) {
-    if (std::string why = Uncompress(values, stored, raw_size, &raw); !why.empty()) return why;
-  } else {
-    raw_size = stored;
-  }
-  return Values(RawEnum(dh.encoding), raw, raw_size, before, n);
+  const bool compressed = dh.is_compressed && stored > 0 &&
+                          RawEnum(meta_.codec) != ::parquet::CompressionCodec::UNCOMPRESSED;
+  return Values(RawEnum(dh.encoding), values, stored, raw_size, compressed, before, n);
 }
 
 }  // namespace
