@@ -40,17 +40,18 @@ COMPONENTS = {
     "device/cpu": 4,
     "device/neuron": 4,
     "compile": 5,
-    "import": 6,
-    "analysis": 7,
-    "job": 8,
-    "explorer": 9,
+    "import/parquet": 6,
+    "import": 7,
+    "analysis": 8,
+    "job": 9,
+    "explorer": 10,
 }
 # The device backends: components to their right use them only through DeviceBackend (device.h),
 # choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
-TOOLS_RANK = 10  # tools/: the opscope CLI, above every component
-TOP_RANK = 11    # tests/, bench/, fuzz/, python/src/: may use every public header
+TOOLS_RANK = 11  # tools/: the opscope CLI, above every component
+TOP_RANK = 12    # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
@@ -106,6 +107,10 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/import/*.h", ["tests/import/import_test.cc"]),
+    # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
+    # benchmark.
+    ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
+                                "bench/parquet_bench.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
@@ -131,7 +136,7 @@ INTERNAL_USES = [
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
-                            "bench/first_answer.cc"]),
+                            "bench/first_answer.cc", "bench/parquet_bench.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared trace fixtures:
-#   import_fuzz   the trace importer (and the analyses on what it imports), 5/6 of the time
+# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared fixtures:
+#   import_fuzz   the trace importer (and the analyses on what it imports), 4/6 of the time
 #   op_args_fuzz  the record_shapes args parsers (Input Dims, Input type, Input Strides, Concrete
-#                 Inputs), the remaining 1/6 (10 s of make test's 60)
+#                 Inputs), 1/6 (10 s of make test's 60)
+#   parquet_fuzz  the Parquet reader (footer, pages, encodings, codecs, assembly), seeded with the
+#                 parquet-testing files, 1/6
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
 # fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
@@ -12,9 +14,10 @@ set -euo pipefail
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 args_seconds=$(( seconds / 6 > 0 ? seconds / 6 : 1 ))
-import_seconds=$(( seconds - args_seconds > 0 ? seconds - args_seconds : 1 ))
+parquet_seconds=$args_seconds
+import_seconds=$(( seconds - args_seconds - parquet_seconds > 0 ? seconds - args_seconds - parquet_seconds : 1 ))
 
-for fuzzer in import_fuzz op_args_fuzz; do
+for fuzzer in import_fuzz op_args_fuzz parquet_fuzz; do
   if [[ ! -x "$build/fuzz/$fuzzer" ]]; then
     cmake --build "$build" --target "$fuzzer" -j "${JOBS:-2}"
   fi
@@ -29,7 +32,16 @@ if [[ -z "$shared" || ! -d "$fixtures" ]]; then
 fi
 
 artifacts="$build/fuzz-artifacts/"
-mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$artifacts"
+mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$build/fuzz-seeds/parquet" \
+  "$artifacts"
+
+# parquet: the format's own test files (apache/parquet-testing) up to the fuzzer's input size.
+parquet_fixtures="$shared/fixtures/parquet/parquet-testing"
+if [[ ! -d "$parquet_fixtures" ]]; then
+  echo "run_fuzzers.sh: Parquet fixtures not found at '$parquet_fixtures'" >&2
+  exit 1
+fi
+find "$parquet_fixtures" -name '*.parquet' -size -65536c -exec cp {} "$build/fuzz-seeds/parquet/" \;
 
 # Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
 # KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
@@ -104,3 +116,4 @@ run() {
 
 run import_fuzz "$import_seconds" 65536
 run op_args_fuzz "$args_seconds" 4096
+run parquet_fuzz "$parquet_seconds" 65536
