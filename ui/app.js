@@ -75,7 +75,7 @@ function laneTitle(id) {
 }
 
 function panelCtx() {
-  return {onJump: (ref) => jump(ref), offset: offset(), laneTitle};
+  return {onJump: (ref) => jump(ref), offset: offset(), origin: state.lanes ? state.lanes.trace.origin_ns : null, laneTitle};
 }
 
 function showTab(tab) {

@@ -12,10 +12,13 @@ export function eventButton(ref, ctx, {lane = false} = {}) {
             shortName(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
 }
 
-// Rows of a slice's details table; `offset` is the time the axis counts from.
-function detailRows(slice, offset) {
+// Rows of a slice's details table; `offset` is the time the axis counts from, `origin` (a decimal
+// string of ns) the trace's start on its own clock: the start as the trace file has it is exact
+// only in BigInt.
+function detailRows(slice, offset, origin) {
   return [
     ['category', slice.category], ['kind', slice.kind], ['start', fmtNs(slice.ts - offset)],
+    ['start in the trace file', origin ? fmtClock(BigInt(origin) + BigInt(slice.ts)) : ''],
     ['duration', fmtNs(slice.dur)], ['process', slice.process], ['thread / lane', slice.thread],
     ['External id', slice.external_id || ''], ['correlation', slice.correlation || ''],
     ['input shapes', slice.input_shapes], ['event index', slice.id],
@@ -32,9 +35,17 @@ export function argsBlock(slice) {
   return el('details', {open: '', class: 'args'}, el('summary', {}, 'args'), el('pre', {}, args));
 }
 
-export function detailsTable(slice, offset) {
+// An exact time on the trace's own clock (BigInt ns) as microseconds with 3 decimals, the way
+// Kineto's JSON writes "ts".
+function fmtClock(ns) {
+  const sign = ns < 0n ? '-' : '';
+  const a = ns < 0n ? -ns : ns;
+  return `${sign}${a / 1000n}.${String(a % 1000n).padStart(3, '0')} us`;
+}
+
+export function detailsTable(slice, offset, origin) {
   const table = el('table', {class: 'kv'});
-  for (const [k, v] of detailRows(slice, offset)) {
+  for (const [k, v] of detailRows(slice, offset, origin)) {
     if (v === '' || v === null || v === undefined) continue;
     table.append(el('tr', {}, el('th', {}, k), el('td', {}, String(v))));
   }
@@ -45,7 +56,7 @@ export function renderDetails(box, slice, chain, ctx) {
   box.textContent = '';
   box.dataset.selectedName = slice.name;
   box.dataset.selectedId = slice.id;
-  box.append(el('h3', {}, slice.name), detailsTable(slice, ctx.offset));
+  box.append(el('h3', {}, slice.name), detailsTable(slice, ctx.offset, ctx.origin));
   const links = el('div', {class: 'links'});
   if (slice.parent) links.append(el('div', {}, 'inside ', eventButton(slice.parent, ctx)));
   if (slice.launched_by) links.append(el('div', {}, 'launched by ', eventButton(slice.launched_by, ctx)));

@@ -94,7 +94,7 @@ function drawGrid(tl, y0, y1) {
   ctx.strokeStyle = '#e6e9ef';
   ctx.lineWidth = 1;
   ctx.beginPath();
-  for (let t = first; t < tl.t1; t += step) {
+  for (let i = 0, t = first; t < tl.t1; t = first + ++i * step) {
     const x = Math.round(tl.xOf(t)) + 0.5;
     ctx.moveTo(x, y0);
     ctx.lineTo(x, y1);
@@ -409,18 +409,22 @@ function drawAxis(tl) {
   ctx.fillStyle = '#555';
   ctx.strokeStyle = '#bbb';
   ctx.font = FONT;
-  for (let t = first; t < tl.t1; t += step) {
+  tl.ticks = [];  // {t, label}: what the axis shows, for tests
+  for (let i = 0, t = first; t < tl.t1; t = first + ++i * step) {
     const x = tl.xOf(t);
+    const label = fmtTick(t - tl.offset, step);
     ctx.beginPath();
     ctx.moveTo(x + 0.5, AXIS_H - 6);
     ctx.lineTo(x + 0.5, AXIS_H);
     ctx.stroke();
-    ctx.fillText(fmtTick(t - tl.offset, step), x + 3, AXIS_H / 2);
+    ctx.fillText(label, x + 3, AXIS_H / 2);
+    tl.ticks.push({t, label});
   }
   ctx.fillStyle = '#f7f7f9';
   ctx.fillRect(0, 0, LABEL_W, AXIS_H - 1);
   ctx.fillStyle = '#1d2a44';
-  ctx.fillText(`${fmtNs(span)} shown · grid ${fmtNs(step)}`, 8, AXIS_H / 2);
+  tl.axisText = `${fmtNs(span)} shown · grid ${fmtNs(step)}`;
+  ctx.fillText(tl.axisText, 8, AXIS_H / 2);
   const m = tl.markRange;
   if (m) {
     const x0 = Math.max(LABEL_W, tl.xOf(m.t0));

@@ -56,12 +56,13 @@ struct TimeRange {
   int64_t t0, t1;
 };
 
-// t0/t1 (default: the whole trace), t1 > t0.
+// t0/t1 in API time (ns since the trace's start; default: the whole trace), t1 > t0; returned
+// in the trace's own time.
 TimeRange RangeParams(const HttpRequest& req, const TraceIndex& index) {
-  const int64_t t0 = IntParam(req, "t0", index.start_ns(), -kMaxTime, kMaxTime);
-  const int64_t t1 = IntParam(req, "t1", index.end_ns(), -kMaxTime, kMaxTime);
+  const int64_t t0 = IntParam(req, "t0", index.ToApi(index.start_ns()), -kMaxTime, kMaxTime);
+  const int64_t t1 = IntParam(req, "t1", index.ToApi(index.end_ns()), -kMaxTime, kMaxTime);
   if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-  return {t0, t1};
+  return {index.FromApi(t0), index.FromApi(t1)};
 }
 
 std::vector<uint32_t> LaneListParam(const HttpRequest& req, size_t num_lanes) {
@@ -292,8 +293,8 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
     w.Field("phase", LoadPhaseKey(phase));
     if (phase == LoadPhase::kReady) {
       w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
-      w.Field("start_ns", t.index->start_ns());
-      w.Field("end_ns", t.index->end_ns());
+      w.Field("start_ns", t.index->ToApi(t.index->start_ns()));
+      w.Field("end_ns", t.index->ToApi(t.index->end_ns()));
       w.Field("device_type", t.trace->metadata().device_type);
     }
     w.EndObject();

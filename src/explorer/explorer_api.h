@@ -22,6 +22,10 @@
 //   GET /api/trace/N/summary
 //   GET /api/diff?a&b
 //
+// Times, in parameters (t0, t1) and in answers (ts, t0, t1, start_ns, ...), are ns relative to
+// the trace's start (TraceIndex::ToApi): exact integers a browser holds in a double at any zoom,
+// even for epoch timestamps. /api/trace/N/memory alone is the report's JSON, in trace time.
+//
 // Bad parameters answer 400 with {"error","status"}. A request naming a trace still loading
 // answers 503 with Retry-After and {"error","status","loading":true,"phase"}; one naming a trace
 // whose import failed answers 422 with the import's error ("failed":true, "file", "offset").

@@ -40,7 +40,7 @@ void WriteRank(const RankView& v, int64_t origin_ns, JsonWriter* w) {
   w->Field("rank", row.rank);
   w->Field("trace", static_cast<uint64_t>(v.trace->trace));
   w->Field("file", row.file);
-  w->Field("start_ns", index.start_ns());
+  w->Field("start_ns", index.ToApi(index.start_ns()));  // 0: the trace's API time
   w->Field("axis_at_start_ns", row.ToReference(v.base_ns + index.start_ns()) - origin_ns);
   w->Field("scale", 1.0 / (1.0 + row.clock_drift_ppm / 1e6));
   w->Field("clock_offset_us", row.clock_offset_ns / 1e3);
@@ -190,7 +190,7 @@ void WriteJobView(const JobReport& report, const std::vector<JobRankTrace>& rank
   w->Field("clocks_aligned", report.clocks_aligned);
   w->Field("reference_rank", report.reference_rank);
   w->Field("partial", report.partial);
-  w->Field("origin_ns", origin_ns);
+  w->Field("origin_ns", std::to_string(origin_ns));  // may not fit a double: a string
   w->Field("t1", std::max<int64_t>(end_ns - origin_ns, 1));
   WriteStrings("findings", report.findings, w);
   WriteStrings("warnings", report.warnings, w);

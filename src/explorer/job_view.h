@@ -21,8 +21,10 @@ struct JobRankTrace {
 };
 
 // Writes the job's view. The axis is the reference rank's clock (RankRow::ToReference), in ns
-// from `origin_ns` (the earliest aligned trace start over the ranks). Each rank gets a linear map
-// from its trace's own timestamps (the `ts` of /api/trace/N/viewport):
+// from `origin_ns` (the earliest aligned trace start over the ranks, written as a decimal string:
+// an epoch time does not fit a double), so every axis time is an exact integer in the browser.
+// Each rank gets a linear map from its trace's API times (the `ts` of /api/trace/N/viewport, ns
+// since that trace's start: start_ns is 0):
 //   axis_ns = axis_at_start_ns + scale x (ts - start_ns)
 // so the UI asks each rank's viewport for its own time range and draws it on the common axis.
 //

@@ -484,9 +484,10 @@ void TraceIndex::WriteTraceHeader(JsonWriter* w) const {
   const TraceMetadata& md = trace_.metadata();
   w->Key("trace");
   w->BeginObject();
-  w->Field("start_ns", start_ns_);
-  w->Field("end_ns", end_ns_);
-  w->Field("base_time_ns", md.base_time_ns);
+  w->Field("start_ns", ToApi(start_ns_));
+  w->Field("end_ns", ToApi(end_ns_));
+  w->Field("origin_ns", std::to_string(start_ns_));
+  w->Field("base_time_ns", std::to_string(md.base_time_ns));
   w->Field("device_type", md.device_type);
   w->Field("neuron", neuron_style_);
   w->Field("slices", static_cast<uint64_t>(trace_.slices().size()));
@@ -524,7 +525,7 @@ void TraceIndex::WriteLane(uint32_t lane_id, JsonWriter* w) const {
   }
   if (lane.group == LaneGroup::kMemory) {
     w->Key("memory");
-    memory_.WriteDevice(lane.memory_device, w);
+    memory_.WriteDevice(lane.memory_device, start_ns_, w);
   }
   w->EndObject();
 }
@@ -618,8 +619,8 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     return lane_id < lanes_.size() ? std::optional<LaneGroup>(lanes_[lane_id].group) : std::nullopt;
   };
   w->BeginObject();
-  w->Field("t0", q.t0);
-  w->Field("t1", q.t1);
+  w->Field("t0", ToApi(q.t0));
+  w->Field("t1", ToApi(q.t1));
   w->Field("ns_per_px", scale.ns_per_px);
   w->Key("lanes");
   w->BeginArray();
@@ -643,7 +644,7 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     w->BeginObject();
     w->Field("lane", lane_id);
     w->Key("points");
-    memory_.WritePoints(lanes_[lane_id].memory_device, q.t0, q.t1, scale.px_ns, w);
+    memory_.WritePoints(lanes_[lane_id].memory_device, q.t0, q.t1, scale.px_ns, start_ns_, w);
     w->EndObject();
   }
   w->EndArray();
@@ -669,9 +670,9 @@ void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
                   int64_t busy) {
     const Slice& s = slices[id];
     w->BeginArray();
-    for (int64_t v :
-         {ts, dur, static_cast<int64_t>(row_index), int64_t{names->Index(s.name)}, int64_t{id},
-          static_cast<int64_t>(count), s.external_id, busy, static_cast<int64_t>(s.kind)}) {
+    for (int64_t v : {ToApi(ts), dur, static_cast<int64_t>(row_index),
+                      int64_t{names->Index(s.name)}, int64_t{id}, static_cast<int64_t>(count),
+                      s.external_id, busy, static_cast<int64_t>(s.kind)}) {
       w->Int(v);
     }
     w->EndArray();
@@ -733,7 +734,7 @@ void TraceIndex::WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q,
       hi = std::max(hi, v[j]);
     }
     w->BeginArray();
-    w->Int(bucket_ts);
+    w->Int(ToApi(bucket_ts));
     w->Double(lo);
     w->Double(hi);
     w->Double(v[j - 1]);
@@ -782,8 +783,8 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
                                                 : a.first < b.first;
   });
   w->BeginObject();
-  w->Field("t0", t0);
-  w->Field("t1", t1);
+  w->Field("t0", ToApi(t0));
+  w->Field("t1", ToApi(t1));
   w->Field("events", total_events);
   w->Field("time_ns", total_time);
   w->Field("names", static_cast<uint64_t>(rows.size()));
@@ -856,7 +857,7 @@ void TraceIndex::WriteSliceRef(uint32_t slice, JsonWriter* w) const {
   w->BeginObject();
   w->Field("id", slice);
   w->Field("name", trace_.Str(s.name));
-  w->Field("ts", s.ts_ns);
+  w->Field("ts", ToApi(s.ts_ns));
   w->Field("dur", s.dur_ns);
   w->Field("lane", slice_lane_[slice] == kNone ? int64_t{-1} : int64_t{slice_lane_[slice]});
   w->Field("row", static_cast<uint32_t>(slice_depth_[slice]));
@@ -874,7 +875,7 @@ void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
   w->Field("name", trace_.Str(s.name));
   w->Field("category", trace_.Str(s.category));
   w->Field("kind", ActivityKindName(s.kind));
-  w->Field("ts", s.ts_ns);
+  w->Field("ts", ToApi(s.ts_ns));
   w->Field("dur", s.dur_ns);
   w->Field("external_id", s.external_id);
   w->Field("correlation", s.correlation);

@@ -10,6 +10,11 @@
 // with a few binary searches per pixel: its cost depends on the viewport's width in pixels, not
 // on how many events the range holds.
 //
+// Times: the index and its internal queries (ViewportQuery, SlicesOverlapping) use the trace's own
+// ns. Every time it writes to JSON, and every time the API reads from a request, is in API time:
+// ns relative to the trace's start (ToApi / FromApi), an exact integer that a browser's double
+// holds without loss at any zoom (an epoch timestamp, ~1.7e18 ns, is past a double's 2^53).
+//
 // Thread safety: built by the constructor (its per-lane parts on `threads` threads, the index
 // the same for every count), except what IndexBuild::kDeferred leaves for later; every const
 // method may run concurrently, a deferred part being built once by whichever needs it first.
@@ -28,6 +33,7 @@
 #include "explorer/memory_lanes.h"
 #include "opscope/trace.h"
 #include "trace/json_writer.h"
+#include "trace/saturating.h"
 
 namespace opscope::explorer {
 
@@ -114,6 +120,9 @@ class TraceIndex {
   const std::vector<Lane>& lanes() const { return lanes_; }
   int64_t start_ns() const { return start_ns_; }
   int64_t end_ns() const { return end_ns_; }
+  // A trace time as the API writes it (ns since start_ns()), and an API time as a trace time.
+  int64_t ToApi(int64_t ts_ns) const { return internal::SatSub(ts_ns, start_ns_); }
+  int64_t FromApi(int64_t api_ns) const { return internal::SatAdd(api_ns, start_ns_); }
   bool neuron_style() const { return neuron_style_; }
   uint32_t LaneOf(uint32_t slice) const { return slice_lane_[slice]; }
   uint32_t DepthOf(uint32_t slice) const { return slice_depth_[slice]; }
@@ -121,7 +130,9 @@ class TraceIndex {
   // The memory timeline of `opscope report --memory`, one lane per device.
   const MemoryLanes& memory() const { return memory_; }
 
-  // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}. Memory lanes are a group
+  // {"trace":{"start_ns" (0),"end_ns","origin_ns" (start_ns() in the trace's clock, a decimal
+  // string: it may not fit a double),...}, "groups":[{"key","title","lanes":[...]}]}. Memory lanes
+  // are a group
   // {"key":"memory","top":true,...} in "groups" of the hardware group (drawn above its lanes);
   // each memory lane carries "memory" (MemoryLanes::WriteDevice).
   void WriteLanes(JsonWriter* w) const;
@@ -131,8 +142,8 @@ class TraceIndex {
   // the id, name, External id and kind of its first slice; `kind` indexes the "kinds" list of
   // WriteLanes.
   void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
-  // Box selection: per name count and time (clipped to the range) of slices in `lanes` that
-  // overlap [t0, t1); at most `limit` names, most time first.
+  // Box selection (times in trace ns; written as API times): per name count and time (clipped to
+  // the range) of slices in `lanes` that overlap [t0, t1); at most `limit` names, most time first.
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
                       JsonWriter* w) const;
   // Slices whose name matches `names` (a bitmap over string ids), in time order: `limit` of
