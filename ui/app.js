@@ -442,6 +442,8 @@ async function main() {
   await waitUntilLoaded($('loading'));
   state.info = await api.info();
   if (state.info.job && !location.hash) return location.replace('/job.html');  // ui/job.js
+  // The job page sends traces that are not one job here (ui/job.js), saying why.
+  const notJob = /(^#|&)notjob=1(&|$)/.test(location.hash) && state.info.not_job;
   const served = state.info.traces.filter((t) => t.phase === 'ready');
   if (!served.length) throw new Error('no trace could be opened (see above)');
   for (const t of state.info.traces) {
@@ -464,6 +466,7 @@ async function main() {
   prefetch();
   if (!view.tab) view.tab = state.info.compare ? 'compare' : 'details';
   await applyView(view, errors);
+  if (notJob) message(`These traces are not one job (${state.info.not_job}): they open one at a time.`);
   window.opscopeApp = {
     state, timeline: () => timeline, deviceTimeline: () => device.timeline, compareTimelines: () => compare.timelines,
     locate: (name) => timeline.locate(name), select, jump, showTab, search: (q) => search.run(q), searcher: () => search,

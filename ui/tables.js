@@ -4,8 +4,9 @@ import {fmtNs, el, shortName} from './format.js';
 
 // A table sortable by every column. columns: [{key, title, num, fmt, cell}]; sort: {key, desc}
 // (the initial order); onSort(sort) is told of every change; filter(row) keeps rows; limit: rows
-// shown until "show all" is clicked.
-export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, limit} = {}) {
+// shown until "show all" is clicked; rowKey(row) names a row (data-key); selected(row) marks it.
+// table.refill(filter) redraws with another filter.
+export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, limit, rowKey, selected} = {}) {
   const table = el('table', {class: 'grid sortable', id});
   let current = sort && columns.some((c) => c.key === sort.key) ? {...sort} : null;
   const head = el('tr');
@@ -39,7 +40,8 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, l
     }
     body.textContent = '';
     for (const r of showAll ? sorted : sorted.slice(0, limit)) {
-      const tr = el('tr', {'data-name': r.name});
+      const tr = el('tr', {'data-name': r.name, 'data-key': rowKey ? rowKey(r) : null,
+                           class: selected && selected(r) ? 'active' : null});
       for (const c of columns) {
         const td = el('td', {class: c.num ? 'num' : ''});
         if (c.cell) c.cell(td, r);
@@ -65,7 +67,10 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, l
     }
   }
   fill();
-  table.refill = fill;
+  table.refill = (f = filter) => {
+    filter = f;
+    fill();
+  };
   return table;
 }
 

@@ -41,6 +41,9 @@ export class Timeline {
     this.markRange = null;
     this.annotations = [];
     this.labelSuffix = null;
+    this.legend = opts.legend !== false;    // track the names and kinds drawn (legend.js)
+    this.overlay = opts.overlay || null;    // (tl) => draws over the lanes, clipped to them
+    this.describe = opts.describe || null;  // (hit rect) => tooltip lines, or null for the default
     this.scrollY = 0;
     this.rects = [];
     this.controls = [];
@@ -145,6 +148,13 @@ export class Timeline {
       this.fetchTimer = null;
       this.fetch();
     }, 15);
+  }
+
+  // Fetches the view at once (a pending fetchSoon is dropped: it would ask again for the same).
+  fetchNow() {
+    clearTimeout(this.fetchTimer);
+    this.fetchTimer = null;
+    return this.fetch();
   }
 
   viewParams() {
@@ -465,6 +475,8 @@ export class Timeline {
     } else if (lane !== null) {
       const info = this.layout.info.get(lane);
       lines = [info.title, `${info.events.toLocaleString()} events`];
+    } else if (r && this.describe && this.describe(r)) {
+      lines = this.describe(r);
     } else if (r) {
       const [ts, dur, , , , count, , busy] = r.item;
       lines = count > 1

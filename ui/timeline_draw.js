@@ -46,6 +46,7 @@ export function drawTimeline(tl) {
   drawMarkRange(tl);
   drawChain(tl);
   drawBox(tl);
+  if (tl.overlay) tl.overlay(tl);  // a view's own marks over the lanes (the job's collective)
   ctx.restore();
   drawAxis(tl);
   drawScrollbar(tl);
@@ -125,8 +126,10 @@ function drawItems(tl, id, L, y0) {
     ctx.fillStyle = color;
     ctx.fillRect(x, y + 1, w, ROW_H - 2);
     ctx.globalAlpha = 1;
-    tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
-    if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
+    if (tl.legend) {
+      tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
+      if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
+    }
     if (w > 36) {
       ctx.fillStyle = '#111';
       ctx.save();
@@ -254,7 +257,7 @@ function drawHeaders(tl, areaTop) {
     const sticky = areaTop + e.depth * GROUP_H;
     const hy = Math.max(y, Math.min(sticky, endY - GROUP_H));
     if (hy + GROUP_H < areaTop || hy > tl.height) continue;
-    ctx.fillStyle = e.depth === 0 ? '#dde4f0' : '#e7ecf5';
+    ctx.fillStyle = e.group.fill || (e.depth === 0 ? '#dde4f0' : '#e7ecf5');
     ctx.fillRect(0, hy, tl.width, GROUP_H);
     ctx.fillStyle = '#c5cfdf';
     ctx.fillRect(0, hy + GROUP_H - 1, tl.width, 1);

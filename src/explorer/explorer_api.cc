@@ -191,6 +191,7 @@ void ExplorerApi::Register(HttpServer* server) {
   server->Route("/api/trace/{n}/critical_path", bind(&ExplorerApi::CriticalPath),
                 [this](const HttpRequest& req) { return CriticalPathIsHeavy(req); });
   server->Route("/api/job", bind(&ExplorerApi::Job));
+  server->Route("/api/job/viewport", bind(&ExplorerApi::JobViewport));
   server->Route("/api/diff", bind(&ExplorerApi::Diff), always);
   server->SetFallback(&ExplorerApi::Asset);
 }
@@ -262,14 +263,16 @@ std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace&
   return view;
 }
 
-void ExplorerApi::SetJobJson(std::string json) {
+void ExplorerApi::SetJob(std::string json, std::shared_ptr<const JobAxis> axis) {
   std::lock_guard<std::mutex> lock(job_mu_);
   job_json_ = std::move(json);
+  job_axis_ = std::move(axis);
 }
 
-void ExplorerApi::ExpectJob(bool expected) {
+void ExplorerApi::ExpectJob(bool expected, std::string why_not) {
   std::lock_guard<std::mutex> lock(job_mu_);
   job_expected_ = expected;
+  not_job_ = std::move(why_not);
 }
 
 void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
@@ -279,6 +282,7 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     w.Field("job", !job_json_.empty());
+    if (!not_job_.empty()) w.Field("not_job", not_job_);
   }
   w.Field("ready", AllLoaded(traces_));
   w.Key("traces");
@@ -305,8 +309,17 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
 }
 
 void ExplorerApi::LoadStatus(const HttpRequest&, HttpResponse& res) {
+  std::string_view job = "none";
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    if (!job_json_.empty()) {
+      job = "ready";
+    } else if (job_expected_) {
+      job = "loading";
+    }
+  }
   JsonWriter w;
-  WriteLoadStatus(traces_, &w);
+  WriteLoadStatus(traces_, job, &w);
   SendJson(res, w.Take());
 }
 
@@ -476,16 +489,57 @@ void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
 }
 
 void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
-  std::string json;
+  std::string json, why_not;
   bool expected = false;
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     json = job_json_;
     expected = job_expected_;
+    why_not = not_job_;
   }
   if (!json.empty()) return SendJson(res, std::move(json));
   if (expected) return SetLoadingError(res, "the job's traces are still loading");
-  SetJsonError(res, 404, "these traces were not opened as one job");
+  SetJsonError(res, 404,
+               why_not.empty() ? "these traces were not opened as one job"
+                               : "these traces were not opened as one job: " + why_not);
+}
+
+// The ranks' lanes over an axis range, each rank's mapped from its own trace's times.
+void ExplorerApi::JobViewport(const HttpRequest& req, HttpResponse& res) {
+  std::shared_ptr<const JobAxis> axis;
+  bool expected = false;
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    axis = job_axis_;
+    expected = job_expected_;
+  }
+  if (!axis) {
+    if (expected) return SetLoadingError(res, "the job's traces are still loading");
+    return SetJsonError(res, 404, "these traces were not opened as one job");
+  }
+  const int64_t t0 = IntParam(req, "t0", 0, -kMaxTime, kMaxTime);
+  const int64_t t1 = IntParam(req, "t1", axis->end_ns, -kMaxTime, kMaxTime);
+  if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+  const int width = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
+  // Job lane ids (rank position << kJobLaneBits | lane); default: every lane of every rank.
+  std::vector<uint32_t> lanes = LaneListParam(req, axis->ranks.size() << kJobLaneBits);
+  for (uint32_t id : lanes) {
+    const size_t r = id >> kJobLaneBits;
+    if ((id & ((1u << kJobLaneBits) - 1)) >= axis->ranks[r].index->lanes().size()) {
+      throw BadRequest{fmt::format("parameter 'lanes': {} names no lane of rank {}", id,
+                                   axis->ranks[r].row.rank)};
+    }
+  }
+  if (!req.HasParam("lanes")) {
+    for (size_t r = 0; r < axis->ranks.size(); ++r) {
+      for (uint32_t l = 0; l < axis->ranks[r].index->lanes().size(); ++l) {
+        lanes.push_back(static_cast<uint32_t>(r << kJobLaneBits) | l);
+      }
+    }
+  }
+  JsonWriter w;
+  WriteJobViewport(*axis, t0, t1, width, lanes, &w);
+  SendJson(res, w.Take());
 }
 
 void ExplorerApi::CriticalPath(const HttpRequest& req, HttpResponse& res) {

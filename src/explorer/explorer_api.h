@@ -5,7 +5,12 @@
 //                                       start/end, device
 //   GET /api/status                     loading progress: per trace its phase (queued, importing,
 //                                       indexing, ready, failed), bytes read of total, MB/s, the
-//                                       error of a failed one (file, byte offset)
+//                                       error of a failed one (file, byte offset); "job": none,
+//                                       loading (expected, not yet made) or ready
+//   GET /api/job                        the job view (explorer/job_view.h); 404 when the traces
+//                                       are not one job (saying why), 503 while it is made
+//   GET /api/job/viewport?t0&t1&width&lanes   every rank's lanes on the job's axis in one
+//                                       answer (explorer/job_axis.h; job lane ids)
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
 //   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
@@ -46,6 +51,7 @@
 
 #include "explorer/critical_path_view.h"
 #include "explorer/http_server.h"
+#include "explorer/job_axis.h"
 #include "explorer/trace_index.h"
 #include "opscope/trace.h"
 
@@ -102,8 +108,6 @@ struct ExplorerApiOptions {
   bool compare = false;  // reported by /api/info: the UI opens the comparison first
   // Time a search may spend matching names before it answers with "complete": false.
   int search_budget_ms = 2000;
-  // /api/job (explorer/job_view.h); empty when the traces are not one job.
-  std::string job_json;
 };
 
 class ExplorerApi {
@@ -111,15 +115,17 @@ class ExplorerApi {
   // `traces` must outlive the API and not change (in number) once the server runs; its entries
   // are published as LoadedTrace says.
   ExplorerApi(const std::vector<std::unique_ptr<LoadedTrace>>& traces, ExplorerApiOptions options)
-      : traces_(traces), options_(options), job_json_(options_.job_json) {}
+      : traces_(traces), options_(options) {}
 
   // Adds every route, and the UI assets as the fallback.
   void Register(HttpServer* server);
 
   // The job's /api/job body (explorer/job_view.h), set while serving; before it is set,
-  // `expected` makes /api/job answer 503 (still loading) instead of 404. Thread-safe.
-  void SetJobJson(std::string json);
-  void ExpectJob(bool expected);
+  // `expected` makes /api/job answer 503 (still loading) instead of 404, and /api/status say
+  // "job": "loading". `why_not` (traces that turned out not to be one job): the reason, in
+  // /api/job's 404 and /api/info's "not_job". Thread-safe.
+  void SetJob(std::string json, std::shared_ptr<const JobAxis> axis);
+  void ExpectJob(bool expected, std::string why_not = {});
 
  private:
   void Info(const HttpRequest& req, HttpResponse& res);
@@ -137,6 +143,7 @@ class ExplorerApi {
   void Summary(const HttpRequest& req, HttpResponse& res);
   void Diff(const HttpRequest& req, HttpResponse& res);
   void Job(const HttpRequest& req, HttpResponse& res);
+  void JobViewport(const HttpRequest& req, HttpResponse& res);
   void CriticalPath(const HttpRequest& req, HttpResponse& res);
   static void Asset(const HttpRequest& req, HttpResponse& res);
 
@@ -165,9 +172,11 @@ class ExplorerApi {
 
   const std::vector<std::unique_ptr<LoadedTrace>>& traces_;
   ExplorerApiOptions options_;
-  mutable std::mutex job_mu_;  // guards job_json_ and job_expected_
+  mutable std::mutex job_mu_;  // guards job_json_, job_axis_, job_expected_ and not_job_
   std::string job_json_;
+  std::shared_ptr<const JobAxis> job_axis_;
   bool job_expected_ = false;
+  std::string not_job_;
 };
 
 // Writes {"error": message, "status": status} into `res`.

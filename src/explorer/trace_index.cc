@@ -589,24 +589,23 @@ struct TraceIndex::ViewportScale {
   int64_t px_ns;   // one pixel, rounded up, ns
 };
 
-// The names a viewport answer uses, numbered in order of first use ("strings").
-class TraceIndex::NameTable {
- public:
-  uint32_t Index(StringId id) {
-    auto [it, inserted] = local_.emplace(id, static_cast<uint32_t>(names_.size()));
-    if (inserted) names_.push_back(id);
-    return it->second;
-  }
-  const std::vector<StringId>& names() const { return names_; }
+uint32_t ViewportNames::Index(uint32_t source, const Trace& trace, StringId id) {
+  const uint64_t key = (uint64_t{source} << 32) | id;
+  auto [it, inserted] = index_.emplace(key, static_cast<uint32_t>(names_.size()));
+  if (inserted) names_.push_back(trace.Str(id));
+  return it->second;
+}
 
- private:
-  std::unordered_map<StringId, uint32_t> local_;
-  std::vector<StringId> names_;
-};
+void ViewportNames::Write(JsonWriter* w) const {
+  w->Key("strings");
+  w->BeginArray();
+  for (std::string_view name : names_) w->String(name);
+  w->EndArray();
+}
 
 void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
   const ViewportScale scale(q);
-  NameTable names;
+  ViewportNames names;
   std::vector<uint32_t> all;
   const std::vector<uint32_t>* which = &q.lanes;
   if (q.lanes.empty()) {
@@ -627,7 +626,7 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
   for (uint32_t lane_id : *which) {
     const auto g = group_of(lane_id);
     if (g && *g != LaneGroup::kCounters && *g != LaneGroup::kMemory) {
-      WriteSliceItems(lane_id, q, scale, &names, w);
+      WriteSliceItems(lane_id, q, scale, 0, &names, w);
     }
   }
   w->EndArray();
@@ -648,31 +647,43 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     w->EndObject();
   }
   w->EndArray();
-  w->Key("strings");
-  w->BeginArray();
-  for (StringId id : names.names()) w->String(trace_.Str(id));
-  w->EndArray();
+  names.Write(w);
   w->EndObject();
 }
 
+void TraceIndex::WriteSliceLanes(const ViewportQuery& q, uint32_t source, ViewportNames* names,
+                                 JsonWriter* w) const {
+  const ViewportScale scale(q);
+  for (uint32_t lane_id : q.lanes) {
+    if (lane_id >= lanes_.size()) continue;
+    const LaneGroup g = lanes_[lane_id].group;
+    if (g != LaneGroup::kCounters && g != LaneGroup::kMemory) {
+      WriteSliceItems(lane_id, q, scale, source, names, w);
+    }
+  }
+}
+
 // A slice lane's items: slices at least min_px wide as themselves, runs of narrower ones in a
-// pixel merged into one block.
+// pixel merged into one block; times as q.to_output maps them (API time by default).
 void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
-                                 const ViewportScale& scale, NameTable* names,
+                                 const ViewportScale& scale, uint32_t source, ViewportNames* names,
                                  JsonWriter* w) const {
   const auto& slices = trace_.slices();
   const Lane& lane = lanes_[lane_id];
   w->BeginObject();
-  w->Field("lane", lane_id);
+  w->Field("lane", int64_t{lane_id} + q.lane_base);
   w->Key("items");
   w->BeginArray();
+  auto out = [&](int64_t ts) { return q.to_output ? q.to_output(ts) : ToApi(ts); };
   auto emit = [&](size_t row_index, int64_t ts, int64_t dur, uint32_t id, size_t count,
                   int64_t busy) {
     const Slice& s = slices[id];
+    const int64_t at = out(ts);
     w->BeginArray();
-    for (int64_t v : {ToApi(ts), dur, static_cast<int64_t>(row_index),
-                      int64_t{names->Index(s.name)}, int64_t{id}, static_cast<int64_t>(count),
-                      s.external_id, busy, static_cast<int64_t>(s.kind)}) {
+    for (int64_t v :
+         {at, q.to_output ? out(ts + dur) - at : dur, static_cast<int64_t>(row_index),
+          int64_t{names->Index(source, trace_, s.name)}, int64_t{id}, static_cast<int64_t>(count),
+          s.external_id, busy, static_cast<int64_t>(s.kind)}) {
       w->Int(v);
     }
     w->EndArray();

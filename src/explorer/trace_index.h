@@ -23,6 +23,7 @@
 #define OPSCOPE_EXPLORER_TRACE_INDEX_H_
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -90,12 +91,29 @@ struct Lane {
 };
 
 struct ViewportQuery {
-  int64_t t0 = 0;
+  int64_t t0 = 0;  // trace ns
   int64_t t1 = 0;
   int width_px = 1000;
   std::vector<uint32_t> lanes;  // empty = every lane
   // Slices narrower than this many pixels are merged into blocks.
   double min_px = 1.0;
+  // The times items are written in: API time (ToApi) when empty; the job's viewport maps each
+  // rank's times onto its aligned axis. Must be non-decreasing.
+  std::function<int64_t(int64_t)> to_output;
+  uint32_t lane_base = 0;  // added to every lane id written (the job's rank-unique lane ids)
+};
+
+// The names a viewport answer uses ("strings"), numbered in order of first use. One table may
+// serve the lanes of several traces (the job's viewport), each under its own `source` number.
+// The traces must outlive it.
+class ViewportNames {
+ public:
+  uint32_t Index(uint32_t source, const Trace& trace, StringId id);
+  void Write(JsonWriter* w) const;  // "strings": [...]
+
+ private:
+  std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<std::string_view> names_;
 };
 
 // What the constructor builds. kDeferred leaves out what the first view (lanes and viewports)
@@ -142,6 +160,10 @@ class TraceIndex {
   // the id, name, External id and kind of its first slice; `kind` indexes the "kinds" list of
   // WriteLanes.
   void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
+  // WriteViewport's "lanes" entries alone (slice lanes of q.lanes, in order), names indexed in
+  // `names` under `source`: the job's viewport writes several traces' lanes into one answer.
+  void WriteSliceLanes(const ViewportQuery& q, uint32_t source, ViewportNames* names,
+                       JsonWriter* w) const;
   // Box selection (times in trace ns; written as API times): per name count and time (clipped to
   // the range) of slices in `lanes` that overlap [t0, t1); at most `limit` names, most time first.
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
@@ -198,9 +220,8 @@ class TraceIndex {
   void WriteGroup(LaneGroup g, JsonWriter* w) const;
   // WriteViewport's parts, one lane each; `scale` holds the query's pixel size.
   struct ViewportScale;
-  class NameTable;
   void WriteSliceItems(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
-                       NameTable* names, JsonWriter* w) const;
+                       uint32_t source, ViewportNames* names, JsonWriter* w) const;
   void WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
                           JsonWriter* w) const;
   void TitleLanes();

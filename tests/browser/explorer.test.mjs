@@ -13,3 +13,4 @@ import './critical_path.mjs';
 import './memory.mjs';
 import './loading.mjs';
 import './exact.mjs';
+import './job_view.mjs';

@@ -128,7 +128,8 @@ function names(dst) {
   // Step 2: softmax instances of different durations, and a copy back to the host.
   SOFTMAX_US.forEach((us, i) => launch('aten::_softmax', SOFTMAX, 2010 + 100 * i, 2040 + 100 * i, us));
   launch('aten::copy_', DTOH, 2600, 2630, 7, 'gpu_memcpy', 'cudaMemcpyAsync');
-  const trace = {schemaVersion: 1, deviceProperties: [{id: 0, name: 'NVIDIA H100'}], traceEvents: ev};
+  // Rank 0, as the fixture it is served beside: the folder is not one job.
+  const trace = {schemaVersion: 1, distributedInfo: {rank: 0}, deviceProperties: [{id: 0, name: 'NVIDIA H100'}], traceEvents: ev};
   write(dst, JSON.stringify(trace, null, 0));
 }
 
