@@ -53,7 +53,8 @@ function currentView() {
     trace: state.trace, t0: timeline.t0, t1: timeline.t1, y: timeline.scrollY,
     collapsed: L.collapsed.size ? [...L.collapsed] : undefined, pinned: L.pinned, rows: [...L.expanded],
     sel: state.sel, box: state.box, mark: state.mark, tab: state.tab, q: search.q || undefined,
-    qi: search.index >= 0 ? search.index : undefined, color: state.color, sort: state.ops.sort,
+    qi: search.index >= 0 ? search.index : undefined, re: search.regex, qk: search.kind, qs: search.sort,
+    color: state.color, sort: state.ops.sort,
     opf: state.ops.filter, cmp: compare.pair, align: compare.align,
   };
 }
@@ -325,8 +326,11 @@ async function applyView(view, errors) {
   }
   if (view.cmp) compare.pair = view.cmp;
   if (view.align !== undefined) compare.align = view.align;
-  if (view.q !== undefined && view.q !== search.q) {
+  const mode = {regex: !!view.re, kind: view.qk || 'all', sort: view.qs || 'start'};
+  const modeChanged = mode.regex !== search.regex || mode.kind !== search.kind || mode.sort !== search.sort;
+  if (view.q !== undefined && (view.q !== search.q || modeChanged)) {
     $('search').value = view.q;
+    await search.setMode({...mode, rerun: false});
     if (!(await search.run(view.q, {index: view.qi || 0, show: false, jump: false}))) msgs.push(`URL: q=${view.q} is not a valid regular expression`);
   }
   if (view.box) await onBox({t0: view.box.t0, t1: view.box.t1, lanes: []});

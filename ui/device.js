@@ -2,7 +2,8 @@
 // that issued each instruction) with per-engine utilisation and the launch before the first instruction marked;
 // for CUDA-style traces, the selection's kernels on the streams of their device. Clicking an
 // event keeps the zoom and shows its details beside the lanes.
-import {fmtNs, el, colorFor, shortName} from './format.js';
+import {fmtNs, el, colorFor} from './format.js';
+import {shortName} from './names.js';
 import {Timeline} from './timeline.js';
 import {AXIS_H} from './lanes.js';
 import {detailsTable, argsBlock} from './panels.js';

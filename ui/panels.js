@@ -1,6 +1,7 @@
 // The panels below the timeline: event details and dependency chain, box selection, search
 // results. Each render* function fills one container; `ctx` gives {onJump, offset, laneTitle}.
-import {fmtNs, el, colorFor, shortName} from './format.js';
+import {fmtNs, el, colorFor} from './format.js';
+import {shortName, shortNames} from './names.js';
 
 const PAGE = 8;  // events listed per engine lane before paging
 
@@ -9,7 +10,7 @@ export function eventButton(ref, ctx, {lane = false} = {}) {
   return el('button', {class: 'event-link', 'data-id': ref.id, 'data-name': ref.name, title: ref.name,
                        onclick: () => ctx.onJump(ref)},
             el('span', {class: 'swatch', style: `background:${colorFor(ref.name)}`}),
-            shortName(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
+            (ctx.short || shortName)(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
 }
 
 // Rows of a slice's details table; `offset` is the time the axis counts from, `origin` (a decimal
@@ -53,6 +54,10 @@ export function detailsTable(slice, offset, origin) {
 }
 
 export function renderDetails(box, slice, chain, ctx) {
+  // Short names that tell every listed event apart (names.js).
+  const refs = [slice.parent, slice.launched_by, slice.runtime_call, ...slice.flows.map((f) => f.event)];
+  if (chain) for (const level of chain.levels) refs.push(...level.events);
+  ctx = {...ctx, short: shortNames(refs.filter(Boolean).map((r) => r.name))};
   box.textContent = '';
   box.dataset.selectedName = slice.name;
   box.dataset.selectedId = slice.id;
@@ -134,16 +139,21 @@ export function renderSelection(box, sel, offset) {
 }
 
 // Search results: one row per event with its lane and time; `current` (an index into all
-// matches) is marked.
-export function renderSearch(box, q, result, current, ctx) {
+// matches) is marked. `query` is {what, sort}; the start and duration headers order the matches
+// (ctx.onSort('start' | 'dur')), longest first by duration.
+export function renderSearch(box, query, result, current, ctx) {
   box.textContent = '';
   const shown = result.events.length;
   const from = result.offset || 0;
-  box.append(el('p', {}, `${result.total.toLocaleString()} events match /${q}/` +
-                         (result.total > shown ? ` (${from + 1}–${from + shown} by time; Enter / Shift+Enter step through all)` : '')));
+  const order = query.sort === 'dur' ? 'longest first' : 'by time';
+  box.append(el('p', {}, `${result.total.toLocaleString()} events match ${query.what}` +
+                         (result.total > shown ? ` (${from + 1}–${from + shown} ${order}; Enter / Shift+Enter step through all)` : ` (${order})`)));
+  const header = (key, title) => el('th', {class: 'num sort', 'data-sort': key, title: key === 'dur' ? 'longest first' : 'by time',
+                                           'aria-sort': query.sort === key ? (key === 'dur' ? 'descending' : 'ascending') : null,
+                                           onclick: () => ctx.onSort && ctx.onSort(key)}, title);
   const table = el('table', {class: 'grid search-table'},
-                   el('tr', {}, el('th', {}, '#'), el('th', {}, 'event'), el('th', {}, 'lane'), el('th', {class: 'num'}, 'start'),
-                      el('th', {class: 'num'}, 'duration')));
+                   el('tr', {}, el('th', {}, '#'), el('th', {}, 'event'), el('th', {}, 'lane'), header('start', 'start'),
+                      header('dur', 'duration')));
   result.events.forEach((e, i) => {
     const n = from + i;
     const tr = el('tr', {class: n === current ? 'current' : '', 'data-index': n, 'data-id': e.id, onclick: () => ctx.onJump(e, n)},

@@ -1,6 +1,7 @@
 // Sortable tables: the op table (key_averages rows, as `opscope report` computes them) and the
 // comparison's diff table (as `opscope diff` computes it).
-import {fmtNs, el, shortName} from './format.js';
+import {fmtNs, el} from './format.js';
+import {shortNames} from './names.js';
 
 // A table sortable by every column. columns: [{key, title, num, fmt, cell}]; sort: {key, desc}
 // (the initial order); onSort(sort) is told of every change; filter(row) keeps rows; limit: rows
@@ -74,12 +75,15 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, l
   return table;
 }
 
-// A name cell: templated kernel names shortened, the full name on hover.
-function nameCell(td, r) {
-  const short = r.kind === 'kernel' ? shortName(r.name) : r.name;
-  td.textContent = short;
-  td.className = 'name-cell';
-  if (short !== r.name || short.length > 70) td.title = r.name;
+// A name cell: templated names shortened (`short`: names.js's shortNames over the table's names,
+// so that no two rows look alike), the full name on hover.
+function nameCell(short) {
+  return (td, r) => {
+    const text = short(r.name);
+    td.textContent = text;
+    td.className = 'name-cell';
+    if (text !== r.name || text.length > 70) td.title = r.name;
+  };
 }
 
 // A case-insensitive regular expression (or, if it does not compile, a plain substring) test.
@@ -105,7 +109,7 @@ export function renderOps(box, ops, opts) {
   box.textContent = '';
   const dev = ops.device || 'DEV';
   const columns = [
-    {key: 'name', title: 'Name', cell: nameCell},
+    {key: 'name', title: 'Name', cell: nameCell(shortNames(ops.rows.map((r) => r.name)))},
     {key: 'kind', title: 'Kind', help: 'cpu op, runtime call, kernel (device activity) or annotation'},
     {key: 'count', title: '# of Calls', num: true},
     {key: 'self_cpu_ns', title: 'Self CPU', num: true, fmt: fmtNs},
@@ -139,13 +143,8 @@ export function renderDiff(box, diff, nameA, nameB) {
                 `B = ${nameB}: device busy ${fmtNs(tb.busy_ns)} of ${fmtNs(tb.total_ns)}, ${tb.activities} device executions ` +
                 `(${ta.activities} \u2192 ${tb.activities})`));
   const rows = diff.rows.map((r) => ({...r, device_delta: r.device_ns_b - r.device_ns_a}));
-  const name = (td, r) => {
-    td.textContent = shortName(r.name);
-    td.className = 'name-cell';
-    if (td.textContent !== r.name || r.name.length > 70) td.title = r.name;
-  };
   const columns = [
-    {key: 'name', title: 'op', cell: name}, {key: 'change', title: 'change'},
+    {key: 'name', title: 'op', cell: nameCell(shortNames(rows.map((r) => r.name)))}, {key: 'change', title: 'change'},
     {key: 'calls_a', title: 'calls A', num: true}, {key: 'calls_b', title: 'calls B', num: true},
     {key: 'executions_a', title: 'device exec. A', num: true, help: 'device activities the op launched directly'},
     {key: 'executions_b', title: 'device exec. B', num: true, help: 'device activities the op launched directly'},

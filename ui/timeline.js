@@ -174,7 +174,8 @@ export class Timeline {
       const [d, marks] = await Promise.all([
         this.api.viewport(this.trace, params),
         hl ? this.api.marks(this.trace, hl.criticalPath ? {...params, critical_path: 1, ...hl.criticalPath}
-             : {...params, q: hl.q, exact: hl.exact ? 1 : undefined}).catch(() => null) : null,
+             : {...params, q: hl.q, exact: hl.exact ? 1 : undefined, regex: hl.regex ? 1 : undefined,
+                kind: hl.kind && hl.kind !== 'all' ? hl.kind : undefined}).catch(() => null) : null,
       ]);
       if (seq < this.accepted) return;
       this.accepted = seq;
@@ -192,7 +193,8 @@ export class Timeline {
     }
   }
 
-  // Marks every event whose name matches (a regular expression, or the exact name).
+  // Marks every event whose name matches: {q, regex, kind} as the search asks, {q, exact} the
+  // whole name, or {criticalPath} the path's events; null clears.
   setHighlight(highlight) {
     this.highlight = highlight;
     this.marks = null;

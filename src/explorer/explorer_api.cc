@@ -21,7 +21,9 @@ namespace {
 constexpr int kMaxWidthPx = 20000;
 constexpr size_t kMaxLaneList = 100000;
 constexpr size_t kMaxRegexLength = 256;
-constexpr size_t kMaxMatchedNameBytes = 512;  // longer names are matched on their first 512 bytes
+constexpr size_t kMaxLiteralLength = 8192;  // a pasted templated kernel name runs to KBs
+// Regular expressions match names on their first 512 bytes; a literal text the whole name.
+constexpr size_t kMaxMatchedNameBytes = 512;
 constexpr int64_t kRegexMemoryBytes = 8 << 20;
 constexpr int kMaxListLimit = 10000;
 constexpr int64_t kMaxTime = INT64_MAX / 4;
@@ -116,18 +118,42 @@ bool Abandoned(const HttpRequest& req, HttpResponse& res) {
   return true;
 }
 
-// Marks the names (string ids) that `pattern` matches; false when the time ran out first.
-bool MatchNames(const StringTable& strings, const RE2& pattern, const HttpRequest& req,
-                std::chrono::steady_clock::time_point until, std::vector<bool>* names) {
+// Marks the names (string ids) that `pattern` matches within their first `name_bytes`; false
+// when the time ran out first.
+bool MatchNames(const StringTable& strings, const RE2& pattern, size_t name_bytes,
+                const HttpRequest& req, std::chrono::steady_clock::time_point until,
+                std::vector<bool>* names) {
   for (size_t i = 1; i < strings.size(); ++i) {
     if ((i & 1023) == 0 && (req.Cancelled() || std::chrono::steady_clock::now() > until)) {
       return false;
     }
     std::string_view s = strings.Get(static_cast<StringId>(i));
-    s = s.substr(0, kMaxMatchedNameBytes);
+    s = s.substr(0, name_bytes);
     (*names)[i] = RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), pattern);
   }
   return true;
+}
+
+// The kinds a search is narrowed to by parameter 'kind' (bit i: ActivityKind i): all, ops
+// (framework ops, annotations, Python frames, host collectives), runtime (runtime and driver
+// calls, synchronisation), kernels (device executions and engine instructions), memory (copies
+// and memsets).
+uint32_t KindsParam(const HttpRequest& req) {
+  auto bits = [](std::initializer_list<ActivityKind> kinds) {
+    uint32_t b = 0;
+    for (ActivityKind k : kinds) b |= 1u << static_cast<int>(k);
+    return b;
+  };
+  const std::string kind = req.HasParam("kind") ? req.Param("kind") : "all";
+  if (kind == "all" || kind.empty()) return ~uint32_t{0};
+  if (kind == "ops") {
+    return bits({ActivityKind::kCpuOp, ActivityKind::kUserAnnotation,
+                 ActivityKind::kPythonFunction, ActivityKind::kCollective});
+  }
+  if (kind == "runtime") return bits({ActivityKind::kRuntime, ActivityKind::kDriver, ActivityKind::kSync});
+  if (kind == "kernels") return bits({ActivityKind::kKernel, ActivityKind::kInstruction});
+  if (kind == "memory") return bits({ActivityKind::kMemcpy, ActivityKind::kMemset});
+  throw BadRequest{"parameter 'kind' must be all, ops, runtime, kernels or memory"};
 }
 
 }  // namespace
@@ -418,8 +444,9 @@ void ExplorerApi::Select(const HttpRequest& req, HttpResponse& res) {
 ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
                                                   const HttpRequest& req) const {
   const std::string& q = req.Param("q");
-  if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
+  if (q.empty()) throw BadRequest{"parameter 'q' (the text to find) is required"};
   const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
+  const bool regex = IntParam(req, "regex", 0, 0, 1) == 1;
   const StringTable& strings = t.trace->strings();
   NameMatch match{std::vector<bool>(strings.size(), false), true};
   if (exact) {  // any name of the trace, however long (templated kernel names run to KBs)
@@ -427,14 +454,21 @@ ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
     if (id != kNone) match.names[id] = true;
     return match;
   }
-  if (q.size() > kMaxRegexLength) {
+  if (regex && q.size() > kMaxRegexLength) {
     throw BadRequest{
         fmt::format("parameter 'q' is too long for a regular expression ({} bytes, "
-                    "at most {}; exact=1 looks up a whole name)",
+                    "at most {}; without regex=1 it is found as text)",
                     q.size(), kMaxRegexLength)};
   }
+  if (!regex && q.size() > kMaxLiteralLength) {
+    throw BadRequest{fmt::format("parameter 'q' is too long ({} bytes, at most {})", q.size(),
+                                 kMaxLiteralLength)};
+  }
+  // Text (the default) is found anywhere in a name, case-insensitive, as pasted: no character
+  // is special. regex=1: an RE2 regular expression.
   RE2::Options re_options;
   re_options.set_case_sensitive(false);
+  re_options.set_literal(!regex);
   re_options.set_log_errors(false);
   re_options.set_max_mem(kRegexMemoryBytes);
   const RE2 pattern(q, re_options);
@@ -442,7 +476,8 @@ ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
   const auto until =
       std::min(req.deadline(), std::chrono::steady_clock::now() +
                                    std::chrono::milliseconds(options_.search_budget_ms));
-  match.complete = MatchNames(strings, pattern, req, until, &match.names);
+  const size_t name_bytes = regex ? kMaxMatchedNameBytes : std::string_view::npos;
+  match.complete = MatchNames(strings, pattern, name_bytes, req, until, &match.names);
   return match;
 }
 
@@ -450,10 +485,15 @@ void ExplorerApi::Search(const HttpRequest& req, HttpResponse& res) {
   LoadedTrace& t = TraceParam(req);
   const int offset = static_cast<int>(IntParam(req, "offset", 0, 0, INT32_MAX));
   const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
+  const uint32_t kinds = KindsParam(req);
+  const std::string& sort = req.HasParam("sort") ? req.Param("sort") : std::string("start");
+  if (sort != "start" && sort != "dur") throw BadRequest{"parameter 'sort' must be start or dur"};
   const NameMatch match = MatchingNames(t, req);
   if (Abandoned(req, res)) return;
   JsonWriter w;
-  t.index->WriteSearch(match.names, offset, limit, match.complete, &w);
+  t.index->WriteSearch({&match.names, kinds},
+                       sort == "dur" ? SearchOrder::kDuration : SearchOrder::kStart, offset, limit,
+                       match.complete, &w);
   SendJson(res, w.Take());
 }
 
@@ -470,10 +510,11 @@ void ExplorerApi::Marks(const HttpRequest& req, HttpResponse& res) {
     SendJson(res, w.Take());
     return;
   }
+  const uint32_t kinds = KindsParam(req);
   const NameMatch match = MatchingNames(t, req);
   if (Abandoned(req, res)) return;
   JsonWriter w;
-  WriteMatchMarks(*t.index, match.names, q, &w);
+  WriteMatchMarks(*t.index, {&match.names, kinds}, q, &w);
   SendJson(res, w.Take());
 }
 

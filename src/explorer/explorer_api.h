@@ -18,8 +18,12 @@
 //   GET /api/trace/N/slice/ID, /chain/ID, /device/ID
 //   GET /api/trace/N/ops?t0&t1&shapes   key_averages rows of the trace or of a time range
 //   GET /api/trace/N/select?t0&t1&lanes&limit
-//   GET /api/trace/N/search?q&offset&limit&exact   q: an RE2 regular expression, case-insensitive
-//   GET /api/trace/N/marks?q&exact&t0&t1&width&lanes   where the matches lie in a viewport
+//   GET /api/trace/N/search?q&regex&exact&kind&sort&offset&limit   q: text found anywhere in a
+//                                       name, case-insensitive (regex=1: an RE2 regular
+//                                       expression; exact=1: the whole name); kind: all, ops,
+//                                       runtime, kernels, memory; sort: start or dur (longest
+//                                       first)
+//   GET /api/trace/N/marks?q&regex&exact&kind&t0&t1&width&lanes   where the matches lie
 //   GET /api/trace/N/marks?critical_path=1&step&instance&t0&t1&width&lanes
 //                                       where the critical path's events lie in a viewport
 //   GET /api/trace/N/critical_path?step&instance   HTA's critical path of a step
@@ -157,8 +161,9 @@ class ExplorerApi {
   std::shared_ptr<const CriticalPathView> CriticalPathOf(LoadedTrace& t,
                                                          const HttpRequest& req) const;
 
-  // The names (a bitmap over string ids) that parameter 'q' matches (the exact name when
-  // exact=1); `complete` is false when matching stopped at the time budget.
+  // The names (a bitmap over string ids) that parameter 'q' matches: as text anywhere in the
+  // name, a regular expression with regex=1, the exact name with exact=1; `complete` is false
+  // when matching stopped at the time budget.
   struct NameMatch {
     std::vector<bool> names;
     bool complete = true;

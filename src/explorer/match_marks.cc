@@ -85,16 +85,10 @@ void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery
 
 }  // namespace
 
-void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
-                     const ViewportQuery& q, JsonWriter* w) {
+void WriteMatchMarks(const TraceIndex& index, const SliceFilter& filter, const ViewportQuery& q,
+                     JsonWriter* w) {
   const auto& slices = index.trace().slices();
-  WriteMarks(
-      index,
-      [&](uint32_t id) {
-        const StringId name = slices[id].name;
-        return name < names.size() && names[name];
-      },
-      q, w);
+  WriteMarks(index, [&](uint32_t id) { return filter.Keeps(slices[id]); }, q, w);
 }
 
 void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,

@@ -812,33 +812,37 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
   w->EndObject();
 }
 
-void TraceIndex::WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
-                             JsonWriter* w) const {
+void TraceIndex::WriteSearch(const SliceFilter& filter, SearchOrder order, int offset, int limit,
+                             bool complete, JsonWriter* w) const {
   const auto& slices = trace_.slices();
   const size_t skip = static_cast<size_t>(std::max(0, offset));
   const size_t keep = skip + static_cast<size_t>(std::max(0, limit));
-  auto earlier = [&](uint32_t a, uint32_t b) {
-    return slices[a].ts_ns != slices[b].ts_ns ? slices[a].ts_ns < slices[b].ts_ns : a < b;
+  auto before = [&](uint32_t a, uint32_t b) {
+    const Slice& x = slices[a];
+    const Slice& y = slices[b];
+    if (order == SearchOrder::kDuration && x.dur_ns != y.dur_ns) return x.dur_ns > y.dur_ns;
+    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : a < b;
   };
-  std::vector<uint32_t> first;  // max-heap by time of the `keep` earliest hits
+  std::vector<uint32_t> first;  // max-heap (by `before`) of the `keep` first hits
   uint64_t total = 0;
   for (uint32_t i = 0; i < slices.size(); ++i) {
-    if (slices[i].name >= names.size() || !names[slices[i].name]) continue;
+    if (!filter.Keeps(slices[i])) continue;
     ++total;
     if (first.size() < keep) {
       first.push_back(i);
-      std::push_heap(first.begin(), first.end(), earlier);
-    } else if (keep > 0 && earlier(i, first.front())) {
-      std::pop_heap(first.begin(), first.end(), earlier);
+      std::push_heap(first.begin(), first.end(), before);
+    } else if (keep > 0 && before(i, first.front())) {
+      std::pop_heap(first.begin(), first.end(), before);
       first.back() = i;
-      std::push_heap(first.begin(), first.end(), earlier);
+      std::push_heap(first.begin(), first.end(), before);
     }
   }
-  std::sort_heap(first.begin(), first.end(), earlier);
+  std::sort_heap(first.begin(), first.end(), before);
   w->BeginObject();
   w->Field("total", total);
   w->Field("offset", static_cast<uint64_t>(std::min<size_t>(skip, first.size())));
   w->Field("complete", complete);
+  w->Field("order", order == SearchOrder::kDuration ? "duration" : "start");
   w->Key("events");
   w->BeginArray();
   for (size_t i = skip; i < first.size(); ++i) WriteSliceRef(first[i], w);

@@ -116,6 +116,18 @@ class ViewportNames {
   std::vector<std::string_view> names_;
 };
 
+// What a search keeps: slices whose name is set in `names` (a bitmap over string ids) and whose
+// kind's bit is set in `kinds` (bit i: ActivityKind i), listed by start or by duration (longest
+// first).
+struct SliceFilter {
+  const std::vector<bool>* names = nullptr;
+  uint32_t kinds = ~uint32_t{0};
+  bool Keeps(const Slice& s) const {
+    return s.name < names->size() && (*names)[s.name] && ((kinds >> static_cast<int>(s.kind)) & 1);
+  }
+};
+enum class SearchOrder : uint8_t { kStart, kDuration };
+
 // What the constructor builds. kDeferred leaves out what the first view (lanes and viewports)
 // does not use, the External id and correlation lookups (WithExternalId, WithCorrelation: the
 // slice details, chains and device views), for BuildDeferred or the first query that needs them;
@@ -168,12 +180,12 @@ class TraceIndex {
   // the range) of slices in `lanes` that overlap [t0, t1); at most `limit` names, most time first.
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
                       JsonWriter* w) const;
-  // Slices whose name matches `names` (a bitmap over string ids), in time order: `limit` of
-  // them from the `offset`-th on. {"total","offset","complete","events":[slice refs]};
-  // `complete` is passed through (false: `names` was only partly computed). Memory is
+  // Slices `filter` keeps, in `order` (start, or longest first; ties by start): `limit` of them
+  // from the `offset`-th on. {"total","offset","complete","order","events":[slice refs]};
+  // `complete` is passed through (false: the names were only partly matched). Memory is
   // O(offset + limit), not O(matches).
-  void WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
-                   JsonWriter* w) const;
+  void WriteSearch(const SliceFilter& filter, SearchOrder order, int offset, int limit,
+                   bool complete, JsonWriter* w) const;
   // The slices overlapping [t0_ns, t1_ns] (start < t1_ns and end >= t0_ns), in slice order, found
   // through the lane rows without a pass over the whole trace.
   std::vector<uint32_t> SlicesOverlapping(int64_t t0_ns, int64_t t1_ns) const;

@@ -8,25 +8,10 @@ import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import {openUrl, shot} from './harness.mjs';
+import {SINGLES_BASE, openUrl, shot, singlesApi, singlesTrace} from './harness.mjs';
 
-const SINGLES = process.env.OPSCOPE_SINGLES_URL;
 const EPOCH = process.env.OPSCOPE_EPOCH_TRACE;
-if (!SINGLES || !EPOCH) throw new Error('OPSCOPE_SINGLES_URL / OPSCOPE_EPOCH_TRACE are not set (run tools/run_browser_tests.sh)');
-export const SINGLES_BASE = new URL('/', SINGLES).toString();
-
-export async function singlesApi(p) {
-  const res = await fetch(new URL(p, SINGLES_BASE));
-  assert.equal(res.status, 200, `${p}: HTTP ${res.status}`);
-  return res.json();
-}
-
-export async function singlesTrace(prefix) {
-  const info = await singlesApi('/api/info');
-  const t = info.traces.find((x) => x.name.split('/').pop().startsWith(prefix));
-  assert.ok(t, `${prefix} is served: ${JSON.stringify(info.traces)}`);
-  return t.index;
-}
+if (!EPOCH) throw new Error('OPSCOPE_EPOCH_TRACE is not set (run tools/run_browser_tests.sh)');
 
 // The first "ts" (exact ns, BigInt) of an event with this name in the file.
 function fileTs(name) {
@@ -46,7 +31,7 @@ function fileTs(name) {
 test('an epoch-timestamp trace at a 1 us window: width, 100 ns grid, a kernel at its exact pixel', async () => {
   const trace = await singlesTrace('epoch');
   const lanes = await singlesApi(`/api/trace/${trace}/lanes`);
-  const hits = await singlesApi(`/api/trace/${trace}/search?q=${encodeURIComponent('^void at::native::elementwise_kernel')}&limit=1`);
+  const hits = await singlesApi(`/api/trace/${trace}/search?regex=1&q=${encodeURIComponent('^void at::native::elementwise_kernel')}&limit=1`);
   assert.ok(hits.total > 0, 'the trace has elementwise kernels');
   const k = hits.events[0];
 

@@ -14,3 +14,4 @@ import './memory.mjs';
 import './loading.mjs';
 import './exact.mjs';
 import './job_view.mjs';
+import './names_search.mjs';
