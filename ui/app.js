@@ -17,8 +17,9 @@ import {renderMemoryPeak} from './memory_lane.js';
 import {waitUntilLoaded} from './loading.js';
 
 const $ = (id) => document.getElementById(id);
+// latest: which selection F and M act on, the event ('slice') or the box ('box'): the later made.
 const state = {
-  trace: 0, tab: 'details', sel: null, slice: null, box: null, mark: null, info: null, lanes: null, color: 'name',
+  trace: 0, tab: 'details', sel: null, slice: null, box: null, latest: null, mark: null, info: null, lanes: null, color: 'name',
   ops: {sort: null, filter: '', data: null, loadedFor: null},
 };
 let timeline = null;
@@ -96,6 +97,7 @@ function showTab(tab) {
 async function select(id, {keepTab = false} = {}) {
   state.sel = id;
   state.slice = null;
+  if (id !== null) state.latest = 'slice';
   timeline.selected = id;
   timeline.chain = null;
   timeline.draw();
@@ -141,6 +143,7 @@ function jump(ref, opts = {}) {
 
 async function onBox(box) {
   state.box = {t0: box.t0, t1: box.t1};
+  state.latest = 'box';
   writeHash();
   try {
     const sel = await api.select(state.trace, {t0: box.t0, t1: box.t1, lanes: box.lanes.join(',')});
@@ -179,14 +182,18 @@ async function loadOps({refetch = true} = {}) {
   }
 }
 
+// Marks an op table row's events: by their exact name, or for a row that groups several names
+// (ProfilerStep* holds every ProfilerStep#N) by the row's search.
 async function highlightOp(row) {
-  timeline.setHighlight({q: row.name, exact: true});
+  const hl = row.search ? {q: row.search, regex: true} : {q: row.name, exact: true};
+  timeline.setHighlight(hl);
   try {
-    const r = await api.search(state.trace, {q: row.name, exact: 1, limit: 1});
-    setStatus(`${r.total} events named ${row.name} marked`);
+    const r = await api.search(state.trace, {q: hl.q, exact: hl.exact ? 1 : undefined, regex: hl.regex ? 1 : undefined, limit: 1});
+    setStatus(`${r.total} events ${row.search ? `of ${row.name}` : `named ${row.name}`} marked`);
     // Brings the first event into view (time and lanes) unless one is on screen already.
     const top = timeline.scrollTop();
-    const shown = timeline.rects.some((x) => x.name === row.name && x.y >= top && x.y + x.h <= timeline.height);
+    const name = r.events.length ? r.events[0].name : row.name;
+    const shown = timeline.rects.some((x) => x.name === name && x.y >= top && x.y + x.h <= timeline.height);
     if (r.events.length && !shown) timeline.reveal(r.events[0]);
   } catch (e) {
     setStatus(e.message);
@@ -360,11 +367,12 @@ function setMark(range) {
   writeHash();
 }
 
-// The time range of the selection: the selected event, else the box.
+// The time range of the latest selection: the box when it was made after the event was
+// selected, else the event, else the box.
 function selectionRange() {
-  if (state.slice) return {t0: state.slice.ts, t1: state.slice.ts + Math.max(state.slice.dur, 1)};
-  if (state.box) return state.box;
-  return null;
+  const event = state.slice ? {t0: state.slice.ts, t1: state.slice.ts + Math.max(state.slice.dur, 1)} : null;
+  if (state.box && (state.latest === 'box' || !event)) return state.box;
+  return event;
 }
 
 const keyActions = {
@@ -378,7 +386,7 @@ const keyActions = {
     setMark(null);
   },
   focus: () => {
-    if (state.slice) timeline.reveal({...state.slice, lane: state.slice.lane, row: state.slice.row});
+    if (state.slice && !(state.box && state.latest === 'box')) timeline.reveal({...state.slice, lane: state.slice.lane, row: state.slice.row});
     else if (selectionRange() || state.mark) {
       const r = selectionRange() || state.mark;
       const pad = (r.t1 - r.t0) * 0.1;

@@ -75,11 +75,13 @@ export function renderDetails(box, slice, chain, ctx) {
   if (chain) box.append(renderChain(chain, ctx));
 }
 
+// The chain: op -> runtime -> device -> instructions first, by role; then what encloses the op,
+// its Python frames folded into one row (a deep stack is 40+ frames).
 function renderChain(chain, ctx) {
   const box = el('div', {class: 'chain', id: 'chain'});
   box.append(el('h4', {}, 'Dependency chain'));
   for (const role of ['upstream', 'selected', 'downstream']) {
-    const levels = chain.levels.filter((l) => l.role === role);
+    const levels = chain.levels.filter((l) => l.role === role && l.key !== 'enclosing');
     if (levels.length === 0) continue;
     const section = el('div', {class: `chain-role role-${role}`, 'data-role': role});
     section.append(el('div', {class: 'role-title'}, role));
@@ -92,7 +94,35 @@ function renderChain(chain, ctx) {
     }
     box.append(section);
   }
+  const enclosing = chain.levels.find((l) => l.key === 'enclosing');
+  if (enclosing) box.append(renderEnclosing(enclosing, ctx));
   return box;
+}
+
+// The ops enclosing the chain's op, outermost first, with the Python frames among them folded
+// into one expandable row where the first one stood.
+function renderEnclosing(level, ctx) {
+  const section = el('div', {class: 'chain-role role-enclosing', 'data-role': 'enclosing'},
+                     el('div', {class: 'role-title'}, 'inside'));
+  const list = el('div', {class: 'chain-level', 'data-level': level.key},
+                  el('div', {class: 'level-title'}, `${level.title} (${level.total}, outermost first)`));
+  const frames = level.events.filter((e) => e.kind === 'python_function');
+  let fold = null;
+  for (const e of level.events) {
+    if (e.kind !== 'python_function') {
+      list.append(eventButton(e, ctx));
+      continue;
+    }
+    if (!fold) {
+      const inner = frames[frames.length - 1];
+      fold = el('details', {class: 'python-frames'},
+                el('summary', {}, `${frames.length} Python frame${frames.length === 1 ? '' : 's'} (innermost: ${inner.name})`));
+      list.append(fold);
+    }
+    fold.append(eventButton(e, ctx));
+  }
+  section.append(list);
+  return section;
 }
 
 // A fan-out (an execution's instructions): one collapsible group per engine / DMA queue with

@@ -133,7 +133,7 @@ export function renderOps(box, ops, opts) {
   return {shown: Number(table.dataset.rows), total: rows.length, hiddenDeviceAnnotations: opts.deviceAnnotations ? 0 : hidden};
 }
 
-// diff: /api/diff (the rows of `opscope diff --json`).
+// diff: /api/diff (the rows and kernels of `opscope diff --json`).
 export function renderDiff(box, diff, nameA, nameB) {
   box.textContent = '';
   const ta = diff.timeline_a;
@@ -159,4 +159,21 @@ export function renderDiff(box, diff, nameA, nameB) {
     {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
   ];
   box.append(sortableTable(columns, rows, {sort: {key: 'impact_ns', desc: true}, id: 'diff-table'}));
+  box.append(...kernelDiff(diff.kernels || []));
+}
+
+// The kernel section of `opscope diff`: device activity by name, added, removed or changed (the
+// count differs, or the total by more than 5% and 1 us), by impact.
+function kernelDiff(kernels) {
+  const n = (change) => kernels.filter((k) => k.change === change).length;
+  const title = el('h4', {id: 'diff-kernels-title'},
+                   `Kernels (device activity by name): ${n('added')} added, ${n('removed')} removed, ${n('changed')} changed`);
+  if (!kernels.length) return [title];
+  const columns = [
+    {key: 'name', title: 'kernel', cell: nameCell(shortNames(kernels.map((k) => k.name)))}, {key: 'change', title: 'change'},
+    {key: 'count_a', title: 'count A', num: true}, {key: 'count_b', title: 'count B', num: true},
+    {key: 'total_ns_a', title: 'total A', num: true, fmt: fmtNs}, {key: 'total_ns_b', title: 'total B', num: true, fmt: fmtNs},
+    {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
+  ];
+  return [title, sortableTable(columns, kernels, {sort: {key: 'impact_ns', desc: true}, id: 'diff-kernels', limit: 50})];
 }

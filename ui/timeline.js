@@ -5,7 +5,7 @@
 // key(). Zooming out stops at the trace's extent.
 import {fmtNs, colorFor, kindColor} from './format.js';
 import {AXIS_H, ROW_H, LaneLayout} from './lanes.js';
-import {drawTimeline, LABEL_W, SCROLLBAR_W} from './timeline_draw.js';
+import {drawTimeline, LABEL_W, SCROLLBAR_W, ANNOTATION_H} from './timeline_draw.js';
 import {memoryHoverLines} from './memory_lane.js';
 
 export {LABEL_W};
@@ -101,12 +101,18 @@ export class Timeline {
     return Math.max(50, this.width - LABEL_W - SCROLLBAR_W);
   }
 
+  // Where the lanes begin: under the axis and, when there are annotations, the strip that holds
+  // their labels (so a label never covers a lane's events).
+  lanesTop() {
+    return AXIS_H + (this.annotations && this.annotations.length ? ANNOTATION_H : 0);
+  }
+
   scrollTop() {
-    return AXIS_H + this.layout.pinnedH;
+    return this.lanesTop() + this.layout.pinnedH;
   }
 
   screenY(L) {
-    return L.pinned ? AXIS_H + L.y : this.scrollTop() + L.y - this.scrollY;
+    return L.pinned ? this.lanesTop() + L.y : this.scrollTop() + L.y - this.scrollY;
   }
 
   // Keeps [t0, t1] within the extent: no wider than it (plus 10%), no further out than a margin.
@@ -438,7 +444,7 @@ export class Timeline {
       return;
     }
     if (d.moved) return;
-    const ctl = p.y >= AXIS_H ? this.control(p.x, p.y) : null;
+    const ctl = p.y >= this.lanesTop() ? this.control(p.x, p.y) : null;
     if (ctl) {
       if (ctl.action === 'group') this.toggleGroup(ctl.path);
       else if (ctl.action === 'pin') this.togglePin(ctl.lane);

@@ -8,6 +8,7 @@ import {drawMemoryLane} from './memory_lane.js';
 
 export const LABEL_W = 240;
 export const SCROLLBAR_W = 8;
+export const ANNOTATION_H = 18;  // the strip under the axis holding the annotations' labels
 const FONT = '11px system-ui, sans-serif';
 const BOLD = 'bold 12px system-ui, sans-serif';
 
@@ -30,11 +31,12 @@ export function drawTimeline(tl) {
   tl.memoryPeaks = [];  // {lane, label, x, y, bytes, ts} of each peak drawn
   tl.drawnNames = new Map();
   tl.drawnKinds = new Set();
+  tl.labelTexts = new Map();  // lane id -> its label as drawn (fitted), for tests
   const top = tl.scrollTop();
   // The scrolling area, then the pinned strip over it.
   area(tl, top, tl.height, false);
   if (tl.layout.pinnedH > 0) {
-    area(tl, AXIS_H, top, true);
+    area(tl, tl.lanesTop(), top, true);
     ctx.fillStyle = '#b9c3d6';
     ctx.fillRect(0, top - 2, tl.width, 2);
   }
@@ -215,7 +217,10 @@ function drawLabel(tl, id, L, y, areaTop) {
   ctx.clip();
   ctx.fillStyle = '#27303f';
   ctx.font = FONT;
-  ctx.fillText(L.lane.title + (suffix ? `  ${suffix}` : ''), indent, ly + ROW_H / 2);
+  const tail = suffix ? `  ${suffix}` : '';
+  const text = fitLabel(ctx, L.lane.title, LABEL_W - 28 - indent - ctx.measureText(tail).width) + tail;
+  ctx.fillText(text, indent, ly + ROW_H / 2);
+  if (tl.labelTexts) tl.labelTexts.set(id, text);
   ctx.restore();
   // Pin control at the label's right end.
   const px = LABEL_W - 22;
@@ -235,6 +240,40 @@ function drawLabel(tl, id, L, y, areaTop) {
   } else if (tl.layout.expanded.has(id) && L.h >= 2 * ROW_H) {
     rowsControl(tl, id, y + L.h - ROW_H, '▴ fewer rows', indent, 'collapse this lane to a few rows');
   }
+}
+
+const fitted = new Map();  // (width, text) -> fitted text
+
+// A lane title fitted to `width` px: whole when it fits, else cut in the middle so that its end
+// stays ("thread 12 (python3… · runtime → GPU 0" and "… · runtime" must not look the same): the
+// last " · " part whole when it fits beside some of the start, else the end of the title.
+export function fitLabel(ctx, text, width) {
+  const key = `${Math.round(width)}|${text}`;
+  let out = fitted.get(key);
+  if (out !== undefined) return out;
+  const fits = (s) => ctx.measureText(s).width <= width;
+  if (fits(text)) {
+    out = text;
+  } else {
+    const cut = text.lastIndexOf(' · ');
+    const tail = cut > 0 ? text.slice(cut) : '';
+    // The longest prefix (binary search on its length) that fits before "…" + tail.
+    const longest = (make, n) => {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (fits(make(mid))) lo = mid;
+        else hi = mid - 1;
+      }
+      return make(lo);
+    };
+    if (tail && fits(text.slice(0, 4) + '…' + tail)) out = longest((k) => text.slice(0, k) + '…' + tail, cut);
+    else out = longest((k) => '…' + text.slice(text.length - k), text.length);
+  }
+  if (fitted.size > 2000) fitted.clear();
+  fitted.set(key, out);
+  return out;
 }
 
 function rowsControl(tl, id, y, text, x, title) {
@@ -271,9 +310,15 @@ function drawHeaders(tl, areaTop) {
   }
 }
 
+// Annotated ranges: a band over the lanes, the label in the strip above them (never over an
+// event's own label). tl.annotationBoxes: where each label went, for tests.
 function drawAnnotations(tl) {
   const ctx = tl.ctx;
-  for (const a of tl.annotations || []) {
+  tl.annotationBoxes = [];
+  if (!tl.annotations || !tl.annotations.length) return;
+  ctx.fillStyle = '#f4f5f8';
+  ctx.fillRect(LABEL_W, AXIS_H, tl.width - LABEL_W, ANNOTATION_H);
+  for (const a of tl.annotations) {
     const x0 = Math.max(LABEL_W, tl.xOf(a.t0));
     const x1 = Math.min(tl.width, tl.xOf(a.t1));
     if (x1 <= x0) continue;
@@ -281,11 +326,12 @@ function drawAnnotations(tl) {
     ctx.fillRect(x0, AXIS_H, x1 - x0, tl.height - AXIS_H);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(x0, AXIS_H, x1 - x0, 18);
+    ctx.rect(x0, AXIS_H, x1 - x0, ANNOTATION_H);
     ctx.clip();
     ctx.fillStyle = '#3b4354';
-    ctx.fillText(`${a.label} (${fmtNs(a.t1 - a.t0)})`, x0 + 4, AXIS_H + 9);
+    ctx.fillText(`${a.label} (${fmtNs(a.t1 - a.t0)})`, x0 + 4, AXIS_H + ANNOTATION_H / 2);
     ctx.restore();
+    tl.annotationBoxes.push({label: a.label, x0, x1, y0: AXIS_H, y1: AXIS_H + ANNOTATION_H});
   }
 }
 

@@ -15,3 +15,4 @@ import './loading.mjs';
 import './exact.mjs';
 import './job_view.mjs';
 import './names_search.mjs';
+import './details.mjs';
