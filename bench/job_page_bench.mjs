@@ -1,6 +1,7 @@
 // The job page as a user meets it, in headless Chromium: the time from starting `opscope explore
 // DIR` to the job page's first full view (every rank's lanes drawn), and how long a zoom, a pan
-// and a click on a collective take to fresh data once it is up; for this build and a baseline
+// and a click on a collective take to fresh data once it is up (then a zoom and a pan in the trace
+// view of rank 0, dispatched in the page and timed there); for this build and a baseline
 // build, interleaved round by round (a run can only be slowed by other work: the best of each is
 // kept, the median printed beside it).
 //
@@ -164,6 +165,28 @@ async function interaction(page, act) {
   }, act);
 }
 
+// The same in the trace view of one rank (its Timeline: the trace view's own viewport requests).
+async function traceInteraction(page, kind) {
+  return page.evaluate(async (k) => {
+    const tl = window.opscopeApp.timeline();
+    const canvas = tl.canvas;
+    const b = canvas.getBoundingClientRect();
+    const x = b.left + b.width * 0.6;
+    const y = b.top + 120;
+    const before = tl.accepted;
+    const t0 = performance.now();
+    if (k === 'zoom') {
+      canvas.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: x, clientY: y, bubbles: true, cancelable: true}));
+    } else {
+      canvas.dispatchEvent(new MouseEvent('mousedown', {clientX: x, clientY: y, buttons: 1, bubbles: true}));
+      for (const dx of [100, 200]) window.dispatchEvent(new MouseEvent('mousemove', {clientX: x - dx, clientY: y, buttons: 1, bubbles: true}));
+      window.dispatchEvent(new MouseEvent('mouseup', {clientX: x - 200, clientY: y, bubbles: true}));
+    }
+    while (!(tl.accepted > before && !tl.fetchTimer)) await new Promise((r) => requestAnimationFrame(r));
+    return Math.round(performance.now() - t0);
+  }, kind);
+}
+
 async function run(browser, bin, dir) {
   const t0 = Date.now();
   const {child, url} = startServer(bin, dir);
@@ -177,7 +200,12 @@ async function run(browser, bin, dir) {
     const zoom = await interaction(page, 'zoom');
     const pan = await interaction(page, 'pan');
     const select = await interaction(page, 'select');
-    return {first, zoom, pan, select};
+    await page.goto(new URL('/#trace=0&tab=details', page.url()).toString());
+    await page.waitForFunction(READY, null, {timeout: 60000, polling: 'raf'});
+    await page.waitForTimeout(300);
+    const traceZoom = await traceInteraction(page, 'zoom');
+    const tracePan = await traceInteraction(page, 'pan');
+    return {first, zoom, pan, select, traceZoom, tracePan};
   } finally {
     await page.close();
     child.kill('SIGTERM');
@@ -202,17 +230,20 @@ async function main() {
       for (const [name, bin] of round % 2 ? [...builds].reverse() : builds) {
         const f = await run(browser, bin, job.dir);
         figures.get(name).push(f);
-        console.log(`  round ${round + 1} ${name}: first view ${f.first.toFixed(2)} s, zoom ${f.zoom} ms, pan ${f.pan} ms, select ${f.select} ms`);
+        console.log(`  round ${round + 1} ${name}: first view ${f.first.toFixed(2)} s, zoom ${f.zoom} ms, pan ${f.pan} ms, ` +
+                    `select ${f.select} ms; trace view zoom ${f.traceZoom} ms, pan ${f.tracePan} ms`);
       }
     }
   } finally {
     await browser.close();
     if (!o.keep && !o.dir) fs.rmSync(job.dir, {recursive: true, force: true});
   }
-  console.log(`\n${'build'.padEnd(12)} ${'first view s'.padStart(18)} ${'zoom ms'.padStart(12)} ${'pan ms'.padStart(12)} ${'select ms'.padStart(12)}   (best / median of ${o.repeat})`);
+  const heads = ['first view s', 'job zoom ms', 'job pan ms', 'job select ms', 'trace zoom ms', 'trace pan ms'];
+  console.log(`\n${'build'.padEnd(12)} ${heads.map((h) => h.padStart(15)).join(' ')}   (best / median of ${o.repeat})`);
   for (const [name, fs_] of figures) {
     const col = (k, d) => `${best(fs_.map((f) => f[k])).toFixed(d)} / ${median(fs_.map((f) => f[k])).toFixed(d)}`;
-    console.log(`${name.padEnd(12)} ${col('first', 2).padStart(18)} ${col('zoom', 0).padStart(12)} ${col('pan', 0).padStart(12)} ${col('select', 0).padStart(12)}`);
+    const cols = [col('first', 2), col('zoom', 0), col('pan', 0), col('select', 0), col('traceZoom', 0), col('tracePan', 0)];
+    console.log(`${name.padEnd(12)} ${cols.map((c) => c.padStart(15)).join(' ')}`);
   }
   if (o.old) {
     const ratio = best(figures.get('baseline').map((f) => f.first)) / best(figures.get('this build').map((f) => f.first));

@@ -52,6 +52,12 @@ export class JobTimeline extends Timeline {
     this.memberOf = new Map();
     for (const c of this.job.collectives) for (const m of c.members) if (m[1] >= 0) this.memberOf.set(`${m[0]}:${m[1]}`, c);
     this.maxSkew = Math.max(0, ...this.job.collectives.map((c) => c.skew_ns));
+    // Each collective's first and last arrival on the axis, its skew mark's name and colour.
+    this.skews = this.job.collectives.map((c) => {
+      const starts = c.members.map((m) => m[4]);
+      return {first: Math.min(...starts), last: Math.max(...starts), name: `${c.name} ${c.group}#${c.seq}`,
+              color: skewColor(c.skew_ns, this.maxSkew)};
+    });
     this.groupRow = new Map([...new Set(this.job.collectives.map((c) => c.group))].map((g, i) => [g, Math.min(i, 3)]));
     this.setLanes({trace: {kinds: this.kinds}, groups: this.groups(opts.straggler)});
     this.setHost(false);
@@ -134,16 +140,9 @@ export class JobTimeline extends Timeline {
     const kind = Math.max(0, this.kinds.indexOf('collective'));
     this.skewNames = new Map();
     this.job.collectives.forEach((c, k) => {
-      if (!c.members.length) return;
-      let first = Infinity;
-      let last = -Infinity;
-      for (const m of c.members) {
-        first = Math.min(first, m[4]);
-        last = Math.max(last, m[4]);
-      }
-      if (last < this.t0 || first > this.t1) return;
-      const name = `${c.name} ${c.group}#${c.seq}`;
-      this.skewNames.set(name, skewColor(c.skew_ns, this.maxSkew));
+      const {first, last, name, color} = this.skews[k];
+      if (!c.members.length || last < this.t0 || first > this.t1) return;
+      this.skewNames.set(name, color);
       items.push([first, last - first, this.groupRow.get(c.group) || 0, strings.push(name) - 1, k, 1, 0, last - first, kind]);
     });
     return items;

@@ -109,30 +109,43 @@ function drawItems(tl, id, L, y0) {
   const ctx = tl.ctx;
   const items = tl.data ? tl.data.lanes.get(id) : null;
   if (!items) return;
-  const scale = tl.trackWidth() / (tl.t1 - tl.t0);
-  const right = LABEL_W + tl.trackWidth();
+  const width = tl.trackWidth();
+  const scale = width / (tl.t1 - tl.t0);
+  const right = LABEL_W + width;
+  const t0 = tl.t0;
+  const strings = tl.data.strings;
+  // Colour by name: one look-up per name and view, not per event (a view draws tens of thousands).
+  const byName = tl.colorBy === 'name' ? (tl.data.colors ||= new Map()) : null;
+  let alpha = 1;
+  ctx.globalAlpha = 1;
   for (const it of items) {
-    const [ts, dur, row, nameIdx, sid, count, ext, , kind] = it;
+    const row = it[2];
     if (row >= L.shown) continue;
-    let x = tl.xOf(ts);
-    let w = Math.max(dur * scale, 1);
+    let x = LABEL_W + (it[0] - t0) * scale;
+    let w = Math.max(it[1] * scale, 1);
     if (x + w < LABEL_W || x > right) continue;
     if (x < LABEL_W) {
       w -= LABEL_W - x;
       x = LABEL_W;
     }
+    const [, , , nameIdx, sid, count, ext, , kind] = it;
     const y = y0 + row * ROW_H;
-    const name = tl.data.strings[nameIdx];
-    const color = tl.itemColor(name, ext, kind);
-    ctx.globalAlpha = count > 1 ? 0.55 : 1;
+    const name = strings[nameIdx];
+    let color = byName ? byName.get(nameIdx) : undefined;
+    if (color === undefined) {
+      color = tl.itemColor(name, ext, kind);
+      if (byName) byName.set(nameIdx, color);
+    }
+    const a = count > 1 ? 0.55 : 1;
+    if (a !== alpha) ctx.globalAlpha = alpha = a;
     ctx.fillStyle = color;
     ctx.fillRect(x, y + 1, w, ROW_H - 2);
-    ctx.globalAlpha = 1;
     if (tl.legend) {
       tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
       if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
     }
     if (w > 36) {
+      ctx.globalAlpha = alpha = 1;
       ctx.fillStyle = '#111';
       ctx.save();
       ctx.beginPath();
@@ -148,6 +161,7 @@ function drawItems(tl, id, L, y0) {
     }
     tl.rects.push({x, y, w, h: ROW_H, item: it, name, lane: id});
   }
+  ctx.globalAlpha = 1;
   drawMatches(tl, id, L, y0, scale);
 }
 
