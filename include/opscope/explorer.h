@@ -102,8 +102,9 @@ class Explorer {
   // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
   // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the
   // one added with `source` equal to its file (ranks without one, or not yet published, are left
-  // out). Call after their AddTrace or CompleteTrace; may be called while serving. Returns once
-  // the traces' indexes are complete (below).
+  // out). Call after their AddTrace or CompleteTrace; may be called while serving. The parts of
+  // the traces' indexes left out while the job was expected (below) are then built on a
+  // background thread of the lowest priority (a query that needs one first builds it itself).
   void SetJob(const JobReport& report);
   // Until SetJob, /api/job answers 503 (still loading) rather than 404. Any time; thread-safe.
   // While a job is expected and not yet set, CompleteTrace publishes each trace without building

@@ -2,6 +2,9 @@
 // same-origin API calls) and the server's lifetime. Routes are in explorer_api.cc, connections
 // in http_server.cc.
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -113,8 +116,10 @@ struct Explorer::Impl {
   std::string job_json;  // /api/job (explorer/job_view.h); empty when the traces are not a job
   std::shared_ptr<const explorer::JobAxis> job_axis;  // /api/job/viewport's, with job_json
   bool job_expected = false;
-  std::string not_job;  // why the traces are not one job, once known
-  std::mutex job_mu;    // guards job_json, job_expected and `api`'s job state (SetJob, ExpectJob)
+  std::string not_job;     // why the traces are not one job, once known
+  std::mutex deferred_mu;  // guards `deferred`
+  std::thread deferred;    // builds the job's deferred index parts (SetJob)
+  std::mutex job_mu;  // guards job_json, job_expected and `api`'s job state (SetJob, ExpectJob)
 
   std::mutex stop_mu;  // one Stop at a time
   std::mutex mu;       // guards `running`
@@ -208,6 +213,8 @@ Explorer::Explorer(ExplorerOptions options) : impl_(std::make_unique<Impl>()) {
 Explorer::~Explorer() {
   Stop();
   impl_->server.reset();  // waits for handlers still running
+  std::lock_guard<std::mutex> lock(impl_->deferred_mu);
+  if (impl_->deferred.joinable()) impl_->deferred.join();
 }
 
 size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
@@ -346,7 +353,15 @@ void Explorer::SetJob(const JobReport& report) {
     impl_->job_axis = axis;
     if (impl_->api) impl_->api->SetJob(impl_->job_json, axis);
   }
-  BuildDeferredIndexes();  // left out while the ranks loaded (CompleteTrace)
+  // Left out while the ranks loaded (CompleteTrace): built now on a thread of the lowest
+  // priority (its ParallelFor threads inherit it), so that the job's first view, /api/job and its
+  // viewport, gets the cores first; a query that needs a part sooner builds it itself.
+  std::lock_guard<std::mutex> lock(impl_->deferred_mu);
+  if (impl_->deferred.joinable()) impl_->deferred.join();
+  impl_->deferred = std::thread([this] {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    BuildDeferredIndexes();
+  });
 }
 
 void Explorer::ExpectJob(bool expected, std::string why_not) {
