@@ -147,10 +147,11 @@ uint32_t KindsParam(const HttpRequest& req) {
   const std::string kind = req.HasParam("kind") ? req.Param("kind") : "all";
   if (kind == "all" || kind.empty()) return ~uint32_t{0};
   if (kind == "ops") {
-    return bits({ActivityKind::kCpuOp, ActivityKind::kUserAnnotation,
-                 ActivityKind::kPythonFunction, ActivityKind::kCollective});
+    return bits({ActivityKind::kCpuOp, ActivityKind::kUserAnnotation, ActivityKind::kPythonFunction,
+                 ActivityKind::kCollective});
   }
-  if (kind == "runtime") return bits({ActivityKind::kRuntime, ActivityKind::kDriver, ActivityKind::kSync});
+  if (kind == "runtime")
+    return bits({ActivityKind::kRuntime, ActivityKind::kDriver, ActivityKind::kSync});
   if (kind == "kernels") return bits({ActivityKind::kKernel, ActivityKind::kInstruction});
   if (kind == "memory") return bits({ActivityKind::kMemcpy, ActivityKind::kMemset});
   throw BadRequest{"parameter 'kind' must be all, ops, runtime, kernels or memory"};

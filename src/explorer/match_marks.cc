@@ -88,7 +88,8 @@ void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery
 void WriteMatchMarks(const TraceIndex& index, const SliceFilter& filter, const ViewportQuery& q,
                      JsonWriter* w) {
   const auto& slices = index.trace().slices();
-  WriteMarks(index, [&](uint32_t id) { return filter.Keeps(slices[id]); }, q, w);
+  WriteMarks(
+      index, [&](uint32_t id) { return filter.Keeps(slices[id]); }, q, w);
 }
 
 void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,
