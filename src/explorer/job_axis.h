@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "explorer/trace_index.h"
 #include "opscope/job.h"
-#include "base/json_writer.h"
 
 namespace opscope::explorer {
 

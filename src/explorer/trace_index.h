@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/saturating.h"
 #include "explorer/memory_lanes.h"
 #include "opscope/trace.h"
-#include "base/saturating.h"
 
 namespace opscope::explorer {
 
