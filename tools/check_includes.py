@@ -40,17 +40,18 @@ COMPONENTS = {
     "device/cpu": 4,
     "device/neuron": 4,
     "compile": 5,
-    "import": 6,
-    "analysis": 7,
-    "job": 8,
-    "explorer": 9,
+    "import/parquet": 6,
+    "import": 7,
+    "analysis": 8,
+    "job": 9,
+    "explorer": 10,
 }
 # The device backends: components to their right use them only through DeviceBackend (device.h),
 # choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
-TOOLS_RANK = 10  # tools/: the opscope CLI, above every component
-TOP_RANK = 11    # tests/, bench/, fuzz/, python/src/: may use every public header
+TOOLS_RANK = 11  # tools/: the opscope CLI, above every component
+TOP_RANK = 12    # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
@@ -97,9 +98,6 @@ INTERNAL_USES = [
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
-    # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
-    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
-                                     "tools/demo_allreduce.cc", "tools/demo_rmsnorm.cc"]),
     # The "[memory]" events as key_averages reads them, shared with the memory timeline; their one
     # writer, AddMemoryEvent, also builds the memory tests' traces.
     ("src/profiler/memory_events.h",
@@ -118,6 +116,10 @@ INTERNAL_USES = [
     ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
+    # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
+    # benchmark.
+    ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
+                                "bench/parquet_bench.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
@@ -143,7 +145,8 @@ INTERNAL_USES = [
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
-                            "bench/first_answer.cc", "bench/perfetto_bench.cc"]),
+                            "bench/first_answer.cc", "bench/parquet_bench.cc",
+                            "bench/perfetto_bench.cc"]),
     # The generated Kineto trace the import and Perfetto benchmarks time.
     ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
                                  "bench/generated_trace.cc"]),

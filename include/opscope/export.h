@@ -32,6 +32,13 @@ Status WritePerfettoTrace(const Trace& trace, const std::string& path);
 // trace's own (TraceMetadata::trace_name), or the path when it has none. Errors as above.
 Status WriteChromeTrace(const Trace& trace, const std::string& path);
 
+// The Kineto JSON document WriteChromeTrace writes, in memory, with `trace_name` as its traceName:
+// schemaVersion, deviceProperties, the metadata's other top-level keys, droppedEvents,
+// displayTimeUnit, baseTimeNanoseconds, traceEvents (M, X, i, C, s/f), traceName last. Times are
+// microseconds with three decimals relative to baseTimeNanoseconds; negative times are clamped to
+// 0. `trace` must be finalized.
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
+
 }  // namespace opscope
 
 #endif  // OPSCOPE_EXPORT_H_

@@ -249,13 +249,17 @@ std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
 }
 
 Status WriteChromeTrace(const Trace& trace, const std::string& path) {
-  return WriteTraceFile(path, ChromeTraceJson(trace, path),
+  return WriteTraceFile(path, internal::ChromeTraceJson(trace, path),
                         path.size() > 3 && path.ends_with(".gz"), "chrome trace");
 }
 
 }  // namespace opscope::internal
 
 namespace opscope {
+
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name) {
+  return internal::ChromeTraceJson(trace, trace_name);
+}
 
 Status WriteChromeTrace(const Trace& trace, const std::string& path) {
   // An imported trace keeps its own traceName; a recorded one is named by its file.
