@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared trace fixtures:
-#   import_fuzz   the trace importer (and the analyses on what it imports), what the others leave
+# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared fixtures.
+# The time is shared by weight (FUZZERS below, each at least 3 s):
+#   import_fuzz   the trace importer (and the analyses on what it imports), weight 3
 #   op_args_fuzz  the record_shapes args parsers (Input Dims, Input type, Input Strides, Concrete
-#                 Inputs), 1/6 of the time (10 s of make test's 60)
-#   xplane_fuzz   the XPlane reader (XSpace protobuf; XProf's JSON), 1/10 (6 s of 60)
-#   nsys_fuzz     the Nsight Systems reader (SQLite images), 1/10 (6 s of 60)
+#                 Inputs), weight 1
+#   parquet_fuzz  the Parquet reader (footer, pages, encodings, codecs, assembly), seeded with the
+#                 parquet-testing files, weight 1
+#   perfetto_fuzz the Perfetto reader and the writer's round trip, seeded from Perfetto's
+#                 TrackEvent cases (encoded by protoc) and nested_tracks.perfetto-trace, weight 1
+#   xplane_fuzz   the XPlane reader (XSpace protobuf; XProf's JSON), weight 1
+#   nsys_fuzz     the Nsight Systems reader (SQLite images), weight 1
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
 # fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
@@ -13,11 +18,17 @@ set -euo pipefail
 
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
-args_seconds=$(( seconds / 6 > 0 ? seconds / 6 : 1 ))
-reader_seconds=$(( seconds / 10 > 0 ? seconds / 10 : 1 ))
-import_seconds=$(( seconds - args_seconds - 2 * reader_seconds > 0 ? seconds - args_seconds - 2 * reader_seconds : 1 ))
+# NAME:WEIGHT:MAX_LEN, run in this order.
+FUZZERS=(import_fuzz:3:65536 op_args_fuzz:1:4096 parquet_fuzz:1:65536 perfetto_fuzz:1:65536
+          xplane_fuzz:1:16384 nsys_fuzz:1:65536)
+total_weight=0
+for entry in "${FUZZERS[@]}"; do
+  IFS=: read -r _ weight _ <<< "$entry"
+  total_weight=$(( total_weight + weight ))
+done
 
-for fuzzer in import_fuzz op_args_fuzz xplane_fuzz nsys_fuzz; do
+for entry in "${FUZZERS[@]}"; do
+  fuzzer=${entry%%:*}
   if [[ ! -x "$build/fuzz/$fuzzer" ]]; then
     cmake --build "$build" --target "$fuzzer" -j "${JOBS:-2}"
   fi
@@ -32,8 +43,32 @@ if [[ -z "$shared" || ! -d "$fixtures" ]]; then
 fi
 
 artifacts="$build/fuzz-artifacts/"
-mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$build/fuzz-seeds/xplane" \
-  "$build/fuzz-seeds/nsys" "$artifacts"
+for entry in "${FUZZERS[@]}"; do
+  fuzzer=${entry%%:*}
+  mkdir -p "$build/fuzz-seeds/${fuzzer%_fuzz}"
+done
+mkdir -p "$artifacts"
+
+# parquet: the format's own test files (apache/parquet-testing) up to the fuzzer's input size.
+parquet_fixtures="$shared/fixtures/parquet/parquet-testing"
+if [[ ! -d "$parquet_fixtures" ]]; then
+  echo "run_fuzzers.sh: Parquet fixtures not found at '$parquet_fixtures'" >&2
+  exit 1
+fi
+find "$parquet_fixtures" -name '*.parquet' -size -65536c -exec cp {} "$build/fuzz-seeds/parquet/" \;
+
+# perfetto: Perfetto's TrackEvent conformance cases as binary traces (protoc encodes them, as the
+# conformance test does) and the binary fixture.
+perfetto_fixtures="$shared/fixtures/perfetto"
+cp "$perfetto_fixtures/nested_tracks.perfetto-trace" "$build/fuzz-seeds/perfetto/"
+if command -v protoc > /dev/null; then
+  python3 "$(dirname "$0")/../tests/import/perfetto/extract_cases.py" \
+    --tests "$perfetto_fixtures/track_event/tests.py" --proto "$perfetto_fixtures/perfetto_trace.proto" \
+    --protoc "$(command -v protoc)" --out "$build/fuzz-seeds/perfetto-cases" > /dev/null
+  cp "$build"/fuzz-seeds/perfetto-cases/*.pftrace "$build/fuzz-seeds/perfetto/"
+else
+  echo "run_fuzzers.sh: protoc not found; perfetto_fuzz starts from nested_tracks.perfetto-trace alone" >&2
+fi
 
 # Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
 # KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
@@ -226,7 +261,8 @@ run() {
   echo "run_fuzzers.sh: $name passed"
 }
 
-run import_fuzz "$import_seconds" 65536
-run op_args_fuzz "$args_seconds" 4096
-run xplane_fuzz "$reader_seconds" 16384
-run nsys_fuzz "$reader_seconds" 65536
+for entry in "${FUZZERS[@]}"; do
+  IFS=: read -r fuzzer weight max_len <<< "$entry"
+  time=$(( seconds * weight / total_weight ))
+  run "$fuzzer" $(( time > 3 ? time : 3 )) "$max_len"
+done

@@ -197,6 +197,7 @@ py::dict Metadata(const LoadedTrace& loaded) {
   const TraceMetadata& md = loaded.trace.metadata();
   py::dict out;
   out["path"] = Text(loaded.path);
+  out["format"] = Text(TraceFormatName(loaded.stats.format));
   out["trace_name"] = Text(md.trace_name);
   out["device_type"] = Text(md.device_type);
   out["base_time_ns"] = md.base_time_ns;

@@ -226,8 +226,8 @@ TEST_F(ExploreCliTest, SigtermStopsWithinASecondWhateverIsRunning) {
   ASSERT_GT(port, 0) << p.output();
   std::vector<std::thread> clients;
   for (const char* path : {"/api/trace/0/summary", "/api/trace/0/ops?shapes=1",
-                           "/api/trace/0/search?q=%28.%2A%29%7B20%7Dx", "/api/trace/0/select",
-                           "/api/trace/0/viewport?width=20000"}) {
+                           "/api/trace/0/search?regex=1&q=%28.%2A%29%7B20%7Dx",
+                           "/api/trace/0/select", "/api/trace/0/viewport?width=20000"}) {
     clients.emplace_back([port, path] {
       httplib::Client client("127.0.0.1", port);
       client.set_read_timeout(5, 0);

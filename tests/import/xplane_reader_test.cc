@@ -307,9 +307,10 @@ TEST(XPlaneReaderTest, GzipAndDetection) {
   EXPECT_EQ(trace.slices().size(), 6u);
   // Not an XSpace: JSON, a protobuf whose first plane has no name, random bytes.
   EXPECT_NE(DetectTraceFormatFromMemory(R"({"traceEvents": []})"), TraceFormat::kXPlane);
-  EXPECT_EQ(DetectTraceFormatFromMemory(std::string("\x0a\x02\x08\x01", 4)), TraceFormat::kUnknown);
-  EXPECT_EQ(DetectTraceFormatFromMemory(std::string("\x0a\x05\x12\x03\x01\x02\x03", 7)),
-            TraceFormat::kUnknown);
+  // (Both protobufs are well formed TracePacket streams, which the Perfetto reader may claim.)
+  EXPECT_NE(DetectTraceFormatFromMemory(std::string("\x0a\x02\x08\x01", 4)), TraceFormat::kXPlane);
+  EXPECT_NE(DetectTraceFormatFromMemory(std::string("\x0a\x05\x12\x03\x01\x02\x03", 7)),
+            TraceFormat::kXPlane);
 }
 
 // XProf's trace viewer JSON (the documented shape: displayTimeUnit "ns", a pid per plane named by
