@@ -1,3 +1,4 @@
+// The Explorer's critical path tab (critical_path_view.h): the step's path and idle causes as JSON.
 #include "explorer/critical_path_view.h"
 
 #include <algorithm>
