@@ -174,7 +174,8 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--sort", args->sort_by,
                   "key_averages sort key (self_cpu_time_total, cpu_time_total, "
                   "device_time_total, self_cuda_time_total, count, ...)");
-  cmd->add_option("--rows", args->rows, "Rows per table (default 20; -1 = all)");
+  cmd->add_option("--rows", args->rows,
+                  "Rows per table (default 20 in text, every row with --json; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
   cmd->add_flag("--group-by-input-shape", *group_by_input_shape,
                 "key_averages(group_by_input_shape=True): one row per op and Input Shapes (traces "
@@ -210,7 +211,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "default ProfilerStep, else the whole trace)");
   cmd->add_option("--step-instance", perf->step_instance,
                   "Critical path: which matching step, from 0 (default 0)");
-  cmd->callback([args, group_by_input_shape, perf, memory, exit_code] {
+  cmd->callback([cmd, args, group_by_input_shape, perf, memory, exit_code] {
+    // Machine-readable output is complete: scripts reading --json cannot know of a row limit.
+    if (args->json && cmd->count("--rows") == 0) args->rows = -1;
     *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf, *memory);
   });
 }
