@@ -2,7 +2,7 @@
 //                       [--rank N]
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
-//                       [--step-instance N]:
+//                       [--step-instance N] [--consecutive-kernel-delay-us US]:
 // import a torch.profiler / Kineto trace (plain or gzip) and print key_averages, the device
 // timeline, top kernels and launch statistics, with --perf also the performance model, idle-time
 // breakdown and critical path; paths naming several traces are one distributed job, one trace per
@@ -30,6 +30,7 @@ struct PerfArgs {
   std::string device_spec;
   std::string step = "ProfilerStep";
   int step_instance = 0;
+  double consecutive_kernel_delay_us = 30;
 };
 
 struct ReportArgs {
@@ -143,6 +144,7 @@ int RunReport(const ReportArgs& args) {
   if (options.perf) options.extra_device_specs = SimulatedNeuronSpecs();
   options.critical_path_step = args.perf.step;
   options.critical_path_instance = args.perf.step_instance;
+  options.consecutive_kernel_delay_us = args.perf.consecutive_kernel_delay_us;
   options.memory = args.memory;
   options.threads = args.threads;
   try {
@@ -211,6 +213,11 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "default ProfilerStep, else the whole trace)");
   cmd->add_option("--step-instance", perf->step_instance,
                   "Critical path: which matching step, from 0 (default 0)");
+  cmd->add_option("--consecutive-kernel-delay-us", perf->consecutive_kernel_delay_us,
+                  "Idle time per stream: gaps shorter than this after an already issued kernel "
+                  "are kernel wait (HTA's consecutive_kernel_delay, in microseconds as HTA "
+                  "compares it; default 30)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([cmd, args, group_by_input_shape, perf, memory, exit_code] {
     // Machine-readable output is complete: scripts reading --json cannot know of a row limit.
     if (args->json && cmd->count("--rows") == 0) args->rows = -1;

@@ -47,7 +47,7 @@ export function renderCriticalPath(box, cp, ctx, {query, onQuery, onHighlight, h
   }
   const idle = cp.idle_breakdown;
   if (idle && idle.streams.length) {
-    box.append(el('h3', {}, `Idle time per stream (host wait, kernel wait under ${idle.consecutive_kernel_delay_ns} ns, other)`));
+    box.append(el('h3', {}, `Idle time per stream (host wait, kernel wait under ${idle.consecutive_kernel_delay_us} us, other)`));
     const rows = idle.streams.map((s) => ({
       ...s, name: s.lane >= 0 && ctx.laneTitle ? ctx.laneTitle(s.lane) : `device ${s.device} stream ${s.stream}`,
     }));

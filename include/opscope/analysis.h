@@ -285,6 +285,8 @@ struct ReportOptions {
   // The critical path's step: the instance-th slice whose name contains this text.
   std::string critical_path_step = "ProfilerStep";
   int critical_path_instance = 0;
+  // The idle-time breakdown's kernel-wait threshold (IdleBreakdownOptions), microseconds.
+  double consecutive_kernel_delay_us = 30;
   // Add the memory timeline per device (text section, "memory" in JSON).
   bool memory = false;
   // Threads that compute the analyses (key_averages, timeline, op and kernel summaries, launch

@@ -162,17 +162,28 @@ PerfModel ComputePerfModel(const Trace& trace, const PerfModelOptions& options =
 
 struct StreamIdle {
   int64_t device = 0;  // the device process's pid
-  int64_t stream = 0;  // the stream track's tid
+  // HTA's stream: the events' "stream" arg where recorded (MTIA's differ from their tracks'
+  // tids), else the stream track's tid.
+  int64_t stream = 0;
+  uint32_t track = kNone;  // the stream's track (Trace::tracks())
   int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
   int64_t host_wait_intervals = 0, kernel_wait_intervals = 0, other_intervals = 0;
 };
 
-struct IdleBreakdown {
-  int64_t consecutive_kernel_delay_ns = 30;  // HTA's default threshold
-  std::vector<StreamIdle> streams;           // by device, then stream
+struct IdleBreakdownOptions {
+  // HTA's consecutive_kernel_delay: a gap shorter than this, after an event whose successor was
+  // already issued, is kernel wait (launch overhead between back-to-back kernels). HTA compares
+  // it with gaps in the trace's own unit, microseconds (its docstring says nanoseconds); 30 by
+  // default.
+  double consecutive_kernel_delay_us = 30;
 };
 
-IdleBreakdown ComputeIdleBreakdown(const Trace& trace, int64_t consecutive_kernel_delay_ns = 30);
+struct IdleBreakdown {
+  double consecutive_kernel_delay_us = 30;  // the threshold used
+  std::vector<StreamIdle> streams;          // by device, then stream
+};
+
+IdleBreakdown ComputeIdleBreakdown(const Trace& trace, const IdleBreakdownOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // Critical path (HTA critical_path_analysis, one rank)

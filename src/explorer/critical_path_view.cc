@@ -9,35 +9,29 @@
 namespace opscope::explorer {
 namespace {
 
-// The lane of each device stream, keyed by (device pid, stream tid): its first slice's lane.
-std::map<std::pair<int64_t, int64_t>, int64_t> StreamLanes(const TraceIndex& index) {
+// The lane of each track: its first slice's lane (kNone when it has none).
+std::vector<uint32_t> TrackLanes(const TraceIndex& index) {
   const Trace& trace = index.trace();
-  std::map<std::pair<int64_t, int64_t>, int64_t> lanes;
-  std::vector<bool> seen(trace.tracks().size(), false);
+  std::vector<uint32_t> lanes(trace.tracks().size(), kNone);
   for (uint32_t i = 0; i < trace.slices().size(); ++i) {
     const uint32_t track = trace.slices()[i].track;
-    if (track >= seen.size() || seen[track] || !index.OnDevice(i)) continue;
-    seen[track] = true;
-    const Track& tr = trace.tracks()[track];
-    const uint32_t lane = index.LaneOf(i);
-    if (tr.process >= trace.processes().size() || lane == kNone) continue;
-    lanes.try_emplace({trace.processes()[tr.process].pid, tr.tid}, lane);
+    if (track < lanes.size() && lanes[track] == kNone) lanes[track] = index.LaneOf(i);
   }
   return lanes;
 }
 
 void WriteIdle(const TraceIndex& index, const IdleBreakdown& idle, JsonWriter* w) {
   w->BeginObject();
-  w->Field("consecutive_kernel_delay_ns", idle.consecutive_kernel_delay_ns);
+  w->Field("consecutive_kernel_delay_us", idle.consecutive_kernel_delay_us);
   w->Key("streams");
   w->BeginArray();
-  const auto lanes = StreamLanes(index);
+  const auto lanes = TrackLanes(index);
   for (const StreamIdle& s : idle.streams) {
     w->BeginObject();
     w->Field("device", s.device);
     w->Field("stream", s.stream);
-    const auto lane = lanes.find({s.device, s.stream});
-    w->Field("lane", lane == lanes.end() ? int64_t{-1} : lane->second);
+    const uint32_t lane = s.track < lanes.size() ? lanes[s.track] : kNone;
+    w->Field("lane", lane == kNone ? int64_t{-1} : int64_t{lane});
     w->Field("host_wait_ns", s.host_wait_ns);
     w->Field("kernel_wait_ns", s.kernel_wait_ns);
     w->Field("other_ns", s.other_ns);

@@ -32,8 +32,10 @@ std::string Cut(std::string_view s, size_t width) {
 }  // namespace
 
 void AppendIdleBreakdown(const IdleBreakdown& idle, std::string* out) {
-  *out += fmt::format("Idle time per stream (HTA's breakdown; kernel wait = gaps under {} ns)\n",
-                      idle.consecutive_kernel_delay_ns);
+  *out += fmt::format(
+      "Idle time per stream (HTA's breakdown; kernel wait = gaps under {:g} us, "
+      "--consecutive-kernel-delay-us)\n",
+      idle.consecutive_kernel_delay_us);
   if (idle.streams.empty()) {
     *out += "  no device streams in this trace\n";
     return;
@@ -84,6 +86,7 @@ void WriteIdleBreakdownJson(const IdleBreakdown& idle, JsonWriter* w) {
     w->BeginObject();
     w->Field("device", s.device);
     w->Field("stream", s.stream);
+    w->Field("consecutive_kernel_delay_us", idle.consecutive_kernel_delay_us);
     w->Field("host_wait_us", Us(s.host_wait_ns));
     w->Field("kernel_wait_us", Us(s.kernel_wait_ns));
     w->Field("other_us", Us(s.other_ns));

@@ -273,6 +273,12 @@ PerfModel ComputeForReport(const Trace& trace, const ReportOptions& options,
   return ComputePerfModel(trace, po);
 }
 
+IdleBreakdownOptions IdleOptions(const ReportOptions& options) {
+  IdleBreakdownOptions o;
+  o.consecutive_kernel_delay_us = options.consecutive_kernel_delay_us;
+  return o;
+}
+
 CriticalPathOptions PathOptions(const ReportOptions& options) {
   CriticalPathOptions o;
   o.annotation = options.critical_path_step;
@@ -338,7 +344,7 @@ void AppendPerfSections(const Trace& trace, const ReportOptions& options, std::s
   *out += "\n";
   AppendShortKernels(pm, options.rows, out);
   *out += "\n";
-  AppendIdleBreakdown(ComputeIdleBreakdown(trace), out);
+  AppendIdleBreakdown(ComputeIdleBreakdown(trace, IdleOptions(options)), out);
   *out += "\n";
   AppendCriticalPath(ComputeCriticalPath(trace, PathOptions(options)), options.rows, out);
 }
@@ -348,7 +354,7 @@ void WritePerfJson(const Trace& trace, const ReportOptions& options, JsonWriter*
   const PerfModel pm = ComputeForReport(trace, options, &device);
   WritePerfModelJson(pm, options.rows, w);
   w->Key("idle_breakdown");
-  WriteIdleBreakdownJson(ComputeIdleBreakdown(trace), w);
+  WriteIdleBreakdownJson(ComputeIdleBreakdown(trace, IdleOptions(options)), w);
   w->Key("critical_path");
   WriteCriticalPathJson(trace, ComputeCriticalPath(trace, PathOptions(options)), options.rows, w);
 }

@@ -1,0 +1,148 @@
+// The idle-time breakdown and the critical path against HTA's own answers
+// (tests/data/peers/hta/<trace>.json, written by tests/analysis/peers/make_references.sh with HTA
+// run from source, timestamps as written) on the shared fixtures and on traces opscope's code was
+// not written against (tests/data/traces: generated training steps). HTA works in float
+// microseconds, opscope in integer nanoseconds: sums agree to a few nanoseconds per interval or
+// edge, counts exactly.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "opscope/analysis.h"
+#include "opscope/import.h"
+#include "opscope/perf_analysis.h"
+#include "tests/analysis/test_support.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path SourceDir() {
+  const char* dir = std::getenv("OPSCOPE_SOURCE_DIR");
+  return dir ? fs::path(dir) : fs::current_path();
+}
+
+// The trace a reference was made from: tests/data/traces/NAME, else NAME under the fixtures.
+fs::path FindTrace(const std::string& name) {
+  const fs::path own = SourceDir() / "tests" / "data" / "traces" / name;
+  if (fs::exists(own)) return own;
+  for (const fs::path& p : testing::TraceFiles(testing::FixturesDir() / "traces")) {
+    if (p.filename() == name) return p;
+  }
+  return {};
+}
+
+struct Reference {
+  fs::path file;
+  fs::path trace;
+  simdjson::dom::element doc;
+};
+
+class HtaReference : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(testing::FixturesDir().empty()) << testing::FixturesProblem();
+    const fs::path dir = SourceDir() / "tests" / "data" / "peers" / "hta";
+    ASSERT_TRUE(fs::is_directory(dir)) << dir;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      auto& parser = parsers_.emplace_back(std::make_unique<simdjson::dom::parser>());
+      simdjson::dom::element doc;
+      ASSERT_EQ(parser->load(f.string()).get(doc), simdjson::SUCCESS) << f;
+      const std::string name(doc["trace"].get_string().value());
+      const fs::path trace = FindTrace(name);
+      ASSERT_FALSE(trace.empty()) << "no trace " << name << " for " << f;
+      refs_.push_back({f, trace, doc});
+    }
+    ASSERT_GE(refs_.size(), 10u);
+  }
+  Trace Load(const fs::path& path) {
+    Trace trace;
+    const Status st = ImportTrace(path.string(), &trace);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return trace;
+  }
+
+  std::vector<std::unique_ptr<simdjson::dom::parser>> parsers_;
+  std::vector<Reference> refs_;
+};
+
+double Double(simdjson::dom::element e) {
+  double d = 0;
+  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+  int64_t i = 0;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+  ADD_FAILURE() << "not a number: " << e;
+  return kNaN;
+}
+
+int64_t Int(simdjson::dom::element e) {
+  int64_t i = 0;
+  EXPECT_EQ(e.get_int64().get(i), simdjson::SUCCESS) << e;
+  return i;
+}
+
+// HTA's get_idle_time_breakdown per stream, at its default consecutive_kernel_delay (30) and at
+// 5, counts exactly and times to 2 ns per interval (HTA subtracts float microseconds).
+TEST_F(HtaReference, IdleTimeBreakdownEqualsHtas) {
+  int streams = 0, kernel_wait_intervals = 0;
+  for (const Reference& ref : refs_) {
+    SCOPED_TRACE(ref.trace.filename().string());
+    const Trace trace = Load(ref.trace);
+    for (auto [key, by_stream] : ref.doc["idle"].get_object()) {
+      const double delay = std::stod(std::string(key));
+      const IdleBreakdown idle =
+          ComputeIdleBreakdown(trace, {.consecutive_kernel_delay_us = delay});
+      EXPECT_EQ(idle.consecutive_kernel_delay_us, delay);
+      if (by_stream["error"].error() == simdjson::SUCCESS) {  // HTA: no device streams
+        EXPECT_TRUE(idle.streams.empty());
+        continue;
+      }
+      EXPECT_EQ(idle.streams.size(), by_stream.get_object().size());
+      for (auto [stream_key, categories] : by_stream.get_object()) {
+        const int64_t stream = std::stoll(std::string(stream_key));
+        const StreamIdle* s = nullptr;
+        for (const StreamIdle& x : idle.streams) {
+          if (x.stream == stream) s = &x;
+        }
+        ASSERT_NE(s, nullptr) << "stream " << stream;
+        const std::string what = "stream " + std::to_string(stream) + " at " + std::string(key);
+        const std::pair<const char*, std::pair<int64_t, int64_t>> parts[] = {
+            {"host_wait", {s->host_wait_ns, s->host_wait_intervals}},
+            {"kernel_wait", {s->kernel_wait_ns, s->kernel_wait_intervals}},
+            {"other", {s->other_ns, s->other_intervals}},
+        };
+        for (const auto& [cat, ours] : parts) {
+          simdjson::dom::element c;
+          int64_t n = 0;
+          double us = 0;
+          if (categories[cat].get(c) == simdjson::SUCCESS) {
+            n = Int(c["intervals"]);
+            us = Double(c["us"]);
+          }
+          EXPECT_EQ(ours.second, n) << what << " " << cat << " intervals";
+          EXPECT_NEAR(static_cast<double>(ours.first) / 1e3, us,
+                      2e-3 * static_cast<double>(n) + 1e-6)
+              << what << " " << cat;
+        }
+        kernel_wait_intervals += static_cast<int>(s->kernel_wait_intervals);
+        ++streams;
+      }
+    }
+  }
+  EXPECT_GE(streams, 20);
+  EXPECT_GT(kernel_wait_intervals, 100);  // the threshold decides real gaps
+}
+
+}  // namespace
+}  // namespace opscope
