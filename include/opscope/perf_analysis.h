@@ -212,6 +212,7 @@ struct CriticalPath {
   int64_t start_ns = 0, end_ns = 0;
   int64_t length_ns = 0;         // sum of the path's edge weights
   int64_t nodes = 0, edges = 0;  // of the graph
+  int64_t distinct_edges = 0;    // edges between distinct pairs of nodes (networkx's count)
   // The path's time by what bounds it (HTA bound_by).
   int64_t device_compute_ns = 0;          // gpu_compute_bound
   int64_t communication_ns = 0;           // gpu_communication_bound

@@ -24,6 +24,8 @@ import tempfile
 
 logging.disable(logging.WARNING)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rebase import rebase  # noqa: E402
 from hta.analyzers.critical_path_analysis import CriticalPathAnalysis  # noqa: E402
 from hta.common.trace import Trace  # noqa: E402
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
@@ -38,8 +40,9 @@ DELAYS_US = (30, 5)  # HTA's default consecutive_kernel_delay and one more
 
 def load(path):
     folder = tempfile.mkdtemp(prefix="hta_ref_")
-    name = "rank-0.json" + (".gz" if path.endswith(".gz") else "")
-    shutil.copy(path, os.path.join(folder, name))
+    # Timestamps moved near 0 (exactly, by whole microseconds): HTA's float64 microseconds hold
+    # only quarter microseconds at epoch magnitudes.
+    rebase(path, os.path.join(folder, "rank-0.json.gz"))
     analysis = TraceAnalysis(trace_dir=folder)
     shutil.rmtree(folder)
     return analysis
@@ -65,7 +68,8 @@ def hta_instance(trace_df, symbols, name, host_instance):
     by start time."""
     ids = [v for k, v in symbols.get_sym_id_map().items() if name in k]
     rows = trace_df[trace_df.name.isin(ids)]
-    host = rows[rows.stream.eq(-1)].sort_values("ts", kind="stable")
+    gpu_annotation = symbols.get_sym_id_map().get("gpu_user_annotation", -1)
+    host = rows[rows.stream.eq(-1) & rows.cat.ne(gpu_annotation)].sort_values("ts", kind="stable")
     if host_instance >= len(host):
         return None
     wanted = host.index[host_instance]

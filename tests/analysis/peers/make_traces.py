@@ -134,6 +134,8 @@ class Trace:
         end = self.q(end)
         self.x("cuda_runtime", rt, tid, ts, end - ts,
                {"External id": self.ext, "cbid": 131, "correlation": c})
+        # The host resumes a little after the call returns: no two host events share an instant
+        # (the peers order such ties by float rounding).
         if self.sync_events:
             stream = streams[0] if kind == "Stream Sync" else 4294967295
             sync_tid = streams[0] if kind == "Stream Sync" else -1
@@ -142,7 +144,7 @@ class Trace:
             self.x("cuda_sync", kind, sync_tid, start, max(end - start - 1, 1),
                    {"External id": self.ext, "cuda_sync_kind": kind, "stream": stream,
                     "correlation": c, "device": 0, "context": 1}, pid=0)
-        return end
+        return end + self.dur(0.5, 2)
 
     def stream_wait(self, tid, ts):
         """cudaEventRecord on stream 7, cudaStreamWaitEvent on stream 20: the next launch on 20
