@@ -147,11 +147,15 @@ int RunReport(const ReportArgs& args) {
   options.consecutive_kernel_delay_us = args.perf.consecutive_kernel_delay_us;
   options.memory = args.memory;
   options.threads = args.threads;
+  if (const Status valid = ValidateReportOptions(trace, options); !valid.ok()) {
+    std::fprintf(stderr, "opscope report: %s\n", valid.message().c_str());
+    return 1;
+  }
   try {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (args.json) std::fputc('\n', stdout);
-  } catch (const std::exception& e) {  // e.g. a sort key key_averages does not know, a bad spec
+  } catch (const std::exception& e) {  // a sort key key_averages does not know (BadSortKey)
     std::fprintf(stderr, "opscope report: %s\n", e.what());
     return 1;
   }

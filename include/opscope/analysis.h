@@ -278,7 +278,8 @@ struct ReportOptions {
   // (opscope/perf_analysis.h).
   bool perf = false;
   // The roofline's device: a built-in name or a TraceLens arch JSON file; empty = from the trace.
-  // A name or file that cannot be used throws std::invalid_argument.
+  // ValidateReportOptions rejects a name or file that cannot be used; the report itself leaves
+  // the roofline out and names the error.
   std::string device_spec = "";
   // Device specs besides the built-in ones (the CLI adds the simulated NeuronCore's).
   std::vector<DeviceSpec> extra_device_specs = {};
@@ -305,6 +306,10 @@ struct Report {
   KernelSummary kernels;
   LaunchStatistics launches;
 };
+
+// The options that name things from outside the program: kNotFound / kInvalidInput for a
+// device spec ChooseDeviceSpec cannot use (the message lists the known names), Ok otherwise.
+Status ValidateReportOptions(const Trace& trace, const ReportOptions& options);
 
 // Only options.group_by_input_shape (the key_averages grouping) and options.threads matter here.
 Report ComputeReport(const Trace& trace, const ReportOptions& options = {});

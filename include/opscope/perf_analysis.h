@@ -203,6 +203,40 @@ struct CriticalPathEdge {  // consecutive path nodes: an event's span, a depende
   int64_t weight_ns = 0;
 };
 
+// What the critical path leaves out of its step: HTA's graph weighs some links 0 (a host gap
+// between top-level ops, a wait for the device with no device edge to carry it, a wait for the
+// CUDA runtime's lock) and joins only the threads its rules link, so the path's weighted length is
+// often a fraction of the step. The parts below add up exactly:
+//   path_ns + host_gaps_ns + sync_waits_ns + runtime_lock_ns + before_path_ns + after_path_ns +
+//   threads_not_connected_ns + out_of_order_ns == total_ns
+// where total_ns is the step's duration plus the path's time outside it (device work launched in
+// the step and still running after its end).
+struct CriticalPathCoverage {
+  int64_t step_ns = 0;          // the step's duration
+  int64_t outside_step_ns = 0;  // the path's time outside the step (device work past its end)
+  int64_t total_ns = 0;         // step_ns + outside_step_ns
+  int64_t path_ns = 0;          // the path's weighted length (CriticalPath::length_ns)
+  int64_t host_gaps_ns = 0;     // between consecutive top-level ops of a thread
+  int64_t sync_waits_ns = 0;    // blocking calls and sync edges: the host waiting for the device
+  int64_t runtime_lock_ns = 0;  // waiting for the CUDA runtime's lock held by another call
+  int64_t before_path_ns = 0;   // from the step's start to the path's first event
+  int64_t after_path_ns = 0;    // from the path's last event to the step's end
+  // The part of the step before and after the path during which host threads with no link to
+  // the path were busy (a data loader, a thread HTA's forward/backward merge does not join).
+  int64_t threads_not_connected_ns = 0;
+  int64_t threads_not_connected = 0;  // how many such threads
+  // Signed: edges whose time ran backwards (events out of order by clock skew or rounding).
+  int64_t out_of_order_ns = 0;
+  struct Gap {  // a stretch of the step the path does not weigh, by cause
+    int64_t start_ns = 0, end_ns = 0;
+    std::string cause;  // host_gap, sync_wait, runtime_lock, before_path, after_path,
+                        // thread_not_connected
+  };
+  std::vector<Gap> gaps;  // in time order
+  // What the trace lacks for the analysis ("no cuda_sync events: ...").
+  std::vector<std::string> notes;
+};
+
 struct CriticalPath {
   // A result, not a failure of the call: `ok` false says the step has no path and `error` why,
   // as report --perf prints it ("none: ...") and its JSON carries it ("error").
@@ -221,6 +255,7 @@ struct CriticalPath {
   int64_t idle_ns = 0;                    // gpu_kernel_kernel_overhead: gaps between kernels
   std::vector<CriticalPathEdge> path;     // in path order
   std::vector<CriticalPathEvent> events;  // by on_path_ns descending
+  CriticalPathCoverage coverage;          // step_ns and notes also when !ok
 };
 
 struct CriticalPathOptions {

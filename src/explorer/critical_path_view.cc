@@ -1,9 +1,12 @@
+// The Explorer's critical-path view (critical_path_view.h): the analysis's critical path written
+// by the report's own writer (analysis/perf/critical_path_json.h), the idle time per stream with
+// each stream's lane, and the set of slices the path runs through for the timeline's marks.
 #include "explorer/critical_path_view.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
+#include "analysis/perf/critical_path_json.h"
 #include "base/json_writer.h"
 
 namespace opscope::explorer {
@@ -52,52 +55,23 @@ CriticalPathView MakeCriticalPathView(const TraceIndex& index, const CriticalPat
   const CriticalPath cp = ComputeCriticalPath(trace, options);
   CriticalPathView view;
   view.on_path.assign(trace.slices().size(), false);
-  int64_t path_slices = 0;
-  auto mark = [&](uint32_t slice) {
-    if (slice < view.on_path.size() && !view.on_path[slice]) {
-      view.on_path[slice] = true;
-      ++path_slices;
-    }
-  };
   for (const CriticalPathEdge& e : cp.path) {
-    mark(e.from_slice);
-    mark(e.to_slice);
+    for (const uint32_t slice : {e.from_slice, e.to_slice}) {
+      if (slice < view.on_path.size()) view.on_path[slice] = true;
+    }
   }
   JsonWriter w;
   w.BeginObject();
-  w.Field("ok", cp.ok);
-  w.Field("error", cp.error);
-  w.Field("step", cp.annotation);
-  w.Field("start_ns", cp.start_ns);
-  w.Field("end_ns", cp.end_ns);
-  w.Field("length_ns", cp.length_ns);
-  w.Field("graph_nodes", cp.nodes);
-  w.Field("graph_edges", cp.edges);
-  w.Field("path_edges", static_cast<int64_t>(cp.path.size()));
-  w.Field("path_slices", path_slices);
-  w.Key("breakdown");
-  w.BeginObject();
-  w.Field("device_compute_ns", cp.device_compute_ns);
-  w.Field("communication_ns", cp.communication_ns);
-  w.Field("host_ops_ns", cp.host_ops_ns);
-  w.Field("launch_overhead_ns", cp.launch_overhead_ns);
-  w.Field("idle_ns", cp.idle_ns);
-  w.EndObject();
-  w.Key("events");
-  w.BeginArray();
-  const size_t shown = std::min(cp.events.size(), static_cast<size_t>(std::max(0, top_events)));
-  for (size_t i = 0; i < shown; ++i) {
-    const CriticalPathEvent& e = cp.events[i];
-    if (e.slice >= trace.slices().size()) continue;
-    w.BeginObject();
-    w.Key("event");
-    index.WriteSliceRef(e.slice, &w);
-    w.Field("bound_by", e.bound_by);
-    w.Field("on_path_ns", e.on_path_ns);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Field("events_total", static_cast<int64_t>(cp.events.size()));
+  // The report's writer (one format, exact nanoseconds), each event with the slice reference the
+  // timeline jumps to.
+  analysis::CriticalPathJsonOptions o;
+  o.top_events = std::max(0, top_events);
+  o.path = false;
+  o.event_fields = [&](uint32_t slice, JsonWriter* out) {
+    out->Key("event");
+    index.WriteSliceRef(slice, out);
+  };
+  analysis::WriteCriticalPathFields(trace, cp, o, &w);
   w.Key("idle_breakdown");
   WriteIdle(index, ComputeIdleBreakdown(trace), &w);
   w.EndObject();

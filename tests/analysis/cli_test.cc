@@ -358,9 +358,10 @@ TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
   bool ok = false;
   ASSERT_EQ(cp["ok"].get_bool().get(ok), simdjson::SUCCESS);
   ASSERT_TRUE(ok);
-  double compute = 0, idle = -1;
-  ASSERT_EQ(cp["breakdown"]["device_compute_us"].get_double().get(compute), simdjson::SUCCESS);
-  ASSERT_EQ(cp["breakdown"]["idle_us"].get_double().get(idle), simdjson::SUCCESS);
+  int64_t compute_ns = 0, idle = -1;
+  ASSERT_EQ(cp["breakdown"]["device_compute_ns"].get_int64().get(compute_ns), simdjson::SUCCESS);
+  ASSERT_EQ(cp["breakdown"]["idle_ns"].get_int64().get(idle), simdjson::SUCCESS);
+  const double compute = static_cast<double>(compute_ns) / 1e3;
   std::string_view device;
   ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
   EXPECT_EQ(device, "opscope-neuron-trn1");

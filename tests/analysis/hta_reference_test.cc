@@ -142,6 +142,38 @@ TEST_F(HtaReference, IdleTimeBreakdownEqualsHtas) {
   EXPECT_GT(kernel_wait_intervals, 100);  // the threshold decides real gaps
 }
 
+// The path's coverage of its step: the parts add up to the step (plus the path's time past its
+// end) exactly, the gaps are in the step's span and sum to their causes, and the note about
+// cuda_sync events is there exactly when the trace has device activity and no cuda_sync event.
+void ExpectCoverageAddsUp(const CriticalPath& cp, const std::string& what) {
+  const CriticalPathCoverage& c = cp.coverage;
+  EXPECT_EQ(c.step_ns, cp.end_ns - cp.start_ns) << what;
+  EXPECT_EQ(c.path_ns, cp.length_ns) << what;
+  EXPECT_EQ(c.total_ns, c.step_ns + c.outside_step_ns) << what;
+  EXPECT_EQ(c.path_ns + c.host_gaps_ns + c.sync_waits_ns + c.runtime_lock_ns + c.before_path_ns +
+                c.after_path_ns + c.threads_not_connected_ns + c.out_of_order_ns,
+            c.total_ns)
+      << what;
+  std::map<std::string, int64_t> by_cause;
+  for (const CriticalPathCoverage::Gap& g : c.gaps) {
+    EXPECT_LT(g.start_ns, g.end_ns) << what;
+    by_cause[g.cause] += g.end_ns - g.start_ns;
+  }
+  EXPECT_EQ(by_cause["host_gap"], c.host_gaps_ns) << what;
+  EXPECT_EQ(by_cause["sync_wait"], c.sync_waits_ns) << what;
+  EXPECT_EQ(by_cause["runtime_lock"], c.runtime_lock_ns) << what;
+  EXPECT_EQ(by_cause["before_path"], c.before_path_ns) << what;
+  EXPECT_EQ(by_cause["after_path"], c.after_path_ns) << what;
+  EXPECT_EQ(by_cause["thread_not_connected"], c.threads_not_connected_ns) << what;
+}
+
+bool HasCudaSync(const Trace& trace) {
+  for (const Slice& s : trace.slices()) {
+    if (s.kind == ActivityKind::kSync) return true;
+  }
+  return false;
+}
+
 // HTA's critical_path_analysis of each step: the same graph (nodes, distinct edges), the same path
 // length and the same time per bound_by, to 5 ns per path edge (HTA's float microseconds).
 TEST_F(HtaReference, CriticalPathEqualsHtas) {
@@ -149,6 +181,7 @@ TEST_F(HtaReference, CriticalPathEqualsHtas) {
   for (const Reference& ref : refs_) {
     SCOPED_TRACE(ref.trace.filename().string());
     const Trace trace = Load(ref.trace);
+    const bool has_sync = HasCudaSync(trace);
     for (simdjson::dom::element hta : ref.doc["critical_path"].get_array()) {
       bool ok = false;
       ASSERT_EQ(hta["ok"].get(ok), simdjson::SUCCESS);
@@ -179,6 +212,8 @@ TEST_F(HtaReference, CriticalPathEqualsHtas) {
         EXPECT_NEAR(static_cast<double>(ns) / 1e3, bound[name], tolerance_us)
             << what << " " << name;
       }
+      ExpectCoverageAddsUp(cp, what);
+      EXPECT_EQ(cp.coverage.notes.size(), has_sync ? 0u : 1u) << what;
       ++paths;
     }
   }

@@ -184,7 +184,8 @@ void Summarize(const Trace& trace, const CpGraph& g, const std::vector<uint32_t>
     if (bound == "cpu_bound") cp->host_ops_ns += e.weight_ns;
     if (bound == "gpu_communication_bound") cp->communication_ns += e.weight_ns;
     if (bound == "gpu_compute_bound") cp->device_compute_ns += e.weight_ns;
-    if (e.attributed == kNone) continue;
+    // Weight-0 edges (dependencies between top-level ops) name no time of an event.
+    if (e.attributed == kNone || e.weight_ns == 0) continue;
     auto [it, fresh] = event_index.try_emplace(e.attributed, cp->events.size());
     if (fresh) {
       const Slice& s = slices[e.attributed];
@@ -207,6 +208,8 @@ CriticalPath ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& 
   go.end_ns = cp.end_ns;
   go.zero_weight_launch_edges = options.zero_weight_launch_edges;
   const CpGraph g = analysis::BuildCriticalPathGraph(trace, go);
+  cp.coverage.step_ns = cp.end_ns - cp.start_ns;
+  analysis::NoteWhatTheTraceLacks(trace, g, &cp);
   cp.nodes = static_cast<int64_t>(g.nodes.size());
   cp.edges = static_cast<int64_t>(g.edges.size());
   cp.distinct_edges = cp.edges;  // the graph keeps one edge per pair of nodes
@@ -223,6 +226,7 @@ CriticalPath ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& 
   cp.ok = true;
   cp.length_ns = length;
   Summarize(trace, g, *path, &cp);
+  analysis::MeasureCoverage(trace, g, *path, &cp);
   return cp;
 }
 

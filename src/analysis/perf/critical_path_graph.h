@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opscope/perf_analysis.h"
 #include "opscope/trace.h"
 
 namespace opscope::analysis {
@@ -87,6 +88,13 @@ struct CpGraphOptions {
 };
 
 CpGraph BuildCriticalPathGraph(const Trace& trace, const CpGraphOptions& options);
+
+// critical_path_coverage.cc: fills cp->coverage from the path (edge indices into g, in order);
+// cp's window and length must be set.
+void MeasureCoverage(const Trace& trace, const CpGraph& g, const std::vector<uint32_t>& path,
+                     CriticalPath* cp);
+// Adds to cp->coverage.notes what the trace lacks for the analysis (cuda_sync events).
+void NoteWhatTheTraceLacks(const Trace& trace, const CpGraph& g, CriticalPath* cp);
 
 }  // namespace opscope::analysis
 
