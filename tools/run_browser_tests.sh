@@ -9,7 +9,8 @@
 # corrupt trace with a third (the loading state; the test writes the trace into the pipe), writes
 # `opscope report --memory --json` of the real model's trace (the memory lanes' reference), runs
 # tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
-# the servers, and exits non-zero on any failure.
+# the servers, and exits non-zero on any failure. BROWSER_TEST_PATTERN=REGEX runs only the tests
+# whose name matches.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -139,7 +140,8 @@ status=0
     OPSCOPE_STREAM_URL="$STREAM_URL" OPSCOPE_STREAM_FIFO="$STREAM/streamed.json.gz" \
     OPSCOPE_STREAM_TRACE="$CUDA_SMALL" \
     CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
-    node --test --test-reporter=spec explorer.test.mjs) || status=$?
+    node --test --test-reporter=spec ${BROWSER_TEST_PATTERN:+--test-name-pattern="$BROWSER_TEST_PATTERN"} \
+      explorer.test.mjs) || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true
 cp "$WORK/job-server.log" "$ARTIFACTS/job-server.log" || true
 cp "$WORK/stream-server.log" "$ARTIFACTS/stream-server.log" || true

@@ -182,6 +182,14 @@ export class Timeline {
     }
   }
 
+  // The critical path's overlay ({t0, t1, gaps: [{t0, t1, color, label}], covered}, from
+  // critical_path.js's coverageOverlay): the step and the stretches the path leaves out, shaded
+  // by cause; null to clear.
+  setCoverage(coverage) {
+    this.coverage = coverage;
+    this.draw();
+  }
+
   // Marks every event whose name matches (a regular expression, or the exact name).
   setHighlight(highlight) {
     this.highlight = highlight;
