@@ -17,14 +17,16 @@ namespace opscope::analysis {
 namespace {
 
 // HTA's BLOCKING_SYNC_CALLS: the span from the call's last child to its end weighs 0 (the wait
-// is carried by a sync edge, if the trace has one). HTA lists the CUDA names only.
+// is carried by a sync edge, if the trace has one). HTA lists the CUDA names only; opscope adds
+// its own Neuron runtime's wait (nrta_is_completed, recorded with a Context Sync event).
 bool IsBlocking(std::string_view name) {
   constexpr std::string_view kBlocking[] = {"cudaDeviceSynchronize",
                                             "cudaStreamSynchronize",
                                             "cudaEventQuery",
                                             "cudaEventSynchronize",
                                             "cudaMemcpy",
-                                            "cudaMemcpyAsync"};
+                                            "cudaMemcpyAsync",
+                                            "nrta_is_completed"};
   return std::find(std::begin(kBlocking), std::end(kBlocking), name) != std::end(kBlocking);
 }
 
