@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
+#include "opscope/export.h"
 #include "opscope/profiler.h"
-#include "profiler/chrome_trace.h"
 #include "trace/clock.h"
 #include "trace/recorder.h"
 
@@ -145,9 +145,9 @@ void BM_ExportChromeTrace(benchmark::State& state) {
   prof.Stop();
   const opscope::Trace& trace = prof.trace();
   const std::string path = "/tmp/opscope_profiler_bench_" + std::to_string(getpid()) + ".json";
-  const size_t bytes = opscope::internal::ChromeTraceJson(trace, path).size();
+  const size_t bytes = opscope::ChromeTraceJson(trace, path).size();
   for (auto _ : state) {
-    const opscope::Status st = opscope::internal::WriteChromeTrace(trace, path);
+    const opscope::Status st = opscope::WriteChromeTrace(trace, path);
     if (!st.ok()) state.SkipWithError(st.message().c_str());
   }
   std::remove(path.c_str());

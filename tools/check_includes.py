@@ -40,17 +40,18 @@ COMPONENTS = {
     "device/cpu": 4,
     "device/neuron": 4,
     "compile": 5,
-    "import": 6,
-    "analysis": 7,
-    "job": 8,
-    "explorer": 9,
+    "import/parquet": 6,
+    "import": 7,
+    "analysis": 8,
+    "job": 9,
+    "explorer": 10,
 }
 # The device backends: components to their right use them only through DeviceBackend (device.h),
 # choosing one from the registry (compile() by CompileOptions::backend). Programs (tools/, tests/,
 # bench/) link and register the backends they want.
 BACKENDS = {"device/cpu", "device/neuron"}
-TOOLS_RANK = 10  # tools/: the opscope CLI, above every component
-TOP_RANK = 11    # tests/, bench/, fuzz/, python/src/: may use every public header
+TOOLS_RANK = 11  # tools/: the opscope CLI, above every component
+TOP_RANK = 12    # tests/, bench/, fuzz/, python/src/: may use every public header
 
 # Each public header and the component that implements it.
 PUBLIC_HEADERS = {
@@ -61,6 +62,7 @@ PUBLIC_HEADERS = {
     "key_averages.h": "profiler",
     "device_config.h": "profiler",
     "profiler.h": "profiler",
+    "export.h": "profiler",
     "ops.h": "tensor",
     "tensor.h": "tensor",
     "device.h": "tensor",
@@ -87,14 +89,15 @@ INTERNAL_USES = [
     ("src/base/json_escape.h", ["tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
+    # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
+    # the exporter and the reader.
+    ("src/trace/perfetto_protos.h",
+     ["src/profiler/*", "src/import/*", "tests/import/perfetto/perfetto_reader_test.cc"]),
     # Analyses that split their per-track passes over threads: ranges of whole tracks.
     ("src/trace/track_ranges.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
     ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
     ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
-    # Kineto JSON export of any Trace: round trips of imported traces, export throughput.
-    ("src/profiler/chrome_trace.h", ["tests/analysis/fixtures_test.cc", "bench/profiler_bench.cc",
-                                     "tools/demo_allreduce.cc", "tools/demo_rmsnorm.cc"]),
     # The "[memory]" events as key_averages reads them, shared with the memory timeline; their one
     # writer, AddMemoryEvent, also builds the memory tests' traces.
     ("src/profiler/memory_events.h",
@@ -110,6 +113,15 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/import/*.h", ["tests/import/import_test.cc"]),
+    # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
+    # round-trip invariant.
+    ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
+    # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
+    # benchmark.
+    ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
+                                "bench/parquet_bench.cc"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
@@ -135,7 +147,11 @@ INTERNAL_USES = [
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
-                            "bench/first_answer.cc"]),
+                            "bench/first_answer.cc", "bench/parquet_bench.cc",
+                            "bench/perfetto_bench.cc"]),
+    # The generated Kineto trace the import and Perfetto benchmarks time.
+    ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
+                                 "bench/generated_trace.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,

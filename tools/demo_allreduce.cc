@@ -15,10 +15,10 @@
 #include "device/neuron/ring_collective.h"
 #include "opscope/activity.h"
 #include "opscope/device.h"
+#include "opscope/export.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
 #include "opscope/tensor.h"
-#include "profiler/chrome_trace.h"
 
 namespace opscope::tools {
 namespace {
@@ -93,7 +93,7 @@ class RankTrace {
     trace_.Finalize();
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    const Status st = internal::WriteChromeTrace(trace_, path);
+    const Status st = WriteChromeTrace(trace_, path);
     if (!st.ok()) throw std::runtime_error(st.message());
   }
 

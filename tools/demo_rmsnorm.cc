@@ -13,10 +13,10 @@
 #include "opscope/activity.h"
 #include "opscope/analysis.h"
 #include "opscope/device.h"
+#include "opscope/export.h"
 #include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
-#include "profiler/chrome_trace.h"
 
 namespace opscope::tools {
 namespace {
@@ -83,8 +83,7 @@ void Measure(const Profiler& prof, int iters, VariantResult* r) {
 // reads the exported trace: Kineto JSON -> opscope's importer -> the memory timeline.
 void MeasureMemory(const Profiler& prof, const Device& device, int iters, VariantResult* r) {
   Trace imported;
-  const Status st =
-      ImportTraceFromMemory(internal::ChromeTraceJson(prof.trace(), r->name), &imported);
+  const Status st = ImportTraceFromMemory(ChromeTraceJson(prof.trace(), r->name), &imported);
   if (!st.ok()) {
     throw std::runtime_error("reading back the recorded trace of " + r->name + ": " + st.message());
   }

@@ -22,6 +22,7 @@
 #include "opscope/device.h"
 #include "opscope/device_config.h"
 #include "opscope/explorer.h"
+#include "opscope/export.h"
 #include "opscope/import.h"
 #include "opscope/job.h"
 #include "opscope/key_averages.h"

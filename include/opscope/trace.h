@@ -23,14 +23,11 @@
 #define OPSCOPE_TRACE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -63,20 +60,10 @@ class StringTable {
   size_t MemoryBytes() const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept;
-  };
-  struct Eq {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
-  };
-  std::vector<std::unique_ptr<char[]>> blocks_;  // text storage; never moves once written
-  char* cursor_ = nullptr;                       // free space in the current shared block
-  size_t remaining_ = 0;
-  size_t text_bytes_ = 0;
-  std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StringId, Hash, Eq> index_;
+  // The text blocks and the index from text to id (trace_storage.h).
+  struct Storage;
+  std::unique_ptr<Storage> storage_;
+  std::vector<std::string_view> views_;  // by id, into the text blocks; never moves once written
 };
 
 // What an event is, from Kineto's activity types. Importers map legacy categories
@@ -189,11 +176,22 @@ struct DeviceLink {
   uint32_t runtime = kNone;  // the runtime/driver call with the same correlation
 };
 
+// Which peer's definitions the device figures follow (opscope/analysis.h, ComputeDeviceTimeline),
+// by what wrote the trace: TraceLens's PyTorch report reads Kineto traces, its JAX report XLA's.
+enum class DeviceTimelineRule : uint8_t {
+  // TraceLens gpu_timeline: activity linked to a runtime call or op; memcpy = memcpy activity.
+  kKineto,
+  // TraceLens's JAX gpu_timeline: every activity on a device stream, linked or not; memcpy =
+  // memcpy and memset activity and kernels named copy* / memcpy* / memset* (any case).
+  kXla,
+};
+
 struct TraceMetadata {
   int64_t schema_version = 1;
   int64_t base_time_ns = 0;  // epoch ns of ts 0
   std::string device_type;   // "CUDA", "NEURON", "MTIA", ... ("" when the trace has no device)
   std::string trace_name;
+  DeviceTimelineRule timeline_rule = DeviceTimelineRule::kKineto;
   // Other top-level keys, each as its raw JSON value text (deviceProperties, distributedInfo, ...).
   std::vector<std::pair<std::string, std::string>> extra;
   // Events the producer dropped (full buffers, ring-buffer overwrite), by reason.
@@ -229,6 +227,9 @@ class Trace {
   // Labels, sort indices and names of processes and tracks added above (before Finalize).
   Process& MutableProcess(uint32_t index) { return processes_[index]; }
   Track& MutableTrack(uint32_t index) { return tracks_[index]; }
+  // A slice added above, by the index AddSlice returned (before Finalize): for importers that
+  // learn what a slice is only once the whole input is read.
+  Slice& MutableSlice(uint32_t index) { return slices_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.
@@ -289,36 +290,17 @@ class Trace {
   void SortInstantsAndCounters();
   void IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links);
 
-  struct PendingFlowEndpoint {  // 32 bytes: a large trace holds millions until Finalize
-    uint64_t id;
-    int64_t ts_ns;
-    StringId category, name;
-    uint32_t track;
-    bool is_start, binds_enclosing;
-  };
   StringTable strings_;
   std::vector<Process> processes_;
   std::vector<Track> tracks_;
   std::vector<Slice> slices_;
-  std::vector<uint32_t> track_begin_;  // per track + 1, after Finalize
   std::vector<Instant> instants_;
   std::vector<CounterSample> counters_;
   std::vector<Flow> flows_;
-  // Large (millions), so its storage is mapped on huge pages (internal::HugePageResource).
-  std::pmr::vector<PendingFlowEndpoint> pending_flows_;
-  // Device links of the slices that have one, in slice order; slice i's is found by rank: bit i
-  // of link_bits_ says it has one, link_rank_ counts those before each 64-slice word. A few bits
-  // per slice instead of 8 bytes each.
-  std::vector<DeviceLink> links_;
-  std::vector<uint64_t> link_bits_;
-  std::vector<uint32_t> link_rank_;
-  std::vector<uint32_t> device_activity_begin_;  // per slice + 1: range in device_activity_
-  std::vector<uint32_t> device_activity_;        // device slices grouped by their op
-  // Arg objects as JSON text, in blocks; large stores compress sealed blocks (arg_store.h).
-  class ArgStore;
-  std::unique_ptr<ArgStore> args_;
-  std::unordered_map<int64_t, uint32_t> pid_index_;
-  std::unordered_multimap<uint64_t, uint32_t> track_index_;  // hash of (process, tid)
+  // What building and the queries keep besides the model itself: pending flow endpoints, the
+  // per-track ranges, the device links, the arg store and the lookup indices (trace_storage.h).
+  struct Storage;
+  std::unique_ptr<Storage> storage_;
   TraceMetadata metadata_;
   bool finalized_ = false;
 };

@@ -67,6 +67,7 @@ CriticalPathView MakeCriticalPathView(const TraceIndex& index, const CriticalPat
   analysis::CriticalPathJsonOptions o;
   o.top_events = std::max(0, top_events);
   o.path = false;
+  o.to_output = [&](int64_t ns) { return index.ToApi(ns); };
   o.event_fields = [&](uint32_t slice, JsonWriter* out) {
     out->Key("event");
     index.WriteSliceRef(slice, out);

@@ -7,6 +7,7 @@
 
 #include "opscope/status.h"
 #include "opscope/trace.h"
+#include "profiler/trace_file.h"  // RemoveStaleTempTraces
 
 namespace opscope::internal {
 
@@ -16,17 +17,9 @@ namespace opscope::internal {
 // times are clamped to 0. `trace` must be finalized.
 std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
 
-// Writes ChromeTraceJson to `path` (gzip when it ends in ".gz") through a temporary file in the
-// same directory ("<path>.tmp.<pid>@<host>") and a rename, so readers never see a partial file.
-// On failure (kIoError, file() = path) the message names the path, the reason (a full disk,
-// `ulimit -f`: the SIGXFSZ it raises is a write error here, not the end of the process) and how
-// much was written; the temporary file is removed and nothing is left at `path`. Leftover
-// temporary files of dead processes in the directory are removed first.
+// Writes ChromeTraceJson to `path` (gzip when it ends in ".gz") through WriteTraceFile: a
+// temporary file and a rename, so readers never see a partial file; errors as it gives them.
 Status WriteChromeTrace(const Trace& trace, const std::string& path);
-
-// Removes "*.json[.gz].tmp.<pid>[@<host>]" files of this host whose process is gone (left by a
-// process killed while exporting) under `dir`, descending `depth` directories. Returns how many.
-size_t RemoveStaleTempTraces(const std::string& dir, int depth);
 
 }  // namespace opscope::internal
 

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 
-namespace opscope {
+namespace opscope::internal {
 
-Trace::ArgStore::~ArgStore() { ZSTD_freeDCtx(dctx_); }
+ArgStore::~ArgStore() { ZSTD_freeDCtx(dctx_); }
 
-uint32_t Trace::ArgStore::AddPacked(PackedArgs* packed) {
+uint32_t ArgStore::AddPacked(PackedArgs* packed) {
   Seal();
   const auto first = static_cast<uint32_t>(offsets_.size());
   uint32_t next = first;
@@ -29,7 +29,7 @@ uint32_t Trace::ArgStore::AddPacked(PackedArgs* packed) {
   return first;
 }
 
-void Trace::ArgStore::Seal() {
+void ArgStore::Seal() {
   if (open_.empty()) return;
   Block b;
   b.first = open_first_;
@@ -46,7 +46,7 @@ void Trace::ArgStore::Seal() {
   open_first_ = static_cast<uint32_t>(offsets_.size());
 }
 
-std::string Trace::ArgStore::Get(uint32_t handle) const {
+std::string ArgStore::Get(uint32_t handle) const {
   if (handle >= offsets_.size()) return "{}";
   const uint32_t begin = offsets_[handle];
   if (handle >= open_first_) {
@@ -67,14 +67,14 @@ std::string Trace::ArgStore::Get(uint32_t handle) const {
   return raw.substr(begin, end - begin);
 }
 
-size_t Trace::ArgStore::MemoryBytes() const {
+size_t ArgStore::MemoryBytes() const {
   size_t bytes = open_.capacity() + offsets_.capacity() * sizeof(uint32_t) +
                  blocks_.capacity() * sizeof(Block);
   for (const Block& b : blocks_) bytes += b.text.capacity();
   return bytes;
 }
 
-const std::string& Trace::ArgStore::Inflate(size_t index) const {
+const std::string& ArgStore::Inflate(size_t index) const {
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
     if (it->first == index) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -94,4 +94,4 @@ const std::string& Trace::ArgStore::Inflate(size_t index) const {
   return cache_.front().second;
 }
 
-}  // namespace opscope
+}  // namespace opscope::internal

@@ -27,9 +27,9 @@
 #include "opscope/trace.h"
 #include "trace/packed_args.h"
 
-namespace opscope {
+namespace opscope::internal {
 
-class Trace::ArgStore {
+class ArgStore {
  public:
   ArgStore() = default;
   ArgStore(const ArgStore&) = delete;
@@ -84,6 +84,6 @@ class Trace::ArgStore {
   mutable ZSTD_DCtx* dctx_ = nullptr;                        // under mu_
 };
 
-}  // namespace opscope
+}  // namespace opscope::internal
 
 #endif  // OPSCOPE_SRC_TRACE_ARG_STORE_H_

@@ -12,6 +12,7 @@
 #include "base/huge_array.h"
 #include "base/parallel_for.h"
 #include "opscope/trace.h"
+#include "trace/trace_storage.h"
 
 namespace opscope {
 namespace {
@@ -442,7 +443,7 @@ void Trace::Finalize(int threads) {
   // flow binding runs, its threads and the link's share the cores, and once binding is done the
   // link's threads have them all (its ranges are handed out one at a time, several per thread).
   const bool side_by_side =
-      threads >= 2 && !pending_flows_.empty() && slices_.size() >= kMinSlicesPerThread;
+      threads >= 2 && !storage_->pending_flows.empty() && slices_.size() >= kMinSlicesPerThread;
   const int bind_threads = side_by_side ? std::max(threads / 2, 1) : threads;
   const int link_threads = threads;
   internal::ParallelFor(side_by_side ? 2 : 1, 2, [&](size_t side) {
@@ -467,7 +468,7 @@ void Trace::SortInstantsAndCounters() {
 }
 
 // Slices in (track, ts, longer first, insertion order) order, flows added with slice indices
-// remapped, and each track's range in track_begin_.
+// remapped, and each track's range in storage_->track_begin.
 void Trace::SortSlicesByTrack() {
   const auto n = static_cast<uint32_t>(slices_.size());
   if (!SlicesInTrackOrder(slices_, tracks_.size())) {
@@ -486,11 +487,12 @@ void Trace::SortSlicesByTrack() {
     }
     PermuteInPlace(&slices_, &order);
   }
-  track_begin_.assign(tracks_.size() + 1, 0);
+  storage_->track_begin.assign(tracks_.size() + 1, 0);
   for (const Slice& s : slices_) {
-    if (s.track < tracks_.size()) ++track_begin_[s.track + 1];
+    if (s.track < tracks_.size()) ++storage_->track_begin[s.track + 1];
   }
-  for (size_t t = 0; t < tracks_.size(); ++t) track_begin_[t + 1] += track_begin_[t];
+  for (size_t t = 0; t < tracks_.size(); ++t)
+    storage_->track_begin[t + 1] += storage_->track_begin[t];
 }
 
 // Nesting: each lane keeps a stack of open slices; a slice goes to the first lane where it nests
@@ -506,11 +508,11 @@ void Trace::NestSlices(int threads) {
   // Tracks are independent: split them into ranges of about the same number of slices.
   std::vector<uint32_t> first(static_cast<size_t>(parts) + 1, tracks);
   first[0] = 0;
-  const uint64_t total = track_begin_[tracks];
+  const uint64_t total = storage_->track_begin[tracks];
   uint32_t t = 0;
   for (int p = 1; p < parts; ++p) {
     const uint64_t target = total * static_cast<uint64_t>(p) / static_cast<uint64_t>(parts);
-    while (t < tracks && track_begin_[t] < target) ++t;
+    while (t < tracks && storage_->track_begin[t] < target) ++t;
     first[static_cast<size_t>(p)] = t;
   }
   internal::ParallelFor(parts, static_cast<size_t>(parts),
@@ -525,7 +527,7 @@ void Trace::NestTracks(uint32_t first, uint32_t last) {
   std::vector<std::vector<Open>> lanes;
   for (uint32_t t = first; t < last; ++t) {
     lanes.clear();
-    for (uint32_t i = track_begin_[t]; i < track_begin_[t + 1]; ++i) {
+    for (uint32_t i = storage_->track_begin[t]; i < storage_->track_begin[t + 1]; ++i) {
       Slice& s = slices_[i];
       const int64_t end = s.ts_ns + std::max<int64_t>(s.dur_ns, 0);
       size_t lane = 0;
@@ -552,12 +554,13 @@ void Trace::NestTracks(uint32_t first, uint32_t last) {
 
 // Flow endpoints bound to slices and paired into flows_ (pending endpoints are released).
 void Trace::BindFlowEndpoints(int threads) {
-  if (pending_flows_.empty()) return;
-  const std::span<const PendingFlowEndpoint> endpoints(pending_flows_);
-  const std::vector<uint32_t> bound = BindToSlices(endpoints, slices_, track_begin_, threads);
+  if (storage_->pending_flows.empty()) return;
+  const std::span<const internal::PendingFlowEndpoint> endpoints(storage_->pending_flows);
+  const std::vector<uint32_t> bound =
+      BindToSlices(endpoints, slices_, storage_->track_begin, threads);
   PairEndpoints(endpoints, bound, &flows_);
-  pending_flows_.clear();
-  pending_flows_.shrink_to_fit();
+  storage_->pending_flows.clear();
+  storage_->pending_flows.shrink_to_fit();
 }
 
 // Device links. A device activity's runtime call is the host-side runtime/driver slice with the
@@ -568,9 +571,9 @@ void Trace::BindFlowEndpoints(int threads) {
 // carrying its External id.
 void Trace::LinkDeviceActivity(int threads) {
   const auto n = static_cast<uint32_t>(slices_.size());
-  links_.clear();
-  link_bits_.assign((static_cast<size_t>(n) + 63) / 64, 0);
-  link_rank_.clear();
+  storage_->links.clear();
+  storage_->link_bits.assign((static_cast<size_t>(n) + 63) / 64, 0);
+  storage_->link_rank.clear();
   const LinkKeys keys = CollectLinkKeys(slices_);
   // Each slice's link depends on the slice and the keys alone: ranges of slices are linked
   // independently, then joined in slice order.
@@ -605,45 +608,47 @@ void Trace::LinkDeviceActivity(int threads) {
   std::vector<uint32_t> linked;
   uint32_t op_links = 0;
   if (parts == 1) {
-    links_ = std::move(out[0].links);
+    storage_->links = std::move(out[0].links);
     linked = std::move(out[0].linked);
     op_links = out[0].op_links;
   } else {
     for (Part& o : out) {
-      links_.insert(links_.end(), o.links.begin(), o.links.end());
+      storage_->links.insert(storage_->links.end(), o.links.begin(), o.links.end());
       linked.insert(linked.end(), o.linked.begin(), o.linked.end());
       op_links += o.op_links;
       o = Part();
     }
   }
-  for (uint32_t i : linked) link_bits_[i / 64] |= uint64_t{1} << (i % 64);
+  for (uint32_t i : linked) storage_->link_bits[i / 64] |= uint64_t{1} << (i % 64);
   IndexDeviceLinks(linked, op_links);
 }
 
-// The rank index over link_bits_, and device activity per op as one index array in slice order
-// (CSR): a few bytes per slice instead of a heap list per op. `linked`: the slice of each link;
-// `op_links`: how many links name an op.
+// The rank index over storage_->link_bits, and device activity per op as one index array in slice
+// order (CSR): a few bytes per slice instead of a heap list per op. `linked`: the slice of each
+// link; `op_links`: how many links name an op.
 void Trace::IndexDeviceLinks(const std::vector<uint32_t>& linked, uint32_t op_links) {
   const auto n = static_cast<uint32_t>(slices_.size());
-  link_rank_.resize(link_bits_.size());
-  for (size_t w = 0, before = 0; w < link_bits_.size(); ++w) {
-    link_rank_[w] = static_cast<uint32_t>(before);
-    before += static_cast<size_t>(__builtin_popcountll(link_bits_[w]));
+  storage_->link_rank.resize(storage_->link_bits.size());
+  for (size_t w = 0, before = 0; w < storage_->link_bits.size(); ++w) {
+    storage_->link_rank[w] = static_cast<uint32_t>(before);
+    before += static_cast<size_t>(__builtin_popcountll(storage_->link_bits[w]));
   }
-  device_activity_begin_.clear();
-  device_activity_.clear();
+  storage_->device_activity_begin.clear();
+  storage_->device_activity.clear();
   if (op_links == 0) return;
-  internal::AssignHuge(&device_activity_begin_, static_cast<size_t>(n) + 1, 0u);
-  for (const DeviceLink& link : links_) {
-    if (link.op != kNone) ++device_activity_begin_[link.op + 1];
+  internal::AssignHuge(&storage_->device_activity_begin, static_cast<size_t>(n) + 1, 0u);
+  for (const DeviceLink& link : storage_->links) {
+    if (link.op != kNone) ++storage_->device_activity_begin[link.op + 1];
   }
-  for (uint32_t i = 0; i < n; ++i) device_activity_begin_[i + 1] += device_activity_begin_[i];
-  device_activity_.resize(op_links);
+  for (uint32_t i = 0; i < n; ++i)
+    storage_->device_activity_begin[i + 1] += storage_->device_activity_begin[i];
+  storage_->device_activity.resize(op_links);
   std::vector<uint32_t> fill;
   internal::ReserveHuge(&fill, n);
-  fill.assign(device_activity_begin_.begin(), device_activity_begin_.end() - 1);
-  for (size_t k = 0; k < links_.size(); ++k) {  // in slice order
-    if (links_[k].op != kNone) device_activity_[fill[links_[k].op]++] = linked[k];
+  fill.assign(storage_->device_activity_begin.begin(), storage_->device_activity_begin.end() - 1);
+  for (size_t k = 0; k < storage_->links.size(); ++k) {  // in slice order
+    if (storage_->links[k].op != kNone)
+      storage_->device_activity[fill[storage_->links[k].op]++] = linked[k];
   }
 }
 

@@ -7,6 +7,7 @@
 #include "base/json_scan.h"
 #include "opscope/trace.h"
 #include "trace/arg_store.h"
+#include "trace/trace_storage.h"
 
 namespace opscope {
 
@@ -17,20 +18,20 @@ namespace {
 constexpr size_t kBlockSize = 64 * 1024;
 }  // namespace
 
-size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
+size_t StringTable::Storage::Hash::operator()(std::string_view s) const noexcept {
   // The standard library's hash reads 8 bytes at a time; kernel names run to hundreds of bytes.
   return std::hash<std::string_view>{}(s);
 }
 
-StringTable::StringTable() { Intern(""); }
+StringTable::StringTable() : storage_(std::make_unique<Storage>()) { Intern(""); }
 StringTable::StringTable(StringTable&&) noexcept = default;
 StringTable& StringTable::operator=(StringTable&&) noexcept = default;
 StringTable::~StringTable() = default;
 
 StringId StringTable::Intern(std::string_view s) {
-  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  if (auto it = storage_->index.find(s); it != storage_->index.end()) return it->second;
   StringId id = Append(s);
-  index_.emplace(views_[id], id);
+  storage_->index.emplace(views_[id], id);
   return id;
 }
 
@@ -38,21 +39,21 @@ StringId StringTable::Append(std::string_view s) {
   char* dst;
   if (s.size() + 1 > kBlockSize / 4) {
     // Large strings get a block of their own so they do not waste the shared block's tail.
-    blocks_.push_back(std::make_unique<char[]>(s.size() + 1));
-    dst = blocks_.back().get();
+    storage_->blocks.push_back(std::make_unique<char[]>(s.size() + 1));
+    dst = storage_->blocks.back().get();
   } else {
-    if (remaining_ < s.size() + 1) {
-      blocks_.push_back(std::make_unique<char[]>(kBlockSize));
-      cursor_ = blocks_.back().get();
-      remaining_ = kBlockSize;
+    if (storage_->remaining < s.size() + 1) {
+      storage_->blocks.push_back(std::make_unique<char[]>(kBlockSize));
+      storage_->cursor = storage_->blocks.back().get();
+      storage_->remaining = kBlockSize;
     }
-    dst = cursor_;
-    cursor_ += s.size() + 1;
-    remaining_ -= s.size() + 1;
+    dst = storage_->cursor;
+    storage_->cursor += s.size() + 1;
+    storage_->remaining -= s.size() + 1;
   }
   if (!s.empty()) std::memcpy(dst, s.data(), s.size());
   dst[s.size()] = '\0';
-  text_bytes_ += s.size() + 1;
+  storage_->text_bytes += s.size() + 1;
   std::string_view stored(dst, s.size());
   auto id = static_cast<StringId>(views_.size());
   views_.push_back(stored);
@@ -60,22 +61,24 @@ StringId StringTable::Append(std::string_view s) {
 }
 
 StringId StringTable::Find(std::string_view s) const {
-  auto it = index_.find(s);
-  return it == index_.end() ? kNone : it->second;
+  auto it = storage_->index.find(s);
+  return it == storage_->index.end() ? kNone : it->second;
 }
 
 size_t StringTable::MemoryBytes() const {
-  return blocks_.size() * sizeof(void*) + text_bytes_ +
+  return storage_->blocks.size() * sizeof(void*) + storage_->text_bytes +
          views_.capacity() * sizeof(std::string_view) +
-         index_.size() * (sizeof(std::string_view) + sizeof(StringId) + 2 * sizeof(void*)) +
-         index_.bucket_count() * sizeof(void*);
+         storage_->index.size() *
+             (sizeof(std::string_view) + sizeof(StringId) + 2 * sizeof(void*)) +
+         storage_->index.bucket_count() * sizeof(void*);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Trace building
 
-Trace::Trace()
-    : pending_flows_(internal::HugePageResource()), args_(std::make_unique<ArgStore>()) {}
+Trace::Storage::Storage() : pending_flows(internal::HugePageResource()) {}
+
+Trace::Trace() : storage_(std::make_unique<Storage>()) {}
 Trace::Trace(Trace&&) noexcept = default;
 Trace& Trace::operator=(Trace&&) noexcept = default;
 Trace::~Trace() = default;
@@ -87,12 +90,12 @@ uint32_t Trace::AddProcess(int64_t pid, std::string_view name, bool is_device) {
   p.is_device = is_device;
   auto index = static_cast<uint32_t>(processes_.size());
   processes_.push_back(std::move(p));
-  pid_index_.emplace(pid, index);
+  storage_->pid_index.emplace(pid, index);
   return index;
 }
 
 uint32_t Trace::FindOrAddProcess(int64_t pid, std::string_view pid_text) {
-  if (auto it = pid_index_.find(pid); it != pid_index_.end()) return it->second;
+  if (auto it = storage_->pid_index.find(pid); it != storage_->pid_index.end()) return it->second;
   uint32_t index = AddProcess(pid, "");
   processes_[index].pid_text = std::string(pid_text);
   return index;
@@ -114,13 +117,13 @@ uint32_t Trace::AddThreadTrack(uint32_t process, int64_t tid, std::string_view n
   t.kind = kind;
   auto index = static_cast<uint32_t>(tracks_.size());
   tracks_.push_back(std::move(t));
-  track_index_.emplace(TrackKey(process, tid), index);
+  storage_->track_index.emplace(TrackKey(process, tid), index);
   return index;
 }
 
 uint32_t Trace::FindOrAddTrack(uint32_t process, int64_t tid, std::string_view tid_text,
                                TrackKind kind) {
-  auto range = track_index_.equal_range(TrackKey(process, tid));
+  auto range = storage_->track_index.equal_range(TrackKey(process, tid));
   for (auto it = range.first; it != range.second; ++it) {
     const Track& t = tracks_[it->second];
     if (t.process == process && t.tid == tid) return it->second;
@@ -144,44 +147,46 @@ void Trace::AddSlices(std::span<const Slice> slices) {
 
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
-  pending_flows_.push_back(
-      PendingFlowEndpoint{id, ts_ns, category, name, track, is_start, binds_enclosing});
+  storage_->pending_flows.push_back(
+      internal::PendingFlowEndpoint{id, ts_ns, category, name, track, is_start, binds_enclosing});
 }
 
 uint32_t Trace::AddArgs(std::string_view json_object_text) {
   if (json_object_text.empty() || json_object_text == "{}") return kNone;
-  return args_->Add(json_object_text);
+  return storage_->args.Add(json_object_text);
 }
 
-uint32_t Trace::AddPackedArgs(PackedArgs* packed) { return args_->AddPacked(packed); }
+uint32_t Trace::AddPackedArgs(PackedArgs* packed) { return storage_->args.AddPacked(packed); }
 
 // ---------------------------------------------------------------------------------------------
 // Queries
 
 std::pair<uint32_t, uint32_t> Trace::TrackSlices(uint32_t track) const {
-  if (track + 1 >= track_begin_.size()) return {0, 0};
-  return {track_begin_[track], track_begin_[track + 1]};
+  if (track + 1 >= storage_->track_begin.size()) return {0, 0};
+  return {storage_->track_begin[track], storage_->track_begin[track + 1]};
 }
 
 const DeviceLink& Trace::Link(uint32_t slice) const {
   static const DeviceLink kEmpty;
   const size_t word = slice / 64;
-  if (word >= link_bits_.size()) return kEmpty;
-  const uint64_t bits = link_bits_[word];
+  if (word >= storage_->link_bits.size()) return kEmpty;
+  const uint64_t bits = storage_->link_bits[word];
   const uint64_t bit = uint64_t{1} << (slice % 64);
   if ((bits & bit) == 0) return kEmpty;
-  return links_[link_rank_[word] + static_cast<uint32_t>(__builtin_popcountll(bits & (bit - 1)))];
+  return storage_->links[storage_->link_rank[word] +
+                         static_cast<uint32_t>(__builtin_popcountll(bits & (bit - 1)))];
 }
 
 std::span<const uint32_t> Trace::DeviceActivityOf(uint32_t op_slice) const {
-  if (static_cast<size_t>(op_slice) + 1 >= device_activity_begin_.size()) return {};
-  const uint32_t begin = device_activity_begin_[op_slice];
-  return {device_activity_.data() + begin, device_activity_begin_[op_slice + 1] - begin};
+  if (static_cast<size_t>(op_slice) + 1 >= storage_->device_activity_begin.size()) return {};
+  const uint32_t begin = storage_->device_activity_begin[op_slice];
+  return {storage_->device_activity.data() + begin,
+          storage_->device_activity_begin[op_slice + 1] - begin};
 }
 
 std::string Trace::ArgsJson(uint32_t args) const {
-  if (args == kNone || !args_ || args >= args_->size()) return "{}";
-  return args_->Get(args);
+  if (args == kNone || !storage_ || args >= storage_->args.size()) return "{}";
+  return storage_->args.Get(args);
 }
 
 namespace {
@@ -195,8 +200,8 @@ size_t SkipWs(std::string_view s, size_t i) {
 }  // namespace
 
 std::optional<std::string> Trace::FindArg(uint32_t args, std::string_view key) const {
-  if (args == kNone || !args_ || args >= args_->size()) return std::nullopt;
-  const std::string text = args_->Get(args);
+  if (args == kNone || !storage_ || args >= storage_->args.size()) return std::nullopt;
+  const std::string text = storage_->args.Get(args);
   std::string_view s = text;
   size_t i = SkipWs(s, 0);
   if (i >= s.size() || s[i] != '{') return std::nullopt;
@@ -225,13 +230,16 @@ bool Trace::HasDeviceActivity() const {
 }
 
 size_t Trace::MemoryBytes() const {
-  size_t bytes = strings_.MemoryBytes() + (args_ ? args_->MemoryBytes() : 0);
-  bytes += slices_.size() * sizeof(Slice) + links_.capacity() * sizeof(DeviceLink) +
-           link_bits_.capacity() * sizeof(uint64_t) + link_rank_.capacity() * sizeof(uint32_t);
+  size_t bytes = strings_.MemoryBytes() + (storage_ ? storage_->args.MemoryBytes() : 0);
+  bytes += slices_.size() * sizeof(Slice) + storage_->links.capacity() * sizeof(DeviceLink) +
+           storage_->link_bits.capacity() * sizeof(uint64_t) +
+           storage_->link_rank.capacity() * sizeof(uint32_t);
   bytes += instants_.capacity() * sizeof(Instant) + counters_.capacity() * sizeof(CounterSample);
   bytes += flows_.capacity() * sizeof(Flow) + tracks_.capacity() * sizeof(Track);
-  bytes += processes_.capacity() * sizeof(Process) + track_begin_.capacity() * sizeof(uint32_t);
-  bytes += (device_activity_begin_.capacity() + device_activity_.capacity()) * sizeof(uint32_t);
+  bytes +=
+      processes_.capacity() * sizeof(Process) + storage_->track_begin.capacity() * sizeof(uint32_t);
+  bytes += (storage_->device_activity_begin.capacity() + storage_->device_activity.capacity()) *
+           sizeof(uint32_t);
   return bytes;
 }
 

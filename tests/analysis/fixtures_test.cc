@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/export.h"
 #include "opscope/import.h"
-#include "profiler/chrome_trace.h"
 #include "tests/analysis/test_support.h"
 
 namespace opscope {
@@ -262,7 +262,7 @@ TEST(FixturesTest, OpscopeChromeExportRoundTrips) {
   original.AddFlow(f);
   original.Finalize();
 
-  const std::string json = internal::ChromeTraceJson(original, "roundtrip.json");
+  const std::string json = ChromeTraceJson(original, "roundtrip.json");
   Trace back;
   ImportStats stats;
   Status st = ImportTraceFromMemory(json, &back, &stats);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "analysis/device_activity.h"
 #include "analysis/perf/critical_path_graph.h"

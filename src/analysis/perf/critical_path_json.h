@@ -19,12 +19,16 @@ struct CriticalPathJsonOptions {
   // Called inside each listed event's object after its own fields (the Explorer adds a reference
   // to the slice its timeline can jump to).
   std::function<void(uint32_t slice, JsonWriter* w)> event_fields;
+  // Maps each time written (start_ns, end_ns, the coverage's gaps, events' ts_ns: trace ns,
+  // relative to base_time_ns) to the output's time axis; when set, base_time_ns is left out (the
+  // Explorer writes times relative to the trace's start, exact in a browser's doubles).
+  std::function<int64_t(int64_t)> to_output;
 };
 
-// Writes into an open object: ok, error (when !ok), step, base_time_ns, start_ns, end_ns,
-// length_ns, graph_nodes, graph_edges, path_edges, path_slices, breakdown {device_compute_ns,
-// communication_ns, host_ops_ns, launch_overhead_ns, idle_ns}, coverage {step_ns,
-// outside_step_ns, total_ns, path_ns, covered_percent, rest {host_gaps_ns, sync_waits_ns,
+// Writes into an open object: ok, error (when !ok), step, base_time_ns (unless to_output),
+// start_ns, end_ns, length_ns, graph_nodes, graph_edges, path_edges, path_slices, breakdown
+// {device_compute_ns, communication_ns, host_ops_ns, launch_overhead_ns, idle_ns}, coverage
+// {step_ns, outside_step_ns, total_ns, path_ns, covered_percent, rest {host_gaps_ns, sync_waits_ns,
 // runtime_lock_ns, before_path_ns, after_path_ns, threads_not_connected_ns, out_of_order_ns},
 // threads_not_connected, gaps [{start_ns, end_ns, cause}], notes [..]}, events [{slice, name,
 // bound_by, ts_ns, dur_ns, on_path_ns}], events_total, and with options.path the path [{from_slice,

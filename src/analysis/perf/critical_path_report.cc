@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "analysis/perf/critical_path_json.h"
 #include "analysis/perf/perf_report.h"
@@ -132,7 +133,8 @@ void WriteIdleBreakdownJson(const IdleBreakdown& idle, JsonWriter* w) {
 
 namespace {
 
-void WriteCoverage(const CriticalPathCoverage& c, JsonWriter* w) {
+void WriteCoverage(const CriticalPathCoverage& c, const std::function<int64_t(int64_t)>& time,
+                   JsonWriter* w) {
   w->Key("coverage");
   w->BeginObject();
   w->Field("step_ns", c.step_ns);
@@ -157,8 +159,8 @@ void WriteCoverage(const CriticalPathCoverage& c, JsonWriter* w) {
   w->BeginArray();
   for (const CriticalPathCoverage::Gap& g : c.gaps) {
     w->BeginObject();
-    w->Field("start_ns", g.start_ns);
-    w->Field("end_ns", g.end_ns);
+    w->Field("start_ns", time(g.start_ns));
+    w->Field("end_ns", time(g.end_ns));
     w->Field("cause", g.cause);
     w->EndObject();
   }
@@ -174,12 +176,13 @@ void WriteCoverage(const CriticalPathCoverage& c, JsonWriter* w) {
 
 void WriteCriticalPathFields(const Trace& trace, const CriticalPath& cp,
                              const CriticalPathJsonOptions& options, JsonWriter* w) {
+  const auto time = [&](int64_t ns) { return options.to_output ? options.to_output(ns) : ns; };
   w->Field("ok", cp.ok);
   if (!cp.ok) w->Field("error", cp.error);
   w->Field("step", cp.annotation);
-  w->Field("base_time_ns", trace.metadata().base_time_ns);
-  w->Field("start_ns", cp.start_ns);
-  w->Field("end_ns", cp.end_ns);
+  if (!options.to_output) w->Field("base_time_ns", trace.metadata().base_time_ns);
+  w->Field("start_ns", time(cp.start_ns));
+  w->Field("end_ns", time(cp.end_ns));
   w->Field("length_ns", cp.length_ns);
   w->Field("graph_nodes", cp.nodes);
   w->Field("graph_edges", cp.edges);
@@ -200,7 +203,7 @@ void WriteCriticalPathFields(const Trace& trace, const CriticalPath& cp,
   w->Field("launch_overhead_ns", cp.launch_overhead_ns);
   w->Field("idle_ns", cp.idle_ns);
   w->EndObject();
-  WriteCoverage(cp.coverage, w);
+  WriteCoverage(cp.coverage, time, w);
   w->Key("events");
   w->BeginArray();
   const size_t top =
@@ -212,7 +215,7 @@ void WriteCriticalPathFields(const Trace& trace, const CriticalPath& cp,
     w->Field("slice", e.slice);
     w->Field("name", e.name);
     w->Field("bound_by", e.bound_by);
-    w->Field("ts_ns", e.ts_ns);
+    w->Field("ts_ns", time(e.ts_ns));
     w->Field("dur_ns", e.dur_ns);
     w->Field("on_path_ns", e.on_path_ns);
     if (options.event_fields) options.event_fields(e.slice, w);
