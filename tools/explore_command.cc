@@ -372,8 +372,8 @@ void AddExploreCommand(CLI::App& app, int* exit_code) {
                   "stop this many seconds after every trace has loaded (for scripts)");
   cmd->add_option("--threads", args->threads,
                   "threads that import one trace (default: the cores available; a directory's "
-                  "traces import side by side, sharing them)")
-      ->check(CLI::NonNegativeNumber);
+                  "traces import side by side, sharing them; at most 256 are used)")
+      ->transform(ThreadCountValidator());
   cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->callback([args, exit_code] {
     if (args->paths.empty() && args->synthetic_events <= 0) {

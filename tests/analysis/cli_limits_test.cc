@@ -1,6 +1,7 @@
 // The CLI's limits end to end (issue 35): no write fails silently, no parameter exhausts the
 // machine, no input blocks or grows without bound. Each case runs `opscope` as a user would.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <string>
@@ -14,6 +15,10 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::CommandResult;
+
+CommandResult Opscope(const std::string& args) {
+  return testing::RunOpscope(args, testing::Stderr::kMerged);
+}
 
 std::string Trace() {
   return (testing::FixturesDir() / "traces" / "hta" / "cpu_only" /
@@ -49,6 +54,44 @@ TEST_F(CliLimitsTest, FailedWritesToStdoutAreErrors) {
               std::string::npos)
         << command << "\n"
         << full.output;
+  }
+}
+
+// The largest peak RSS of the children this process has waited for, in KiB.
+long ChildrenPeakRssKib() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_maxrss;
+}
+
+// --threads beyond what the work can use runs on at most opscope::kMaxThreads threads, with the
+// same report, and per-thread state that does not grow with the count's square: 3000 threads on
+// a 9.7 MB trace stay within a few times one thread's memory (before the cap, 400 threads took
+// 137 MB against 14 MB for one, and 3000 threads of a 0.4 MB trace 6.8 GB). A negative count or
+// one that is not a number is refused, saying what is expected.
+TEST_F(CliLimitsTest, ThreadCountsAreCappedAndChecked) {
+  const std::string trace = "'" +
+                            (testing::FixturesDir() / "traces" / "tracelens" / "mi300" /
+                             "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+                                .string() +
+                            "'";
+  const CommandResult one = testing::RunOpscope("report " + trace + " --json --threads 1");
+  ASSERT_EQ(one.exit_code, 0);
+  for (const char* threads : {"3000", "100000", "99999999999999999999999"}) {
+    const CommandResult many =
+        testing::RunOpscope("report " + trace + " --json --threads " + threads);
+    EXPECT_EQ(many.exit_code, 0) << threads;
+    EXPECT_TRUE(many.output == one.output) << threads;
+  }
+  EXPECT_LT(ChildrenPeakRssKib(), 200 * 1024);
+  for (const char* threads : {"-1", "x", "1e3", ""}) {
+    const CommandResult bad = Opscope("report " + trace + " --threads '" + threads + "'");
+    EXPECT_NE(bad.exit_code, 0) << threads;
+    EXPECT_NE(bad.output.find("--threads: expected 0 (the cores available) or a count of threads "
+                              "(at most 256 are used), got '" +
+                              std::string(threads) + "'"),
+              std::string::npos)
+        << bad.output;
   }
 }
 
