@@ -2,6 +2,8 @@
 // machine, no input blocks or grows without bound. Each case runs `opscope` as a user would.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -16,8 +18,9 @@ namespace fs = std::filesystem;
 
 using testing::CommandResult;
 
+// `opscope ARGS` with stderr merged, stopped after 60 s (exit code 124) should it wait forever.
 CommandResult Opscope(const std::string& args) {
-  return testing::RunOpscope(args, testing::Stderr::kMerged);
+  return testing::RunCommand("timeout 60 " + testing::OpscopeCommand() + " " + args + " 2>&1");
 }
 
 std::string Trace() {
@@ -93,6 +96,33 @@ TEST_F(CliLimitsTest, ThreadCountsAreCappedAndChecked) {
               std::string::npos)
         << bad.output;
   }
+}
+
+// Small inputs (--device-spec, --graph, --device-config) are read under their 1 MiB limit whatever
+// the path names, and a named pipe is refused at once, not waited on (`timeout` turns a wait into
+// exit code 124).
+TEST_F(CliLimitsTest, SmallInputsAreBoundedAndNeverBlock) {
+  const std::string trace = "'" + Trace() + "'";
+  CommandResult r = Opscope("report " + trace + " --device-spec /dev/zero");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("device spec '/dev/zero' is larger than 1048576 bytes"),
+            std::string::npos)
+      << r.output;
+  const fs::path fifo =
+      fs::temp_directory_path() / ("opscope_cli_fifo_" + std::to_string(getpid()));
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  r = Opscope("model --graph '" + fifo.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("graph file '" + fifo.string() + "' is a named pipe"), std::string::npos)
+      << r.output;
+  r = Opscope("model add --shape 4,4 --device-config '" + fifo.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is a named pipe"), std::string::npos) << r.output;
+  r = Opscope("report " + trace + " --device-spec '" + fifo.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is a named pipe"), std::string::npos) << r.output;
+  fs::remove(fifo);
 }
 
 }  // namespace
