@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -154,10 +153,13 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--device", args->options.device,
                   "neuron (default, = neuron:0), neuron:N or cpu");
   auto* shape = cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
-  cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
-  cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)")
-      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
+  cmd->add_option("--iters", args->options.iters,
+                  "profiled iterations per variant (default 10, at most 1000: each keeps its "
+                  "trace events)")
+      ->check(CLI::Range(1, kMaxDemoIters));
+  cmd->add_option("--warmup", args->options.warmup,
+                  "unprofiled warm-up iterations (default 2, at most 1000)")
+      ->check(CLI::Range(0, kMaxDemoIters));
   cmd->add_flag("--no-sync", args->no_sync,
                 "do not synchronize the device inside the profiled loop (the pitfall)");
   cmd->add_flag("--flush-on-stop", args->options.flush_on_stop,

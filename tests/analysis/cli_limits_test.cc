@@ -125,5 +125,22 @@ TEST_F(CliLimitsTest, SmallInputsAreBoundedAndNeverBlock) {
   fs::remove(fifo);
 }
 
+// `demo rmsnorm` refuses a shape that cannot fit this process's memory before allocating (under a
+// 1 GB address-space limit here; it was a bare std::bad_alloc, or the OOM killer without one), and
+// an --iters whose trace events would grow without bound.
+TEST_F(CliLimitsTest, DemoSizesThatCannotFitAreRefused) {
+  CommandResult r = testing::RunCommand("ulimit -v 1000000; " + testing::OpscopeCommand() +
+                                        " demo rmsnorm --shape 8192,8192 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--shape 8192,8192 does not fit: the demo holds 6 copies of the [8192, "
+                          "8192] f32 tensor x (256.0 MiB each"),
+            std::string::npos)
+      << r.output;
+  r = Opscope("demo rmsnorm --iters 2147483647");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--iters: Value 2147483647 not in range 1 to 1000"), std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace opscope
