@@ -130,7 +130,13 @@ void AddAllReduceCommand(CLI::App* demo, int* exit_code) {
   cmd->add_option("--ranks", options->ranks, "simulated NeuronCores, one rank each (default 4)");
   cmd->add_option("--steps", options->steps,
                   "training steps (default 5; ranks x steps at most 100,000)");
-  cmd->add_option("--straggler", options->straggler, "the rank whose compute is longer");
+  cmd->add_option("--straggler", options->straggler,
+                  "the rank whose compute is longer (0 to --ranks minus 1; default none)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            return text.starts_with('-') ? "expected a rank, 0 or more, got '" + text + "'" : "";
+          },
+          "RANK", "rank"));
   cmd->add_option("--delay-us", options->delay_us,
                   "how much longer the straggler computes every step, in us");
   cmd->add_option("--out", options->out_dir,

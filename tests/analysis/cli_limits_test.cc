@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,27 @@ TEST_F(CliLimitsTest, DemoSizesThatCannotFitAreRefused) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--iters: Value 2147483647 not in range 1 to 1000"), std::string::npos)
       << r.output;
+}
+
+// `demo allreduce --straggler -1` is refused (it was taken as "no straggler"), and a trace folder
+// that cannot be made reports why (a file in the way), not the write's ENOENT.
+TEST_F(CliLimitsTest, DemoArgumentsAndFoldersSayWhatIsWrong) {
+  CommandResult r = Opscope("demo allreduce --ranks 2 --steps 1 --straggler -1");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--straggler: expected a rank, 0 or more, got '-1'"), std::string::npos)
+      << r.output;
+  const fs::path file =
+      fs::temp_directory_path() / ("opscope_cli_file_" + std::to_string(getpid()));
+  { std::ofstream(file) << "x"; }
+  for (const char* demo : {"allreduce --ranks 2 --steps 1", "rmsnorm --shape 4,64 --iters 1"}) {
+    r = Opscope(std::string("demo ") + demo + " --out '" + (file / "out").string() + "'");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("cannot create trace directory '" + (file / "out").string()),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("Not a directory"), std::string::npos) << r.output;
+  }
+  fs::remove(file);
 }
 
 }  // namespace
