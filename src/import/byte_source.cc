@@ -229,6 +229,10 @@ Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out)
     std::fclose(f);
     return Status::IoError("cannot open " + path + ": it is a directory, not a file", path);
   }
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    std::fclose(f);  // a device's bytes are no trace, and some (/dev/zero) never end
+    return Status::IoError("cannot open " + path + ": it is a device, not a trace file", path);
+  }
   return Sniff(std::make_unique<RawFile>(f), out).InFile(path);
 }
 
