@@ -123,7 +123,21 @@ TEST_F(CliLimitsTest, SmallInputsAreBoundedAndNeverBlock) {
   r = Opscope("report " + trace + " --device-spec '" + fifo.string() + "'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("is a named pipe"), std::string::npos) << r.output;
+  // A trace from a pipe nobody writes to: an error after a few seconds, for diff as for report.
+  for (const std::string& command :
+       {"diff " + trace + " '" + fifo.string() + "'", "report '" + fifo.string() + "'"}) {
+    r = Opscope(command);
+    EXPECT_EQ(r.exit_code, 1) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("cannot open " + fifo.string() +
+                            ": a named pipe that no program wrote to within 5 s"),
+              std::string::npos)
+        << r.output;
+  }
   fs::remove(fifo);
+  // A pipe with a writer is read as the stream it is.
+  r = testing::RunCommand("bash -c \"" + testing::OpscopeCommand() + " diff " + trace + " <(zcat " +
+                          trace + ") --json\" 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 // `demo rmsnorm` refuses a shape that cannot fit this process's memory before allocating (under a
