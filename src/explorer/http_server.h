@@ -98,6 +98,10 @@ struct HttpServerOptions {
   size_t max_head_bytes = 16 * 1024;
   size_t max_body_bytes = 64 * 1024;
   size_t max_headers = 64;
+  // Bytes of answers handed to connections and not yet sent, all connections together: a large
+  // answer (over 64 KiB) past it gets 503 at once, so clients that ask and do not read cannot
+  // make the server hold their answers without bound.
+  size_t max_buffered_bytes = size_t{256} << 20;
 };
 
 // Counters for tests and benchmarks (monotonic since Start).
@@ -108,6 +112,7 @@ struct HttpServerStats {
   uint64_t timed_out = 0;  // head or idle deadline passed
   uint64_t requests = 0;
   uint64_t cancelled = 0;  // requests whose client left before the answer
+  uint64_t shed = 0;       // large answers refused (503) past max_buffered_bytes
 };
 
 class HttpServer {

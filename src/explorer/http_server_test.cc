@@ -98,6 +98,10 @@ class HttpServerTest : public ::testing::Test {
           res.body = "{}";
         },
         [](const HttpRequest&) { return true; });
+    server_->Route("/big", [](const HttpRequest&, HttpResponse& res) {
+      res.content_type = "text/plain";
+      res.body.assign(size_t{32} << 20, 'x');
+    });
     const Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.message();
   }
@@ -280,6 +284,34 @@ TEST_F(HttpServerTest, HeavyRequestsCannotTakeEveryWorker) {
     EXPECT_NE(ReadSome(fd, "{}").find("200 OK"), std::string::npos);
     close(fd);
   }
+}
+
+// Clients that ask for large answers and do not read cannot make the server hold them without
+// bound: past max_buffered_bytes a large answer is a 503 at once, and the room comes back when
+// the reader leaves.
+TEST_F(HttpServerTest, AnswersWaitingForSlowReadersAreBounded) {
+  HttpServerOptions options;
+  options.max_buffered_bytes = size_t{40} << 20;
+  StartServer(options);
+  const int stalled = Connect(server_->port());
+  ASSERT_TRUE(SendAll(stalled, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  char first[16];
+  ASSERT_GT(recv(stalled, first, sizeof(first), 0), 0);  // its answer is being written
+  const int second = Connect(server_->port());
+  ASSERT_TRUE(SendAll(second, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_NE(ReadSome(second, "retry").find("503"), std::string::npos);
+  EXPECT_EQ(server_->stats().shed, 1u);
+  close(second);
+  close(stalled);  // the stalled answer's write fails and its room comes back
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    const std::string body = Get("/big", &status);
+    if (status != 200) std::this_thread::sleep_for(milliseconds(20));
+    if (status == 200) {
+      EXPECT_EQ(body.size(), size_t{32} << 20);
+    }
+  }
+  EXPECT_EQ(status, 200);
 }
 
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
