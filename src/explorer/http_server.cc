@@ -92,7 +92,9 @@ void ReleaseAnswer(http::response<http::string_body>* msg) {
 #endif
 }
 
-// A fixed pool of threads running queued tasks in order.
+// A fixed pool of threads running queued tasks, taking the clients in turn: each client (its
+// address) has its own queue, run in order, and the next task comes from the client after the
+// one served last, so one client's many requests cannot make another's wait behind all of them.
 class WorkerPool {
  public:
   ~WorkerPool() { Join(); }
@@ -101,11 +103,13 @@ class WorkerPool {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
   }
 
-  void Post(std::function<void()> task) {
+  void Post(const std::string& client, std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
-      queue_.push_back(std::move(task));
+      std::deque<std::function<void()>>& queue = queues_[client];
+      if (queue.empty()) turns_.push_back(client);
+      queue.push_back(std::move(task));
     }
     cv_.notify_one();
   }
@@ -113,10 +117,11 @@ class WorkerPool {
   // Drops queued tasks and lets each thread exit once its task returns. True when no task is
   // running by `until`.
   bool Stop(Clock::time_point until) {
-    std::deque<std::function<void()>> dropped;
+    std::map<std::string, std::deque<std::function<void()>>> dropped;
     std::unique_lock<std::mutex> lock(mu_);
     stop_ = true;
-    dropped.swap(queue_);
+    dropped.swap(queues_);
+    turns_.clear();
     cv_.notify_all();
     const bool idle = idle_cv_.wait_until(lock, until, [this] { return running_ == 0; });
     lock.unlock();
@@ -136,15 +141,29 @@ class WorkerPool {
   }
 
  private:
+  // The next client's first task; its turn goes to the back while it has more. Caller holds mu_.
+  std::function<void()> Next() {
+    const std::string client = std::move(turns_.front());
+    turns_.pop_front();
+    auto it = queues_.find(client);
+    std::function<void()> task = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) {
+      queues_.erase(it);
+    } else {
+      turns_.push_back(client);
+    }
+    return task;
+  }
+
   void Run() {
     while (true) {
       std::function<void()> task;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        cv_.wait(lock, [this] { return stop_ || !turns_.empty(); });
         if (stop_) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
+        task = Next();
         ++running_;
       }
       task();
@@ -160,7 +179,8 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
-  std::deque<std::function<void()>> queue_;
+  std::map<std::string, std::deque<std::function<void()>>> queues_;  // per client, in order
+  std::deque<std::string> turns_;  // clients with queued tasks, the next to serve first
   int running_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
@@ -437,9 +457,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     const bool heavy = route != nullptr && route->heavy && route->heavy(req);
     WatchClient();
+    const std::string client = req.peer;
     auto task = [self = shared_from_this(), handler, req = std::move(req),
                  res = std::move(res)]() mutable { self->Run(*handler, req, res); };
-    (heavy ? server_.heavy_pool : server_.light_pool).Post(std::move(task));
+    (heavy ? server_.heavy_pool : server_.light_pool).Post(client, std::move(task));
   }
 
   // Worker thread: runs the handler and hands the answer back to the I/O thread.

@@ -14,7 +14,9 @@
 // connections and the server at most `max_connections` (a new connection past a limit closes the
 // oldest connection of that client, or of any client, that is not running a request; with none
 // to close it is refused). Handlers run on a pool of `workers` threads; routes marked heavy run
-// on a separate pool of `heavy_workers`, so heavy requests cannot occupy every worker. While a
+// on a separate pool of `heavy_workers`, so heavy requests cannot occupy every worker; each pool
+// takes the clients (addresses) in turn, so one client's queued requests cannot make another's
+// wait behind all of them. While a
 // handler runs, the server watches its connection: when the client disconnects, the server
 // stops, or the request's deadline passes, HttpRequest::Cancelled() turns true and long
 // handlers are expected to check it and return.
