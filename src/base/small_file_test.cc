@@ -43,8 +43,9 @@ TEST_F(SmallFileTest, RefusesWhatIsNotASmallTextFile) {
   std::string text = "kept?";
   Status st = ReadSmallFile("/dev/zero", "device spec", kMaxSmallFileBytes, &text);
   EXPECT_EQ(st.code(), Status::Code::kInvalidInput);
-  EXPECT_EQ(st.message(), "device spec '/dev/zero' is larger than 1048576 bytes (the limit for "
-                          "this kind of file)");
+  EXPECT_EQ(st.message(),
+            "device spec '/dev/zero' is larger than 1048576 bytes (the limit for "
+            "this kind of file)");
   EXPECT_TRUE(text.empty());
   st = ReadSmallFile(Write("big.txt", std::string(65, 'y')), "config", 64, &text);
   EXPECT_EQ(st.code(), Status::Code::kInvalidInput);
@@ -53,8 +54,9 @@ TEST_F(SmallFileTest, RefusesWhatIsNotASmallTextFile) {
   const std::string fifo = (dir_ / "fifo").string();
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   st = ReadSmallFile(fifo, "graph file", 64, &text);  // no writer: must not block
-  EXPECT_EQ(st.message(), "graph file '" + fifo + "' is a named pipe, not a file (give a regular "
-                          "file)");
+  EXPECT_EQ(st.message(), "graph file '" + fifo +
+                              "' is a named pipe, not a file (give a regular "
+                              "file)");
   st = ReadSmallFile(Write("bin", std::string("ab\0c", 4)), "config", 64, &text);
   EXPECT_NE(st.message().find("not a text file (a NUL byte at offset 2)"), std::string::npos);
   EXPECT_EQ(st.offset(), 2u);
