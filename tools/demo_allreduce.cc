@@ -92,7 +92,12 @@ class RankTrace {
     trace_.metadata().trace_name = path;
     trace_.Finalize();
     std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {  // the real reason (a file in the way, no permission), not the write's ENOENT
+      throw std::runtime_error(
+          fmt::format("cannot create trace directory '{}': {}", dir.string(), ec.message()));
+    }
     const Status st = WriteChromeTrace(trace_, path);
     if (!st.ok()) throw std::runtime_error(st.message());
   }
@@ -185,9 +190,10 @@ void Validate(const AllReduceDemoOptions& o) {
         "~2 KB of trace), got {}",
         kMaxRankSteps / o.ranks, o.ranks, kMaxRankSteps, o.steps));
   }
-  if (o.straggler >= o.ranks) {
+  if (o.straggler < -1 || o.straggler >= o.ranks) {
     throw std::invalid_argument(
-        fmt::format("--straggler {} is not a rank of a {}-rank job", o.straggler, o.ranks));
+        fmt::format("--straggler {} is not a rank of a {}-rank job (0 to {})", o.straggler, o.ranks,
+                    o.ranks - 1));
   }
   if (!(o.delay_us >= 0) || o.delay_us > 1e7) {
     throw std::invalid_argument(fmt::format("--delay-us must be 0 to 1e7, got {}", o.delay_us));

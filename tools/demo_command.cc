@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -131,7 +130,13 @@ void AddAllReduceCommand(CLI::App* demo, int* exit_code) {
   cmd->add_option("--ranks", options->ranks, "simulated NeuronCores, one rank each (default 4)");
   cmd->add_option("--steps", options->steps,
                   "training steps (default 5; ranks x steps at most 100,000)");
-  cmd->add_option("--straggler", options->straggler, "the rank whose compute is longer");
+  cmd->add_option("--straggler", options->straggler,
+                  "the rank whose compute is longer (0 to --ranks minus 1; default none)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            return text.starts_with('-') ? "expected a rank, 0 or more, got '" + text + "'" : "";
+          },
+          "RANK", "rank"));
   cmd->add_option("--delay-us", options->delay_us,
                   "how much longer the straggler computes every step, in us");
   cmd->add_option("--out", options->out_dir,
@@ -154,10 +159,13 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--device", args->options.device,
                   "neuron (default, = neuron:0), neuron:N or cpu");
   auto* shape = cmd->add_option("--shape", args->shape, "ROWS,HIDDEN of x (default 128,4096)");
-  cmd->add_option("--iters", args->options.iters, "profiled iterations per variant (default 10)")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
-  cmd->add_option("--warmup", args->options.warmup, "unprofiled warm-up iterations (default 2)")
-      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
+  cmd->add_option("--iters", args->options.iters,
+                  "profiled iterations per variant (default 10, at most 1000: each keeps its "
+                  "trace events)")
+      ->check(CLI::Range(1, kMaxDemoIters));
+  cmd->add_option("--warmup", args->options.warmup,
+                  "unprofiled warm-up iterations (default 2, at most 1000)")
+      ->check(CLI::Range(0, kMaxDemoIters));
   cmd->add_flag("--no-sync", args->no_sync,
                 "do not synchronize the device inside the profiled loop (the pitfall)");
   cmd->add_flag("--flush-on-stop", args->options.flush_on_stop,

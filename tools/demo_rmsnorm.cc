@@ -17,6 +17,7 @@
 #include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"
+#include "tools/demo_memory.h"
 
 namespace opscope::tools {
 namespace {
@@ -169,7 +170,12 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     throw std::runtime_error(fmt::format(
         "--shape must be two positive sizes ROWS,HIDDEN, got {},{}", options.rows, options.hidden));
   }
-  if (options.iters < 1) throw std::runtime_error("--iters must be at least 1");
+  if (options.iters < 1 || options.iters > kMaxDemoIters) {
+    throw std::runtime_error(fmt::format(
+        "--iters must be 1 to {} (each profiled iteration keeps its trace events), got {}",
+        kMaxDemoIters, options.iters));
+  }
+  CheckDemoFits(options.rows, options.hidden);
   RegisterCpuBackend();
   Device device(options.device);
   if (device.type == DeviceType::kPrivateUse1) RegisterNeuronBackend();
@@ -188,14 +194,23 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
   if (neuron) report.model = neuron::DefaultDevice().params().preset;
   const std::string run_dir = options.out_dir.empty() ? "" : ProfileRunDirectory(options.out_dir);
 
-  const Tensor x_cpu = randn({options.rows, options.hidden}, /*seed=*/0);
+  const int64_t x_bytes = options.rows * options.hidden * int64_t{4};  // fits: ParseShape
+  const Tensor x_cpu = Allocating("x on the host", x_bytes, [&] {
+    return randn({options.rows, options.hidden}, 0);
+  });
   const Tensor w_cpu = randn({options.hidden}, /*seed=*/1);
-  const std::vector<float> ref = rms_norm(x_cpu, {options.hidden}, w_cpu, options.eps).ToVector();
-  const Tensor x = x_cpu.to(device);
+  const std::vector<float> ref = Allocating("the CPU reference output", 2 * x_bytes, [&] {
+    return rms_norm(x_cpu, {options.hidden}, w_cpu, options.eps).ToVector();
+  });
+  const Tensor x = Allocating("x on " + device.str(), x_bytes, [&] { return x_cpu.to(device); });
   const Tensor w = w_cpu.to(device);
 
   for (const DemoVariant& v : variants) {
-    for (int i = 0; i < options.warmup; ++i) v.run(x, w, options.eps);
+    auto run = [&] {
+      return Allocating(v.name + "'s output and intermediates", 2 * x_bytes,
+                        [&] { return v.run(x, w, options.eps); });
+    };
+    for (int i = 0; i < options.warmup; ++i) run();
     synchronize(device);
 
     ProfilerOptions po;
@@ -210,7 +225,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     const int64_t t0 = NowNs();
     for (int i = 0; i < options.iters; ++i) {
       y = Tensor();  // every call starts from the same allocation (see RunRmsNormDemo)
-      y = v.run(x, w, options.eps);
+      y = run();
       if (options.sync) synchronize(device);  // torch.neuron.synchronize() in the loop
     }
     const int64_t t1 = NowNs();
@@ -225,7 +240,8 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
     r.wall_us_per_call = (t1 - t0) / 1e3 / options.iters;
     Measure(prof, options.iters, &r);
     MeasureMemory(prof, device, options.iters, &r);
-    const std::vector<float> got = y.ToVector();
+    const std::vector<float> got =
+        Allocating(v.name + "'s output read back", x_bytes, [&] { return y.ToVector(); });
     for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
       r.max_abs_error = std::max(r.max_abs_error, double(std::fabs(got[i] - ref[i])));
     }

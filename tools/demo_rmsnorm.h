@@ -19,6 +19,9 @@
 
 namespace opscope::tools {
 
+// Profiled iterations per variant, at most: each keeps its trace events (about 0.2 MB).
+inline constexpr int kMaxDemoIters = 1000;
+
 struct DemoOptions {
   std::string device = "neuron";  // "neuron" or "cpu" (any torch-style device string)
   int64_t rows = 128;             // the default shape shows the reference story's structure

@@ -259,6 +259,15 @@ void LoadAll(std::vector<Opened>* opened, bool job, const ExploreArgs& args, siz
   std::fflush(stdout);
 }
 
+// The address an `ssh -L` forward reaches the server at from this host: the one it listens on,
+// bracketed when IPv6 ("[::1]"), the loopback of its family for a wildcard.
+std::string ForwardTarget(const std::string& host) {
+  if (host == "0.0.0.0" || host.empty()) return "127.0.0.1";
+  if (host == "::" || host == "[::]") return "[::1]";
+  if (host.find(':') != std::string::npos && host.front() != '[') return "[" + host + "]";
+  return host;
+}
+
 // Prints where the Explorer serves (and how to reach it from elsewhere).
 void PrintAccess(const Explorer& server, const ExploreArgs& args, bool has_job) {
   const int port = server.port();
@@ -275,9 +284,10 @@ void PrintAccess(const Explorer& server, const ExploreArgs& args, bool has_job) 
               server.num_traces() == 1 ? "" : "s", server.Url().c_str());
   char hostname[256] = "this-host";
   gethostname(hostname, sizeof(hostname) - 1);
+  const std::string target = ForwardTarget(args.host);
   if (IsLoopbackHost(args.host)) {
-    std::printf("from a laptop: ssh -L %d:127.0.0.1:%d %s   then open http://127.0.0.1:%d/\n", port,
-                port, hostname, port);
+    std::printf("from a laptop: ssh -L %d:%s:%d %s   then open http://127.0.0.1:%d/\n", port,
+                target.c_str(), port, hostname, port);
   } else {
     std::printf("access token: %s (required on every request; the URL above carries it)\n",
                 server.token().c_str());
@@ -286,9 +296,9 @@ void PrintAccess(const Explorer& server, const ExploreArgs& args, bool has_job) 
                   server.token().c_str());
     }
     std::printf(
-        "from a laptop: ssh -L %d:127.0.0.1:%d %s   then open "
+        "from a laptop: ssh -L %d:%s:%d %s   then open "
         "http://127.0.0.1:%d/?token=%s\n",
-        port, port, hostname, port, server.token().c_str());
+        port, target.c_str(), port, hostname, port, server.token().c_str());
   }
   std::printf("press Ctrl-C to stop\n");
   std::fflush(stdout);
@@ -372,8 +382,8 @@ void AddExploreCommand(CLI::App& app, int* exit_code) {
                   "stop this many seconds after every trace has loaded (for scripts)");
   cmd->add_option("--threads", args->threads,
                   "threads that import one trace (default: the cores available; a directory's "
-                  "traces import side by side, sharing them)")
-      ->check(CLI::NonNegativeNumber);
+                  "traces import side by side, sharing them; at most 256 are used)")
+      ->transform(ThreadCountValidator());
   cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->callback([args, exit_code] {
     if (args->paths.empty() && args->synthetic_events <= 0) {

@@ -1,5 +1,7 @@
 // opscope: profile, import, compare and explore ML traces.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #if defined(__GLIBC__)
@@ -7,6 +9,24 @@
 #endif
 
 #include "tools/commands.h"
+
+namespace {
+
+// Every command prints through stdout's buffer (reports, JSON, tables, help): a write that failed
+// there (a full disk, /dev/full, a file over its size limit) left the output incomplete, so the
+// command fails with exit code 1 whatever it returned. Returns the exit code to use.
+int FinishStdout(int exit_code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_errno = errno;
+  if (flushed && !std::ferror(stdout)) return exit_code;
+  std::fprintf(stderr,
+               "opscope: error: writing the output to stdout failed: %s; it is incomplete\n",
+               flush_errno != 0 ? std::strerror(flush_errno) : "write error");
+  return exit_code == 0 ? 1 : exit_code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
 #if defined(__GLIBC__)
@@ -32,10 +52,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return FinishStdout(app.exit(e));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "opscope: error: %s\n", e.what());
-    return 1;
+    return FinishStdout(1);
   }
-  return exit_code;
+  return FinishStdout(exit_code);
 }

@@ -198,8 +198,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "Threads that parse a trace and compute its report; for a job, the cores each "
                   "process imports rank "
                   "files on, one file per core (default: the cores available, shared by the MPI "
-                  "processes on a host; the report is the same for every count)")
-      ->check(CLI::NonNegativeNumber);
+                  "processes on a host; at most 256 are used; the report is the same for every "
+                  "count)")
+      ->transform(ThreadCountValidator());
   cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
   cmd->add_flag("--stats", args->stats,
                 "Job: print each process's rank files, MB imported, seconds, MB/s and peak RSS "

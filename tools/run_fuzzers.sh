@@ -70,6 +70,12 @@ else
   echo "run_fuzzers.sh: protoc not found; perfetto_fuzz starts from nested_tracks.perfetto-trace alone" >&2
 fi
 
+# import: the inputs the fuzzer found before (fixtures/fuzz-crashes/import_*), kept as seeds so
+# every run checks them again (the parse paths once disagreed on them; tests/import checks them
+# too).
+find "$shared/fixtures/fuzz-crashes" -name 'import_*' -exec cp {} "$build/fuzz-seeds/import/" \; \
+  2>/dev/null || true
+
 # Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
 # KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
 # cases. op_args: the distinct args objects of the fixtures' ops that carry record_shapes keys,

@@ -38,6 +38,10 @@ enum class TraceFormat : uint8_t {
 // The format's short name, as `opscope report` and the Python module print it: "kineto-json", ...
 std::string_view TraceFormatName(TraceFormat format);
 
+// The most threads an import (ImportOptions::threads), an analysis (ReportOptions::threads) or a
+// job's import runs: a larger count runs on this many. More threads than cores gain nothing.
+inline constexpr int kMaxThreads = 256;
+
 struct ImportOptions {
   // Maximum JSON nesting depth inside one event (args objects nest); deeper input is an error.
   int max_depth = 64;
@@ -60,7 +64,7 @@ struct ImportOptions {
   // calling thread alone, which is faster there); 1 = the calling
   // thread alone; N >= 2 = the calling thread reads and parses, one thread turns events into the
   // model in stream order, N - 2 more parse. The result (trace, stats, warnings and their order)
-  // is the same for every count.
+  // is the same for every count. Counts above kMaxThreads run on kMaxThreads.
   int threads = 0;
   // With several threads, events are parsed in chunks of about this many bytes of JSON (tests set
   // it small to spread a small input over every thread).

@@ -53,8 +53,8 @@ struct RankFile {
 
 // Every *.json (with traceEvents) / *.json.gz trace file named by `paths` (files, or folders
 // searched recursively, such as Neuron's profile layout), sorted by path. NotFound (file() = the
-// path, message "PATH: ...") when a path does not exist, is neither a file nor a folder, or is a
-// folder holding no trace; `files` is then left unchanged.
+// path, message "PATH: ...") when `paths` is empty or a path does not exist, is neither a file nor
+// a folder, or is a folder holding no trace; `files` is then left unchanged.
 Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files);
 // The rank a path names ("rank3", "rank-3", "rank_3", any case, in the file name or, failing
 // that, the closest folder name); -1 when none.
@@ -226,6 +226,7 @@ struct JobReport {
   // Set when the job cannot be analysed (two files claiming one rank, a file with no rank);
   // everything else is empty then.
   std::string error;
+  std::string error_file;             // the trace `error` is about (the second claimant)
   std::vector<std::string> warnings;  // missing ranks, disagreeing world sizes, skipped events
   std::vector<JobError> errors;       // rank files that failed to import (the job is partial)
   bool partial = false;

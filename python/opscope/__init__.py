@@ -43,7 +43,7 @@ def load(path):
     """
     if isinstance(path, (list, tuple)):
         return load_job(path)
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))  # b"/path" is the path /path, not "b'/path'"
     if os.path.isdir(path):
         files = _trace_files(path)
         if len(files) == 1:

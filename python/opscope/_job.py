@@ -5,6 +5,7 @@ this module lays it out): times there are in microseconds (``*_us``).
 """
 
 import json
+import os
 
 import pandas as pd
 
@@ -78,4 +79,4 @@ class Job:
 
 
 def load_job(paths, align_clocks=True):
-    return Job(_opscope.load_job([str(p) for p in paths], align_clocks))
+    return Job(_opscope.load_job([os.fsdecode(os.fspath(p)) for p in paths], align_clocks))

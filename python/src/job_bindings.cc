@@ -44,7 +44,7 @@ std::shared_ptr<LoadedJob> LoadJob(const std::vector<std::string>& paths, bool a
   }
   if (!found.ok()) RaiseTraceError(found, py::none());
   if (!job->report.error.empty()) {
-    RaiseTraceError(Status::InvalidArgument(job->report.error), py::none());
+    RaiseTraceError(Status::InvalidInput(job->report.error, 0, job->report.error_file), py::none());
   }
   return job;
 }

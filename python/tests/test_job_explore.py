@@ -1,6 +1,7 @@
 """opscope.load(dir) for whole jobs, and opscope.explore in a notebook."""
 
 import json
+import os
 import urllib.error
 import urllib.request
 
@@ -61,3 +62,27 @@ def test_explore_serves_and_stops():
 def test_explore_missing_file_is_trace_error(tmp_path):
     with pytest.raises(opscope.TraceError):
         opscope.explore(tmp_path / "absent.json")
+
+
+def test_load_takes_bytes_paths(job_dir):
+    one = sorted(job_dir.rglob("trace.json"))[0]
+    trace = opscope.load(os.fsencode(one))  # was opened as "b'/...'"
+    assert len(trace.slices()) == len(opscope.load(one).slices())
+    job = opscope.load([os.fsencode(p) for p in sorted(job_dir.rglob("trace.json"))])
+    assert list(job.ranks()["rank"]) == [0, 1, 2, 3]
+
+
+def test_duplicate_rank_error_names_the_file(job_dir, tmp_path):
+    files = sorted(job_dir.rglob("trace.json"))
+    copy = tmp_path / "again.json"
+    copy.write_text(files[1].read_text())
+    with pytest.raises(opscope.TraceError) as e:
+        opscope.load([files[1], copy])
+    assert "is claimed by two traces" in str(e.value)
+    assert e.value.file == str(copy)
+
+
+def test_load_of_no_files_is_an_error():
+    for empty in ([], ()):
+        with pytest.raises(opscope.TraceError, match="no trace given"):
+            opscope.load(empty)

@@ -123,7 +123,7 @@ uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
 }
 
 int AnalysisThreads(int requested, size_t slices) {
-  if (requested > 0) return requested;
+  if (requested > 0) return internal::CapThreads(requested);
   return slices < kParallelAnalysisSlices ? 1 : internal::DefaultThreadsNow(0);
 }
 

@@ -57,6 +57,9 @@ void ForEachOp(std::vector<Credit>* credits, Visit visit) {
 
 namespace {
 
+// Buckets of op instances ComputeOpSummary sorts and sweeps side by side, at most.
+constexpr size_t kMaxCreditBuckets = 64;
+
 // Credits of one range of slices' device activity, bucketed by op instance: bucket b holds the
 // credits of the ops in op_ranges[b], so each bucket can be sorted and visited on its own.
 struct CreditPart {
@@ -147,8 +150,13 @@ OpSummary ComputeOpSummary(const Trace& trace, bool with_subtree, int threads) {
   const auto n = static_cast<uint32_t>(slices.size());
   const size_t parts_wanted = analysis::AnalysisParts(threads);
   const auto ranges = internal::SplitRange(n, parts_wanted);
+  // Buckets of op instances: as many as the parts, up to kMaxCreditBuckets, so the parts' bucket
+  // lists grow with the thread count, not with its square.
   std::vector<uint32_t> bounds;
-  for (const auto& [begin, end] : ranges) bounds.push_back(begin);
+  for (const auto& [begin, end] :
+       internal::SplitRange(n, std::min(ranges.size(), kMaxCreditBuckets))) {
+    bounds.push_back(begin);
+  }
   if (bounds.empty()) bounds.push_back(0);
   std::vector<CreditPart> parts(ranges.size());
   internal::ParallelFor(threads, ranges.size(), [&](size_t i) {

@@ -12,8 +12,8 @@
 namespace opscope::internal {
 
 int ResolveDefaultThreads(int requested, int cores, double runnable) {
-  if (requested > 0) return requested;
-  cores = std::max(cores, 1);
+  if (requested > 0) return CapThreads(requested);
+  cores = std::clamp(cores, 1, kMaxThreads);
   // The caller's own thread is one of the runnable ones: a core it occupies is still ours.
   const double busy = std::max(0.0, runnable - 1.0);
   const int free_cores =
@@ -49,7 +49,7 @@ double RunnableNow() {
 }
 
 int DefaultThreadsNow(int requested) {
-  if (requested > 0) return requested;
+  if (requested > 0) return CapThreads(requested);
   const int cores = AffinityCores();
   if (cores < kMinDefaultThreads) return 1;
   // A few samples a quarter of a millisecond apart: one instant may catch a busy process between

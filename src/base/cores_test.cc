@@ -3,6 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/parallel_for.h"
+
 namespace opscope {
 namespace {
 
@@ -29,6 +36,30 @@ TEST(CoresTest, DefaultTakesFreeCoresExplicitIsHonoured) {
   EXPECT_GE(internal::RunnableNow(), 1.0);  // this thread is running
   EXPECT_GE(internal::DefaultThreadsNow(0), 1);
   EXPECT_EQ(internal::DefaultThreadsNow(3), 3);
+}
+
+// No count runs more than kMaxThreads threads: an explicit count, the cores of a huge machine, or
+// ParallelFor asked for a million threads over a million items.
+TEST(CoresTest, ThreadCountsAreCapped) {
+  using internal::kMaxThreads;
+  using internal::ResolveDefaultThreads;
+  EXPECT_EQ(internal::CapThreads(100000), kMaxThreads);
+  EXPECT_EQ(internal::CapThreads(kMaxThreads), kMaxThreads);
+  EXPECT_EQ(internal::CapThreads(-5), 1);
+  EXPECT_EQ(ResolveDefaultThreads(100000, 2, 0.0), kMaxThreads);
+  EXPECT_EQ(ResolveDefaultThreads(0, 4096, 1.0), kMaxThreads);
+  EXPECT_EQ(internal::DefaultThreadsNow(1 << 30), kMaxThreads);
+  std::mutex mu;
+  std::set<std::thread::id> ran_on;
+  std::atomic<size_t> ran{0};
+  internal::ParallelFor(1 << 20, size_t{1} << 20, [&](size_t i) {
+    ran.fetch_add(1, std::memory_order_relaxed);
+    if (i % 64 != 0) return;
+    std::lock_guard<std::mutex> lock(mu);
+    ran_on.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(ran.load(), size_t{1} << 20);
+  EXPECT_LE(ran_on.size(), static_cast<size_t>(kMaxThreads));
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <system_error>
 #include <thread>
 
+#include "base/cores.h"  // CapThreads
+
 namespace opscope::internal {
 
 void ParallelFor(int threads, size_t n, const std::function<void(size_t)>& body) {
@@ -28,7 +30,7 @@ void ParallelFor(int threads, size_t n, const std::function<void(size_t)>& body)
     }
   };
   std::vector<std::thread> pool;
-  const size_t extra = std::min(static_cast<size_t>(threads), n) - 1;
+  const size_t extra = std::min(static_cast<size_t>(CapThreads(threads)), n) - 1;
   pool.reserve(extra);
   for (size_t t = 0; t < extra; ++t) {
     try {

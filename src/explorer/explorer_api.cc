@@ -241,9 +241,6 @@ bool ExplorerApi::SummaryIsHeavy(const HttpRequest& req) const {
   return !traces_[static_cast<size_t>(i)]->summary_ready;
 }
 
-namespace {
-
-// The cache key of the step a critical-path request names; empty when its parameters are bad.
 std::string CriticalPathKey(const HttpRequest& req, CriticalPathOptions* options) {
   if (req.HasParam("step")) options->annotation = req.Param("step");
   if (options->annotation.size() > kMaxStepLength) return "";
@@ -252,11 +249,12 @@ std::string CriticalPathKey(const HttpRequest& req, CriticalPathOptions* options
       (!ParseInt(req.Param("instance"), &instance) || instance < 0 || instance > INT32_MAX)) {
     return "";
   }
-  options->instance = static_cast<int>(instance);
+  // An empty step is the whole trace, whatever the instance: one cache entry, so requests that
+  // vary only an ignored parameter do not recompute the path (a client could otherwise keep the
+  // heavy pool busy with new instance= values).
+  options->instance = options->annotation.empty() ? 0 : static_cast<int>(instance);
   return fmt::format("{}\x1f{}", options->annotation, options->instance);
 }
-
-}  // namespace
 
 bool ExplorerApi::CriticalPathIsHeavy(const HttpRequest& req) const {
   int64_t i = 0;

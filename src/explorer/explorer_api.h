@@ -108,6 +108,11 @@ struct LoadedTrace {
   std::shared_ptr<const CriticalPathView> cp;
 };
 
+// The cache key of the critical path a request names (its step and instance), filling *options;
+// empty when a parameter is bad. Parameters the path does not depend on are left out: an empty
+// step is the whole trace whatever `instance` says.
+std::string CriticalPathKey(const HttpRequest& req, CriticalPathOptions* options);
+
 struct ExplorerApiOptions {
   bool compare = false;  // reported by /api/info: the UI opens the comparison first
   // Time a search may spend matching names before it answers with "complete": false.

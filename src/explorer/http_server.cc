@@ -16,6 +16,10 @@
 #include <thread>
 #include <unordered_map>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace opscope::explorer {
 
 namespace asio = boost::asio;
@@ -73,7 +77,24 @@ std::string ErrorJson(int status, std::string_view message) {
   return fmt::format("{{\"error\": \"{}\", \"status\": {}}}", escaped, status);
 }
 
-// A fixed pool of threads running queued tasks in order.
+// Answers up to this size are never refused for buffering (errors, small JSON).
+constexpr size_t kSmallAnswerBytes = size_t{64} << 10;
+// Answers at least this large go back to the system once sent (see ReleaseAnswer).
+constexpr size_t kReleaseAfterBytes = size_t{8} << 20;
+
+// Frees a sent answer's body and hands free heap back to the system: glibc keeps freed blocks
+// below its mmap threshold, so 60 answers of 15 MB to clients that never read left 1 GB of RSS
+// after they were closed.
+void ReleaseAnswer(http::response<http::string_body>* msg) {
+  std::string().swap(msg->body());
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+// A fixed pool of threads running queued tasks, taking the clients in turn: each client (its
+// address) has its own queue, run in order, and the next task comes from the client after the
+// one served last, so one client's many requests cannot make another's wait behind all of them.
 class WorkerPool {
  public:
   ~WorkerPool() { Join(); }
@@ -82,11 +103,13 @@ class WorkerPool {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
   }
 
-  void Post(std::function<void()> task) {
+  void Post(const std::string& client, std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
-      queue_.push_back(std::move(task));
+      std::deque<std::function<void()>>& queue = queues_[client];
+      if (queue.empty()) turns_.push_back(client);
+      queue.push_back(std::move(task));
     }
     cv_.notify_one();
   }
@@ -94,10 +117,11 @@ class WorkerPool {
   // Drops queued tasks and lets each thread exit once its task returns. True when no task is
   // running by `until`.
   bool Stop(Clock::time_point until) {
-    std::deque<std::function<void()>> dropped;
+    std::map<std::string, std::deque<std::function<void()>>> dropped;
     std::unique_lock<std::mutex> lock(mu_);
     stop_ = true;
-    dropped.swap(queue_);
+    dropped.swap(queues_);
+    turns_.clear();
     cv_.notify_all();
     const bool idle = idle_cv_.wait_until(lock, until, [this] { return running_ == 0; });
     lock.unlock();
@@ -117,15 +141,29 @@ class WorkerPool {
   }
 
  private:
+  // The next client's first task; its turn goes to the back while it has more. Caller holds mu_.
+  std::function<void()> Next() {
+    const std::string client = std::move(turns_.front());
+    turns_.pop_front();
+    auto it = queues_.find(client);
+    std::function<void()> task = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) {
+      queues_.erase(it);
+    } else {
+      turns_.push_back(client);
+    }
+    return task;
+  }
+
   void Run() {
     while (true) {
       std::function<void()> task;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        cv_.wait(lock, [this] { return stop_ || !turns_.empty(); });
         if (stop_) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
+        task = Next();
         ++running_;
       }
       task();
@@ -141,7 +179,8 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
-  std::deque<std::function<void()>> queue_;
+  std::map<std::string, std::deque<std::function<void()>>> queues_;  // per client, in order
+  std::deque<std::string> turns_;  // clients with queued tasks, the next to serve first
   int running_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
@@ -255,8 +294,9 @@ struct HttpServer::Impl {
 
   struct AtomicStats {
     std::atomic<uint64_t> accepted{0}, refused{0}, evicted{0}, timed_out{0}, requests{0},
-        cancelled{0};
+        cancelled{0}, shed{0};
   } stats;
+  size_t buffered_bytes = 0;  // answers being written (I/O thread only; max_buffered_bytes)
 };
 
 namespace {
@@ -417,9 +457,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     const bool heavy = route != nullptr && route->heavy && route->heavy(req);
     WatchClient();
+    const std::string client = req.peer;
     auto task = [self = shared_from_this(), handler, req = std::move(req),
                  res = std::move(res)]() mutable { self->Run(*handler, req, res); };
-    (heavy ? server_.heavy_pool : server_.light_pool).Post(std::move(task));
+    (heavy ? server_.heavy_pool : server_.light_pool).Post(client, std::move(task));
   }
 
   // Worker thread: runs the handler and hands the answer back to the I/O thread.
@@ -480,6 +521,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
       msg->insert(beast::string_view(name.data(), name.size()), value);
     }
     msg->keep_alive(keep_alive_ && !server_.stopping);
+    if (res.body.size() > kSmallAnswerBytes &&
+        server_.buffered_bytes + res.body.size() > server_.options.max_buffered_bytes) {
+      ++server_.stats.shed;
+      res.body =
+          ErrorJson(503, "server busy: too many large answers wait for their clients; retry");
+      msg->result(http::status::service_unavailable);
+      msg->set(http::field::content_type, "application/json; charset=utf-8");
+    }
+    const size_t buffered = res.body.size();
+    server_.buffered_bytes += buffered;
     msg->body() = std::move(res.body);
     msg->prepare_payload();
     if (head_only_) {
@@ -488,16 +539,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
       msg->content_length(length);
     }
     stream_.expires_after(Ms(server_.options.write_timeout_ms));
-    http::async_write(stream_, *msg, [self = shared_from_this(), msg](ErrorCode ec, size_t) {
-      if (self->state_ == State::kClosed) return;
-      if (ec) {
-        self->Close();
-      } else if (!msg->keep_alive()) {
-        self->Linger();
-      } else {
-        self->WaitForRequest();
-      }
-    });
+    http::async_write(stream_, *msg,
+                      [self = shared_from_this(), msg, buffered](ErrorCode ec, size_t) {
+                        self->server_.buffered_bytes -= buffered;
+                        if (buffered >= kReleaseAfterBytes) ReleaseAnswer(msg.get());
+                        if (self->state_ == State::kClosed) return;
+                        if (ec) {
+                          self->Close();
+                        } else if (!msg->keep_alive()) {
+                          self->Linger();
+                        } else {
+                          self->WaitForRequest();
+                        }
+                      });
   }
 
   // Closes after the answer: stops sending, then reads and drops what the client still sends
@@ -715,8 +769,8 @@ int HttpServer::port() const { return impl_->port; }
 
 HttpServerStats HttpServer::stats() const {
   const auto& s = impl_->stats;
-  return {s.accepted.load(),  s.refused.load(),  s.evicted.load(),
-          s.timed_out.load(), s.requests.load(), s.cancelled.load()};
+  return {s.accepted.load(), s.refused.load(),   s.evicted.load(), s.timed_out.load(),
+          s.requests.load(), s.cancelled.load(), s.shed.load()};
 }
 
 }  // namespace opscope::explorer

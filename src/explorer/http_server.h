@@ -14,7 +14,9 @@
 // connections and the server at most `max_connections` (a new connection past a limit closes the
 // oldest connection of that client, or of any client, that is not running a request; with none
 // to close it is refused). Handlers run on a pool of `workers` threads; routes marked heavy run
-// on a separate pool of `heavy_workers`, so heavy requests cannot occupy every worker. While a
+// on a separate pool of `heavy_workers`, so heavy requests cannot occupy every worker; each pool
+// takes the clients (addresses) in turn, so one client's queued requests cannot make another's
+// wait behind all of them. While a
 // handler runs, the server watches its connection: when the client disconnects, the server
 // stops, or the request's deadline passes, HttpRequest::Cancelled() turns true and long
 // handlers are expected to check it and return.
@@ -98,6 +100,10 @@ struct HttpServerOptions {
   size_t max_head_bytes = 16 * 1024;
   size_t max_body_bytes = 64 * 1024;
   size_t max_headers = 64;
+  // Bytes of answers handed to connections and not yet sent, all connections together: a large
+  // answer (over 64 KiB) past it gets 503 at once, so clients that ask and do not read cannot
+  // make the server hold their answers without bound.
+  size_t max_buffered_bytes = size_t{256} << 20;
 };
 
 // Counters for tests and benchmarks (monotonic since Start).
@@ -108,6 +114,7 @@ struct HttpServerStats {
   uint64_t timed_out = 0;  // head or idle deadline passed
   uint64_t requests = 0;
   uint64_t cancelled = 0;  // requests whose client left before the answer
+  uint64_t shed = 0;       // large answers refused (503) past max_buffered_bytes
 };
 
 class HttpServer {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -34,6 +35,26 @@ int Connect(int port, int recv_timeout_ms = 3000) {
     return -1;
   }
   timeval tv{recv_timeout_ms / 1000, (recv_timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
+// A loopback socket connected from `from` (another client address, e.g. 127.0.0.2).
+int ConnectFrom(const char* from, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  inet_pton(AF_INET, from, &local.sin_addr);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  timeval tv{3, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   return fd;
 }
@@ -98,6 +119,18 @@ class HttpServerTest : public ::testing::Test {
           res.body = "{}";
         },
         [](const HttpRequest&) { return true; });
+    server_->Route(
+        "/turn/{n}",
+        [this](const HttpRequest& req, HttpResponse& res) {
+          std::lock_guard<std::mutex> lock(turns_mu_);
+          turns_.push_back(std::stoi(req.captures.at(0)));
+          res.body = "{}";
+        },
+        [](const HttpRequest&) { return true; });
+    server_->Route("/big", [](const HttpRequest&, HttpResponse& res) {
+      res.content_type = "text/plain";
+      res.body.assign(size_t{32} << 20, 'x');
+    });
     const Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.message();
   }
@@ -117,6 +150,8 @@ class HttpServerTest : public ::testing::Test {
   std::atomic<bool> release_{false};
   std::atomic<bool> saw_cancel_{false};
   std::atomic<int> waiting_{0};
+  std::mutex turns_mu_;
+  std::vector<int> turns_;  // the /turn/{n} requests in the order they ran
 };
 
 TEST_F(HttpServerTest, RoutesCapturesAndDecodedParameters) {
@@ -280,6 +315,60 @@ TEST_F(HttpServerTest, HeavyRequestsCannotTakeEveryWorker) {
     EXPECT_NE(ReadSome(fd, "{}").find("200 OK"), std::string::npos);
     close(fd);
   }
+}
+
+// Clients that ask for large answers and do not read cannot make the server hold them without
+// bound: past max_buffered_bytes a large answer is a 503 at once, and the room comes back when
+// the reader leaves.
+TEST_F(HttpServerTest, AnswersWaitingForSlowReadersAreBounded) {
+  HttpServerOptions options;
+  options.max_buffered_bytes = size_t{40} << 20;
+  StartServer(options);
+  const int stalled = Connect(server_->port());
+  ASSERT_TRUE(SendAll(stalled, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  char first[16];
+  ASSERT_GT(recv(stalled, first, sizeof(first), 0), 0);  // its answer is being written
+  const int second = Connect(server_->port());
+  ASSERT_TRUE(SendAll(second, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_NE(ReadSome(second, "retry").find("503"), std::string::npos);
+  EXPECT_EQ(server_->stats().shed, 1u);
+  close(second);
+  close(stalled);  // the stalled answer's write fails and its room comes back
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    const std::string body = Get("/big", &status);
+    if (status != 200) std::this_thread::sleep_for(milliseconds(20));
+    if (status == 200) {
+      EXPECT_EQ(body.size(), size_t{32} << 20);
+    }
+  }
+  EXPECT_EQ(status, 200);
+}
+
+// The heavy pool takes clients in turn: one client's queued requests do not make another's wait
+// behind all of them (three of 127.0.0.1's queued before 127.0.0.2's one: it runs second).
+TEST_F(HttpServerTest, HeavyPoolTakesClientsInTurn) {
+  HttpServerOptions options;
+  options.heavy_workers = 1;
+  StartServer(options);
+  const int gate = Connect(server_->port());  // holds the only heavy worker until release_
+  ASSERT_TRUE(SendAll(gate, "GET /heavy HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::this_thread::sleep_for(milliseconds(100));
+  std::vector<int> fds;
+  for (int n : {1, 2, 3, 9}) {
+    fds.push_back(n == 9 ? ConnectFrom("127.0.0.2", server_->port()) : Connect(server_->port()));
+    ASSERT_GE(fds.back(), 0);
+    ASSERT_TRUE(SendAll(fds.back(), fmt::format("GET /turn/{} HTTP/1.1\r\nHost: x\r\n\r\n", n)));
+    std::this_thread::sleep_for(milliseconds(50));  // queued in this order
+  }
+  release_ = true;
+  for (int fd : fds) {
+    EXPECT_NE(ReadSome(fd, "{}").find("200 OK"), std::string::npos);
+    close(fd);
+  }
+  close(gate);
+  std::lock_guard<std::mutex> lock(turns_mu_);
+  EXPECT_EQ(turns_, (std::vector<int>{1, 9, 2, 3}));
 }
 
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {

@@ -1,12 +1,16 @@
 // Plain, in-memory and gzip byte sources.
 #include "import/byte_source.h"
 
+#include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace opscope::import {
@@ -216,8 +220,47 @@ bool IsGzipSource(const ByteSource* source) {
   return dynamic_cast<const GzipSource*>(source) != nullptr;
 }
 
+namespace {
+
+// How long a named pipe may go without a writer's first bytes (or its close) before the open
+// fails: `<(zcat trace.json.gz)` writes within milliseconds; a pipe nobody writes to would block
+// forever.
+constexpr int kPipeWriterWaitMs = 5000;
+
+// Opens the named pipe `path` once a writer has sent something or closed it; nullptr with errno
+// set (ETIMEDOUT when no writer came).
+std::FILE* OpenPipe(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  pollfd p{fd, POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&p, 1, kPipeWriterWaitMs);
+  } while (ready < 0 && errno == EINTR);
+  const int flags = ::fcntl(fd, F_GETFL);
+  std::FILE* f = ready > 0 && flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
+                     ? ::fdopen(fd, "rb")
+                     : nullptr;
+  if (f == nullptr) {
+    const int error = ready == 0 ? ETIMEDOUT : errno;
+    ::close(fd);
+    errno = error;
+  }
+  return f;
+}
+
+}  // namespace
+
 Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  struct stat named {};
+  const bool pipe = ::stat(path.c_str(), &named) == 0 && S_ISFIFO(named.st_mode);
+  std::FILE* f = pipe ? OpenPipe(path) : std::fopen(path.c_str(), "rb");
+  if (!f && pipe && errno == ETIMEDOUT) {
+    return Status::IoError("cannot open " + path +
+                               ": a named pipe that no program wrote to within " +
+                               std::to_string(kPipeWriterWaitMs / 1000) + " s",
+                           path);
+  }
   if (!f) {
     const int error = errno;
     std::string message = "cannot open " + path + ": " + std::strerror(error);
@@ -228,6 +271,10 @@ Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out)
   if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
     std::fclose(f);
     return Status::IoError("cannot open " + path + ": it is a directory, not a file", path);
+  }
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    std::fclose(f);  // a device's bytes are no trace, and some (/dev/zero) never end
+    return Status::IoError("cannot open " + path + ": it is a device, not a trace file", path);
   }
   return Sniff(std::make_unique<RawFile>(f), out).InFile(path);
 }

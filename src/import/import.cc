@@ -162,11 +162,16 @@ Status FindTraces(const std::string& path, std::vector<std::string>* traces) {
         found.push_back(it->path().string());
         it.disable_recursion_pending();
       }
-    } else if (it->is_regular_file(ec) &&
-               (import::NamedLikeProfile(it->path().filename().string()) ||
-                DetectTraceFormat(it->path().string()) != TraceFormat::kUnknown)) {
+    } else if (it->is_regular_file(ec)
+                   ? import::NamedLikeProfile(it->path().filename().string()) ||
+                         DetectTraceFormat(it->path().string()) != TraceFormat::kUnknown
+                   : import::NamedLikeProfile(it->path().filename().string()) ||
+                         it->path().filename().string().find(".json") != std::string::npos) {
+      // Named like a profile but not a file (a symlink loop, a device): listed too, so that its
+      // import names it and says why instead of the folder's profiles leaving it out unsaid.
       found.push_back(it->path().string());
     }
+    ec.clear();
   }
   if (found.empty()) {
     return Status::NotFound(

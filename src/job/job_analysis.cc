@@ -39,12 +39,14 @@ void CheckRanks(const std::vector<RankSummary>& all, JobReport* report) {
           "{}: cannot tell which rank this trace is: it has no distributedInfo.rank and no "
           "rank N in its name (name files rank-0.json, rank-1.json, ...)",
           r.file);
+      report->error_file = r.file;
       return;
     }
     auto [it, added] = by_rank.emplace(r.rank, &r);
     if (!added) {
       report->error = fmt::format("rank {} is claimed by two traces: {} and {}", r.rank,
                                   it->second->file, r.file);
+      report->error_file = r.file;
       return;
     }
   }

@@ -91,6 +91,10 @@ int RankFromPath(const std::string& path) {
 }
 
 Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files) {
+  if (paths.empty()) {  // as the CLI, which requires a path: an empty job is no job
+    return Status::NotFound(
+        "no trace given: name a trace file, a folder of rank traces, or a list of rank files");
+  }
   std::vector<RankFile> out;
   for (const std::string& path : paths) {
     Status st = AddPath(path, &out);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "opscope/import.h"
 #include "opscope/job.h"
 
 namespace opscope {
@@ -40,6 +41,27 @@ TEST_F(RankFilesTest, FindsTracesInFoldersSortedWithTheirRanks) {
   EXPECT_EQ(files[0].name_rank, 0);
   EXPECT_EQ(files[1].path, (dir_ / "rank_1" / "b.json").string());
   EXPECT_EQ(files[1].name_rank, 1);
+}
+
+// A rank file that cannot be read as a file (a symlink loop, a device) is listed, not left out
+// unsaid: its import fails naming it and saying why, and the job reports that rank as unread.
+TEST_F(RankFilesTest, UnreadableRankFilesAreListedAndTheirImportSaysWhy) {
+  Write(dir_ / "rank_0.json", R"({"traceEvents": []})");
+  fs::create_symlink("rank_2.json", dir_ / "rank_2.json");  // points at itself
+  fs::create_symlink("/dev/zero", dir_ / "rank_3.json");
+  std::vector<RankFile> files;
+  ASSERT_TRUE(FindRankFiles({dir_.string()}, &files).ok());
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[1].path, (dir_ / "rank_2.json").string());
+  EXPECT_EQ(files[2].path, (dir_ / "rank_3.json").string());
+  Trace trace;
+  ImportStats stats;
+  Status st = ImportTrace(files[1].path, &trace, &stats);
+  EXPECT_EQ(st.message(), "cannot open " + files[1].path + ": Too many levels of symbolic links");
+  Trace device;
+  st = ImportTrace(files[2].path, &device, &stats);
+  EXPECT_EQ(st.message(), "cannot open " + files[2].path + ": it is a device, not a trace file");
+  EXPECT_EQ(st.file(), files[2].path);
 }
 
 TEST_F(RankFilesTest, MissingPathIsNotFoundAndNamesThePath) {

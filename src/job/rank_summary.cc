@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "analysis/device_activity.h"
+#include "base/cores.h"
 #include "job/collective_args.h"
 #include "job/rank_loader.h"
 #include "opscope/import.h"
@@ -197,7 +198,7 @@ std::vector<std::pair<size_t, RankSummary>> LoadTakenRankSummaries(
     const std::vector<RankFile>& files, const NextRankFile& next, int threads,
     const RankFileProgress& progress) {
   const size_t cores =
-      threads > 0 ? static_cast<size_t>(threads) : static_cast<size_t>(CoresOfThisProcess());
+      static_cast<size_t>(internal::CapThreads(threads > 0 ? threads : CoresOfThisProcess()));
   const size_t workers = std::max<size_t>(1, std::min(cores, files.size()));
   ImportOptions options;
   options.threads = static_cast<int>(std::max<size_t>(1, cores / workers));

@@ -8,10 +8,12 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <new>
 #include <set>
 #include <string>
 
 #include "opscope/neuron.h"
+#include "tools/demo_memory.h"
 
 namespace opscope::tools {
 namespace {
@@ -155,6 +157,36 @@ TEST(DemoRmsNorm, BadOptionsAreClearErrors) {
     FAIL();
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("neuron:7"), std::string::npos) << e.what();
+  }
+}
+
+// What cannot fit is refused before anything is allocated, every copy counted; an allocation
+// that fails anyway says what it was and how much; per-iteration state is bounded by --iters.
+TEST(DemoRmsNorm, SizesThatCannotFitAreRefusedUpFront) {
+  DemoOptions o = SmallRun();
+  o.rows = int64_t{1} << 40;  // 4 TiB per copy
+  o.hidden = 1;
+  try {
+    RunRmsNormDemo(o, RmsNormVariants());
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit: the demo holds 6 copies of the "
+                                         "[1099511627776, 1] f32 tensor x (4096.0 GiB each"),
+              std::string::npos)
+        << e.what();
+  }
+  o.rows = int64_t{1} << 62;  // the copies' bytes do not fit 64 bits
+  EXPECT_THROW(RunRmsNormDemo(o, RmsNormVariants()), std::runtime_error);
+  o = SmallRun();
+  o.iters = kMaxDemoIters + 1;
+  EXPECT_THROW(RunRmsNormDemo(o, RmsNormVariants()), std::runtime_error);
+  try {
+    Allocating("x on the host", int64_t{3} << 30, []() -> int { throw std::bad_alloc(); });
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory allocating x on the host (3.0 GiB; "),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -81,6 +81,30 @@ TEST(NeuronDevice, ExecuteReturnsAtOnceAndSynchronizeWaitsTheModeledTime) {
   EXPECT_GT(dev.instructions(), 2);
 }
 
+// Model time never turns into a host sleep set by a parameter: at every documented clock offset and
+// drift (docs/neuron-model.md: [-1e15, 1e15] ns, [-1000, 1000] ppm) two executions of 20 ms each
+// take about 40 ms of host time. Before, an offset below minus the host's uptime made the first
+// execution wait |offset| - uptime (-1e15: 11 days).
+TEST(NeuronDevice, EveryDocumentedClockFinishesInTheModeledTime) {
+  for (const double offset : {-1e15, -1e13, -1.0, 0.0, 1e15}) {
+    for (const double drift : {-1000.0, 0.0, 1000.0}) {
+      Params p = FastParams(20000);
+      p.clock_offset_ns = offset;
+      p.clock_drift_ppm = drift;
+      NeuronDevice dev(p);
+      const int64_t modeled = EstimateProgram(Neg(16, 64), dev.params()).device_ns;
+      const int64_t t0 = NowNs();
+      dev.Execute(0, Neg(16, 64), 0);
+      dev.Execute(0, Neg(16, 64), 0);
+      dev.Synchronize();
+      const int64_t waited = NowNs() - t0;
+      EXPECT_GE(waited, 2 * modeled * 999 / 1000) << offset << " ns, " << drift << " ppm";
+      EXPECT_LT(waited, int64_t{30'000'000'000}) << offset << " ns, " << drift << " ppm";
+      EXPECT_EQ(dev.executions(), 2);
+    }
+  }
+}
+
 TEST(NeuronDevice, FailuresOnTheDeviceSurfaceAtTheNextSynchronize) {
   NeuronDevice dev(FastParams(50));
   Program bad = Neg(4, 4);

@@ -111,6 +111,24 @@ TEST_F(ExploreCliTest, BusyPortIsAnErrorNamingThePort) {
   EXPECT_NE(output.find("in use"), std::string::npos) << output;
 }
 
+// The ssh -L hint forwards to the address the server listens on: [::1] for --host ::1 (it named
+// 127.0.0.1, where nothing listens).
+TEST_F(ExploreCliTest, SshHintNamesTheAddressListenedOn) {
+  for (const auto& [host, target] : std::vector<std::pair<std::string, std::string>>{
+           {"::1", "[::1]"}, {"127.0.0.1", "127.0.0.1"}}) {
+    ExploreProcess p({"explore", "--synthetic", "100", "--port", "0", "--host", host});
+    p.ReadUntil("press Ctrl-C", std::chrono::seconds(20));
+    const std::string& out = p.output();
+    if (host == "::1" && out.find("press Ctrl-C") == std::string::npos &&
+        out.find("ssh -L") == std::string::npos) {
+      GTEST_SKIP() << "no IPv6 loopback here: " << out;
+    }
+    const size_t at = out.find("ssh -L ");
+    ASSERT_NE(at, std::string::npos) << out;
+    EXPECT_EQ(out.substr(out.find(':', at), target.size() + 2), ":" + target + ":") << out;
+  }
+}
+
 // More traces than any fixed cap, opened whole; /api/info names them relative to the directory.
 TEST_F(ExploreCliTest, DirectoryOfManyTracesOpensAllWithRelativeNames) {
   const fs::path profiles = dir_ / "profiles";

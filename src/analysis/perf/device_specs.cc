@@ -7,9 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
+#include "base/small_file.h"
 #include "opscope/perf_analysis.h"
 
 namespace opscope {
@@ -92,19 +91,21 @@ std::vector<DeviceSpec> MakeTable() {
 
 Status LoadSpecFile(const std::string& path, const std::vector<DeviceSpec>& extra,
                     std::optional<DeviceSpec>* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // A spec is a few hundred bytes: read it under the limit of every small input (a device such
+  // as /dev/zero was read without end before).
+  std::string text;
+  if (Status st = internal::ReadSmallFile(path, "device spec", internal::kMaxSmallFileBytes, &text);
+      !st.ok()) {
+    if (st.code() != Status::Code::kNotFound) return st;
     std::string msg =
         "device spec '" + path + "' is neither a known device nor a readable file (known:";
     for (const DeviceSpec& s : BuiltinDeviceSpecs()) msg += " " + s.name;
     for (const DeviceSpec& s : extra) msg += " " + s.name;
     return Status::NotFound(msg + ")", path);
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (auto err = parser.parse(ss.str()).get(doc); err != simdjson::SUCCESS) {
+  if (auto err = parser.parse(text).get(doc); err != simdjson::SUCCESS) {
     return Status::InvalidInput(path + ": not JSON (" + simdjson::error_message(err) + ")", 0,
                                 path);
   }

@@ -68,6 +68,22 @@ TEST(DeviceSpecs, LoadsTraceLensArchFiles) {
   std::remove(bad.c_str());
 }
 
+// A spec file is read under the 1 MiB limit of every small input: a device (read without end
+// before: 1.4 GB in 6 s) or a directory is an error naming it.
+TEST(DeviceSpecs, SpecFilesAreReadUnderTheSizeLimit) {
+  Trace empty;
+  empty.Finalize();
+  std::optional<DeviceSpec> spec;
+  Status st = ChooseDeviceSpec(empty, "/dev/zero", &spec);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidInput);
+  EXPECT_EQ(st.message(),
+            "device spec '/dev/zero' is larger than 1048576 bytes (the limit for this kind of "
+            "file)");
+  EXPECT_FALSE(spec.has_value());
+  st = ChooseDeviceSpec(empty, "/", &spec);
+  EXPECT_EQ(st.message(), "device spec '/' is a directory, not a file");
+}
+
 TEST(DeviceSpecs, OpscopesOwnNeuronTracesGetTheSuppliedSimulatedSpec) {
   const std::string json = R"({"deviceType": "NEURON",
     "deviceProperties": [{"id": 0, "name": "NeuronCore 0"}], "traceEvents": []})";

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -66,7 +67,7 @@ struct NeuronDevice::Impl {
     int queued_deferred = 0;                 // Defer() tasks not yet run (guarded by mu)
     int pending = 0;                         // executions enqueued and not finished
     int deferred = 0;                        // Defer() tasks not yet run (guarded by done_mu)
-    int64_t free_at_ticks = 0;               // device time at which the core is idle
+    int64_t free_at_ticks = INT64_MIN;       // device time at which the core is idle (see Run)
     std::unordered_set<std::string> loaded;  // programs already executed once
     std::atomic<bool> recorded{false};       // has run an execution a profiler recorded
     std::string last_program;                // worker-only: the program executed last
@@ -211,13 +212,18 @@ void NeuronDevice::Impl::Run(Core* core) {
         ExecPhaseNs(job.program, params, options, makespan);
     int64_t total = 0;
     for (int64_t v : phases) total += v;
+    // free_at_ticks starts at INT64_MIN, idle since forever whatever the clock's offset (from 0,
+    // an offset below minus the host's uptime put the first execution's end days ahead).
     const int64_t start = std::max(core->free_at_ticks, clock.ToDevice(job.submit_host_ns));
     const int64_t end = start + total;
     core->free_at_ticks = end;
     executions.fetch_add(1, std::memory_order_relaxed);
     instructions.fetch_add(int64_t(core->graph.instructions().size()), std::memory_order_relaxed);
-    // The device is busy until the modeled end: wait for it in host time.
-    const int64_t done_host = clock.ToHost(end);
+    // The device is busy until the modeled end: wait for it in host time. The worker reaches a
+    // job once the previous one ended, so that is at most this execution's own length: never
+    // longer, whatever the clock's parameters make of the conversion.
+    const int64_t done_host = std::min<int64_t>(
+        clock.ToHost(end), NowNs() + std::llround(double(total) / clock.rate()) + 1);
     for (int64_t now = NowNs(); now < done_host && !stopping; now = NowNs()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(done_host - now));
     }

@@ -1,17 +1,14 @@
 // `opscope model`'s programs: one op at a shape, or a graph file.
 #include "device/neuron/model_graph.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "base/small_file.h"
 #include "device/neuron/aten_programs.h"
 
 namespace opscope::neuron {
@@ -396,28 +393,10 @@ Program ParseModelGraph(std::string_view text, std::string_view source, int32_t 
 }
 
 Program ReadModelGraphFile(const std::string& path, int32_t elem_bytes) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw ModelError("cannot read graph file '" + path + "': " + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) throw ModelError("graph file '" + path + "' is a directory");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    throw ModelError("cannot read graph file '" + path + "': " + std::strerror(errno));
-  }
-  std::string text(kMaxGraphBytes + 1, '\0');
-  const size_t n = std::fread(text.data(), 1, text.size(), f);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw ModelError("cannot read graph file '" + path + "'");
-  if (n > kMaxGraphBytes) {
-    throw ModelError("graph file '" + path + "' is larger than " + std::to_string(kMaxGraphBytes) +
-                     " bytes");
-  }
-  text.resize(n);
-  if (text.find('\0') != std::string::npos) {
-    throw ModelError("graph file '" + path + "' is not a text file (it has NUL bytes)");
-  }
+  // Read under a limit whatever the path names (/dev/zero, a huge file), refusing a named pipe.
+  std::string text;
+  const Status st = internal::ReadSmallFile(path, "graph file", kMaxGraphBytes, &text);
+  if (!st.ok()) throw ModelError(st.message());
   return ParseModelGraph(text, path, elem_bytes);
 }
 

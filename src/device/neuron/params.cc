@@ -1,14 +1,12 @@
 // Presets, valid ranges and the key=value override format for the Neuron model's parameters.
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <utility>
 
+#include "base/small_file.h"
 #include "opscope/neuron.h"
 
 namespace opscope::neuron {
@@ -224,31 +222,10 @@ void ApplyOverrides(std::string_view text, std::string_view source, Params* para
 }
 
 void ApplyOverridesFile(const std::string& path, Params* params) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw ParamsError("cannot read Neuron device config '" + path + "': " + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    throw ParamsError("Neuron device config '" + path + "' is a directory, not a file");
-  }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    throw ParamsError("cannot read Neuron device config '" + path + "': " + std::strerror(errno));
-  }
-  // Read at most one byte past the limit: a device (/dev/zero) or a huge file fails at once.
-  std::string text(kMaxConfigBytes + 1, '\0');
-  size_t n = std::fread(text.data(), 1, text.size(), f);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw ParamsError("cannot read Neuron device config '" + path + "'");
-  if (n > kMaxConfigBytes) {
-    throw ParamsError("Neuron device config '" + path + "' is larger than " +
-                      std::to_string(kMaxConfigBytes) + " bytes (a config is a few lines)");
-  }
-  text.resize(n);
-  if (text.find('\0') != std::string::npos) {
-    throw ParamsError("Neuron device config '" + path + "' is not a text file (it has NUL bytes)");
-  }
+  // Read under a limit whatever the path names (/dev/zero, a huge file), refusing a named pipe.
+  std::string text;
+  const Status st = internal::ReadSmallFile(path, "Neuron device config", kMaxConfigBytes, &text);
+  if (!st.ok()) throw ParamsError(st.message());
   ApplyOverrides(text, path, params);
 }
 

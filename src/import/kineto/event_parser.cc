@@ -102,8 +102,14 @@ void EventParser::ParseAlone(std::string_view span, EventSink* sink) {
     sink->Skip("expected an event object");
     return;
   }
+  // Parsed from a copy padded with NULs: in place, the bytes after the event (the next events in
+  // the stream, or a chunk's end on a parse thread) changed what simdjson made of malformed
+  // input ("ts": "x": 1} read as ts "x" in one, a structure error in the other), and every parse
+  // path must give the same events and warnings.
+  alone_.assign(span.data(), span.size());
+  alone_.append(JsonStream::kPadding, '\0');
   od::document doc;
-  auto err = parser_.iterate(span.data(), span.size(), span.size() + JsonStream::kPadding).get(doc);
+  auto err = parser_.iterate(alone_.data(), span.size(), alone_.size()).get(doc);
   if (err) {
     sink->Skip(simdjson::error_message(err));
     return;
@@ -114,7 +120,13 @@ void EventParser::ParseAlone(std::string_view span, EventSink* sink) {
     return;
   }
   EventFields f;
-  const FieldsResult r = ReadFields(obj, span, &f);
+  const FieldsResult r = ReadFields(obj, std::string_view(alone_.data(), span.size()), &f);
+  // Raw views into the copy point into the stream's buffer again, valid as long as it is.
+  for (std::string_view* raw : {&f.ts_text, &f.dur_text, &f.args, &f.arg.input_dims}) {
+    if (raw->data() >= alone_.data() && raw->data() < alone_.data() + alone_.size()) {
+      *raw = std::string_view(span.data() + (raw->data() - alone_.data()), raw->size());
+    }
+  }
   if (r.error) {
     if (r.in_value) {
       sink->Skip("field value has the wrong type or is malformed (" +

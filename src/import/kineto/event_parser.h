@@ -92,6 +92,7 @@ class EventParser {
 
   const ImportOptions& options_;
   simdjson::ondemand::parser parser_;
+  std::string alone_;  // ParseAlone's copy of the event and its padding
 };
 
 }  // namespace opscope::import

@@ -60,6 +60,8 @@ bool LooksLikeKinetoJson(std::string_view head) {
   return head.front() == '{' && head.find("\"traceEvents\"") != std::string_view::npos;
 }
 
+static_assert(kMaxThreads == internal::kMaxThreads, "one thread cap, public and internal");
+
 // Memory grows with what is read: nothing is reserved from the input's size (a guess that a 35 GB
 // file cannot meet); the slices are staged, and their final storage sized once their number is
 // known (SliceStage::MoveTo).
@@ -73,7 +75,7 @@ Status ReadKinetoJson(ImportInput* in, Trace* out, ImportStats* stats,
   // The default: up to every core this process may use, how many decided once kParallelAfterBytes
   // are read, from the machine's runnable threads meanwhile (ParallelEventParser::StartsAt).
   const bool by_default = options.threads <= 0;
-  int threads = by_default ? internal::AffinityCores() : options.threads;
+  int threads = internal::CapThreads(by_default ? internal::AffinityCores() : options.threads);
   std::unique_ptr<ParallelEventParser> parallel;
   if (threads > 1) {
     parallel = std::make_unique<ParallelEventParser>(
