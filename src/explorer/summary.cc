@@ -17,7 +17,7 @@ void WriteGaps(const TraceIndex& index, const IdleGaps& gaps, JsonWriter* w) {
   w->BeginArray();
   for (const IdleGap& g : gaps.largest) {
     w->BeginObject();
-    w->Field("ts", g.ts_ns);
+    w->Field("ts", index.ToApi(g.ts_ns));
     w->Field("dur", g.dur_ns);
     w->Key("before");
     index.WriteSliceRef(g.before, w);

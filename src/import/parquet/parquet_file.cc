@@ -12,9 +12,9 @@
 #include <mutex>
 #include <new>
 
+#include "base/parallel_for.h"
 #include "import/parquet/column_reader.h"
 #include "import/parquet/thrift_decode.h"
-#include "base/parallel_for.h"
 
 namespace opscope::parquet {
 
