@@ -30,19 +30,16 @@ class AnalysesMixin:
     def perf_model(self, device_spec=""):
         """A row per (op, input shapes) with its model: gflops, data_moved_mb, flops_per_byte,
         tflops_per_s_mean, tb_per_s_mean, bound, pct_compute_roof, pct_memory_roof... (the
-        ``perf_model.rows`` of ``--json``); the device spec, categories and short kernels in
+        ``perf_model`` rows of ``--json``); device_spec, ops_by_category and short_kernels in
         ``attrs``."""
-        pm = self.analysis_json(device_spec).get("perf_model", {})
-        return _frame(pm.get("rows", []), {k: v for k, v in pm.items() if k != "rows"})
+        doc = self.analysis_json(device_spec)
+        return _frame(doc.get("perf_model", []),
+                      {k: doc.get(k) for k in ("device_spec", "ops_by_category", "short_kernels")})
 
     def idle_breakdown(self):
-        """A row per device stream: host_wait_us, kernel_wait_us, other_us and their interval
-        counts (``idle_breakdown`` of ``--json``)."""
-        idle = self.analysis_json().get("idle_breakdown", {})
-        rows = idle.get("streams", idle) if isinstance(idle, dict) else idle
-        return _frame(rows if isinstance(rows, list) else [rows],
-                      {k: v for k, v in idle.items() if k != "streams"}
-                      if isinstance(idle, dict) else {})
+        """A row per device stream: device, stream, host_wait_us, kernel_wait_us, other_us and
+        their interval counts (``idle_breakdown`` of ``--json``)."""
+        return _frame(self.analysis_json().get("idle_breakdown", []))
 
     def critical_path(self, step="ProfilerStep", step_instance=0):
         """The events on the critical path of one step (``critical_path.events``): name,
@@ -51,16 +48,19 @@ class AnalysesMixin:
         return _frame(cp.get("events", []), {k: v for k, v in cp.items() if k != "events"})
 
     def memory_timeline(self):
-        """A row per allocator sample and device: device, ts_us, allocated, reserved... (the
-        ``memory.devices[].samples`` of ``--json``); each device's peak and holders at peak in
-        ``attrs['devices']``."""
+        """A row per allocator sample and device: device, ts_ns (from the trace's base time),
+        allocated, reserved (bytes; the ``memory.devices[].samples`` of ``--json``); each
+        device's peak_allocated, peak_ts_ns and holders_at_peak in ``attrs['devices']``."""
         mem = self.analysis_json().get("memory", {})
         rows, devices = [], []
         for d in mem.get("devices", []):
-            for s in d.get("samples", []):
-                rows.append({"device": d.get("device"), **s})
+            for ts_ns, allocated, reserved in d.get("samples", []):
+                rows.append({"device": d.get("device"), "ts_ns": ts_ns, "allocated": allocated,
+                             "reserved": reserved})
             devices.append({k: v for k, v in d.items() if k != "samples"})
-        return _frame(rows, {"devices": devices})
+        frame = pd.DataFrame(rows, columns=["device", "ts_ns", "allocated", "reserved"])
+        frame.attrs = {"devices": devices}
+        return frame
 
     def device_timelines(self):
         """A row per device holding device activity: the ``device_timeline`` keys of

@@ -4,6 +4,7 @@ displays it, a script calls ``fig.savefig``). Figures are built with the object 
 pyplot state or backend is touched."""
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 
@@ -43,22 +44,29 @@ class TracePlots:
         pm = self._trace.perf_model(device_spec)
         fig = Figure(figsize=(7, 5))
         ax = fig.add_subplot()
-        rows = pm[(pm.get("flops_per_byte", 0) > 0) & (pm.get("tflops_per_s_mean", 0) > 0)] \
-            if len(pm) else pm
+        rows = pm
+        if len(pm) and {"flops_per_byte", "tflops_per_s_mean"} <= set(pm.columns):
+            x = pd.to_numeric(pm["flops_per_byte"], errors="coerce")
+            y = pd.to_numeric(pm["tflops_per_s_mean"], errors="coerce")
+            rows = pm[(x > 0) & (y > 0)]
+        else:
+            rows = pm.iloc[0:0]
         if not len(rows):
             _empty(ax, "no modelled op")
             return fig
         spec = pm.attrs.get("device_spec") or {}
         bw_tbps = (spec.get("mem_bw_gbps") or 0) / 1000
         peaks = spec.get("tflops") or {}
-        peak = max([v for v in peaks.values() if isinstance(v, (int, float))] or [0])
+        # The 16-bit matrix peak, the one most ops are measured against; else the highest.
+        peak = peaks.get("matrix_bf16") or max(
+            [v for v in peaks.values() if isinstance(v, (int, float))] or [0])
         x = rows["flops_per_byte"].to_numpy(dtype=float)
         ax.scatter(x, rows["tflops_per_s_mean"], s=18, alpha=0.8, label="ops")
         if bw_tbps > 0 and peak > 0:
             xs = np.logspace(np.log10(min(x.min(), peak / bw_tbps) / 4),
                              np.log10(max(x.max(), peak / bw_tbps) * 4), 100)
             ax.plot(xs, np.minimum(xs * bw_tbps, peak), color="k", lw=1,
-                    label=f"roof ({spec.get('name', 'device')})")
+                    label=f"roof ({spec.get('name', 'device')}, bf16 matrix peak)")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("FLOPs per byte")
@@ -97,14 +105,13 @@ class TracePlots:
         if not len(mem):
             _empty(ax, "no memory events")
             return fig
-        time_key = "ts_us" if "ts_us" in mem else mem.columns[1]
         for device, rows in mem.groupby("device", sort=False):
             y = rows["allocated"].to_numpy(dtype=float) / 2**20
-            t = rows[time_key].to_numpy(dtype=float)
+            t = rows["ts_ns"].to_numpy(dtype=float) / 1e6
             ax.step(t, y, where="post", label=str(device))
             i = int(np.argmax(y))
             ax.annotate(f"peak {y[i]:.1f} MiB", (t[i], y[i]), fontsize=8)
-        ax.set_xlabel(time_key)
+        ax.set_xlabel("time (ms)")
         ax.set_ylabel("allocated (MiB)")
         ax.set_title("Device memory")
         ax.legend()

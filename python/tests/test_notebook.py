@@ -17,8 +17,8 @@ def test_analysis_notebook_runs(tmp_path):
         pytest.skip(f"{BINARY_DIR / 'opscope'} not built")
     nb = nbformat.read(SOURCE_DIR / "examples" / "analysis.ipynb", as_version=4)
     # The kernel imports the built module and finds the CLI of the same build.
-    os.environ["OPSCOPE_BINARY_DIR"] = str(BINARY_DIR)
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    os.environ["OPSCOPE_BINARY_DIR"] = str(BINARY_DIR.resolve())
+    os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
     os.environ.setdefault("MPLBACKEND", "Agg")
     client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})

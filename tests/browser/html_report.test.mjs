@@ -55,7 +55,7 @@ let browser;
 before(async () => {
   fs.mkdirSync(WORK, {recursive: true});
   opscope(['demo', 'rmsnorm', '--iters', '4', '--out', path.join(WORK, 'base')]);
-  fs.writeFileSync(path.join(WORK, 'slow.cfg'), 'eager_dispatch_us = 450\nvector_ghz = 0.5\n');
+  fs.writeFileSync(path.join(WORK, 'slow.cfg'), 'exec_launch_us = 300\nvector_ghz = 0.5\n');
   opscope(['demo', 'rmsnorm', '--iters', '4', '--out', path.join(WORK, 'slow'), '--device-config', path.join(WORK, 'slow.cfg')]);
   opscope(['demo', 'allreduce', '--ranks', '4', '--steps', '3', '--straggler', '2', '--delay-us', '300', '--out', path.join(WORK, 'job')]);
   const base = findTrace(path.join(WORK, 'base'), 'naive');
