@@ -2,11 +2,12 @@
 //                       [--rank N]
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
-//                       [--step-instance N]:
+//                       [--step-instance N] [--html OUT]:
 // import a profile in any format opscope reads (docs/formats.md) and print key_averages, the
-// device timeline (per device when there are several), top kernels and launch statistics, with --perf also the performance model, idle-time
-// breakdown and critical path; paths naming several traces are one distributed job, one trace per
-// rank (tools/job_commands.h).
+// device timeline (per device when there are several), top kernels and launch statistics, with
+// --perf also the performance model, idle-time breakdown and critical path; paths naming several
+// traces are one distributed job, one trace per rank (tools/job_commands.h). --html OUT also
+// writes a self-contained HTML report (opscope/html_report.h).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
