@@ -68,6 +68,38 @@ std::string DeviceTimelinesJson(const Trace& trace) {
   return w.Take();
 }
 
+// The critical path's edge list ("critical_path": {..., "path": [...]}) has one entry per edge of
+// the whole path, unbounded by the row limit (millions on a long trace); the page draws the
+// breakdown and lists the events, so the edges are replaced by their count ("path_edges").
+// Keys and structure are written by JsonWriter: a '"' inside a name is always escaped.
+void DropCriticalPathEdges(std::string* json) {
+  const size_t cp = json->find("\"critical_path\":{");
+  if (cp == std::string::npos) return;
+  const std::string_view key = "\"path\":[";
+  const size_t at = json->find(key, cp);
+  if (at == std::string::npos) return;
+  size_t depth = 0, edges = 0, end = at + key.size() - 1;
+  bool in_string = false;
+  for (; end < json->size(); ++end) {
+    const char c = (*json)[end];
+    if (in_string) {
+      if (c == '\\') {
+        ++end;  // an escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth == 2 && c == '{') ++edges;
+    } else if ((c == ']' || c == '}') && --depth == 0) {
+      break;
+    }
+  }
+  if (end >= json->size()) return;
+  json->replace(at, end + 1 - at, "\"path\":[],\"path_edges\":" + std::to_string(edges));
+}
+
 std::string Title(std::string_view given, std::string_view fallback) {
   return std::string(given.empty() ? fallback : given);
 }
@@ -100,7 +132,9 @@ std::string TraceHtml(const Trace& trace, const ReportOptions& report, const Htm
   w.Field("command", std::string("opscope report") + (ro.perf ? " --perf" : "") +
                          " --json --rows " + std::to_string(options.rows));
   w.Key("report");
-  w.Raw(ReportJson(trace, ro));
+  std::string report_json = ReportJson(trace, ro);
+  DropCriticalPathEdges(&report_json);
+  w.Raw(report_json);
   w.Key("charts");
   w.BeginObject();
   w.Key("overview");
