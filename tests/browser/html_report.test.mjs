@@ -57,7 +57,8 @@ before(async () => {
   opscope(['demo', 'rmsnorm', '--iters', '4', '--out', path.join(WORK, 'base')]);
   fs.writeFileSync(path.join(WORK, 'slow.cfg'), 'exec_launch_us = 300\nvector_ghz = 0.5\n');
   opscope(['demo', 'rmsnorm', '--iters', '4', '--out', path.join(WORK, 'slow'), '--device-config', path.join(WORK, 'slow.cfg')]);
-  opscope(['demo', 'allreduce', '--ranks', '4', '--steps', '3', '--straggler', '2', '--delay-us', '300', '--out', path.join(WORK, 'job')]);
+  opscope(['demo', 'allreduce', '--ranks', '4', '--steps', '6', '--straggler', '2', '--delay-us', '300', '--out', path.join(WORK, 'job')]);
+  opscope(['demo', 'allreduce', '--ranks', '4', '--steps', '6', '--out', path.join(WORK, 'job_even')]);
   const base = findTrace(path.join(WORK, 'base'), 'naive');
   const slow = findTrace(path.join(WORK, 'slow'), 'naive');
   const hostile = path.join(WORK, 'hostile.json');
@@ -68,6 +69,9 @@ before(async () => {
   opscope(['diff', base, slow, '--html', out('diff')]);
   opscope(['check', base, slow, '--html', out('check')], [1]);
   opscope(['report', hostile, '--html', out('hostile')]);
+  // A job check: per-step figures on both sides (the rank test), the job diff's rows.
+  opscope(['check', path.join(WORK, 'job_even'), path.join(WORK, 'job'), '--html', out('job_check')], [1]);
+  opscope(['diff', path.join(WORK, 'job_even'), path.join(WORK, 'job'), '--html', out('job_diff')]);
   browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update']});
 });
 
@@ -130,6 +134,11 @@ test('check report: the verdict and its charts', async () => {
   const {page, context} = await open(pages.check);
   assert.equal(await page.getAttribute('[data-verdict]', 'data-verdict'), 'regression');
   await context.close();
+});
+
+test('job check and job diff reports: every chart drawn offline', async () => {
+  await expectChartsDrawn('job_check', []);
+  await expectChartsDrawn('job_diff', []);
 });
 
 test('hostile names render as text and never run', async () => {

@@ -283,7 +283,9 @@
     const opts = {
       width, height: spec.height || 300,
       scales: {x: {time: false, distr: spec.x.log ? 3 : 1}, y: {distr: spec.y.log ? 3 : 1}},
-      axes: [{label: spec.x.label, values: axisFmt(spec.x.fmt || R.fmtNum)},
+      // spec.x.integer: ticks only on whole numbers (step indices).
+      axes: [Object.assign({label: spec.x.label, values: axisFmt(spec.x.fmt || R.fmtNum)},
+                           spec.x.integer ? {incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]} : {}),
              {label: spec.y.label, values: axisFmt(spec.y.fmt || R.fmtNum), size: 80}],
       series: [{label: spec.x.label}].concat(spec.series.map((s) => ({
         label: s.label, stroke: s.color, width: s.line === false ? 0 : 1.5,

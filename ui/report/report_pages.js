@@ -116,7 +116,7 @@
                       {label: 'candidate', color: R.colors.candidate, points: true, xs: m.candidate_ns.map((_, k) => k), ys: m.candidate_ns,
                        tips: m.candidate_ns.map((v, k) => `candidate step ${k}: ${R.fmtNs(v)}`)}];
       charts.push(R.xy('steps-' + i, `${m.metric} per step`, `(${m.outcome}; ${R.fmtSignedPct(m.change_pct)} in median${m.tested ? `, p = ${m.p_value.toFixed(4)}` : ''})`,
-                       {x: {label: 'step (after skipped ones)', fmt: (v) => String(Math.round(v))}, y: {label: 'time', fmt: R.fmtNs}, height: 240,
+                       {x: {label: 'step (after skipped ones)', integer: true, fmt: (v) => String(Math.round(v))}, y: {label: 'time', fmt: R.fmtNs}, height: 240,
                         series: R.alignSeries(series)}));
     });
     const rows = metrics.map((m) => Object.assign({}, m, {p_value: m.tested ? m.p_value : null}));
