@@ -25,6 +25,12 @@ if [ ! -f "$ROOT/tests/browser/node_modules/playwright-core/package.json" ]; the
   (cd "$ROOT/tests/browser" && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; })
 fi
 WORK="$BUILD/report-browser-artifacts"
+# A real model's trace (the fixture the Explorer's browser tests use), when the build knows the
+# shared data (CMake cache variable OPSCOPE_SHARED_DIR): roofline points and memory curves.
+SHARED=$(sed -n 's/^OPSCOPE_SHARED_DIR:PATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+FIXTURE_TRACE="$SHARED/fixtures/traces/tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+[ -n "$SHARED" ] && [ -f "$FIXTURE_TRACE" ] || FIXTURE_TRACE=""
+export FIXTURE_TRACE
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$ROOT/tests/browser"

@@ -69,6 +69,8 @@ before(async () => {
   opscope(['diff', base, slow, '--html', out('diff')]);
   opscope(['check', base, slow, '--html', out('check')], [1]);
   opscope(['report', hostile, '--html', out('hostile')]);
+  // A real CUDA trace (ops with shapes and dtypes: roofline points; memory events: the curve).
+  if (process.env.FIXTURE_TRACE) opscope(['report', process.env.FIXTURE_TRACE, '--quiet', '--html', out('fixture')]);
   // A job check: per-step figures on both sides (the rank test), the job diff's rows.
   opscope(['check', path.join(WORK, 'job_even'), path.join(WORK, 'job'), '--html', out('job_check')], [1]);
   opscope(['diff', path.join(WORK, 'job_even'), path.join(WORK, 'job'), '--html', out('job_diff')]);
@@ -134,6 +136,10 @@ test('check report: the verdict and its charts', async () => {
   const {page, context} = await open(pages.check);
   assert.equal(await page.getAttribute('[data-verdict]', 'data-verdict'), 'regression');
   await context.close();
+});
+
+test('a real trace: the overview, roofline and memory charts have marks', {skip: !process.env.FIXTURE_TRACE && 'FIXTURE_TRACE not set'}, async () => {
+  await expectChartsDrawn('fixture', ['overview', 'roofline', 'memory-']);
 });
 
 test('job check and job diff reports: every chart drawn offline', async () => {
