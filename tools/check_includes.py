@@ -110,6 +110,8 @@ INTERNAL_USES = [
     ("src/profiler/input_shapes.h", ["src/analysis/perf/op_args.h", "fuzz/op_args_fuzz.cc"]),
     # The op-args parsers, fuzzed directly.
     ("src/analysis/perf/op_args.h", ["fuzz/op_args_fuzz.cc"]),
+    # The critical path's one JSON writer, shared by the report and the Explorer's view.
+    ("src/analysis/perf/critical_path_json.h", ["src/explorer/critical_path_view.cc"]),
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.

@@ -2,7 +2,7 @@
 //                       [--rank N]
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
-//                       [--step-instance N] [--html OUT]:
+//                       [--step-instance N] [--consecutive-kernel-delay-us US] [--html OUT]:
 // import a profile in any format opscope reads (docs/formats.md) and print key_averages, the
 // device timeline (per device when there are several), top kernels and launch statistics, with
 // --perf also the performance model, idle-time breakdown and critical path; paths naming several
@@ -33,6 +33,7 @@ struct PerfArgs {
   std::string device_spec;
   std::string step = "ProfilerStep";
   int step_instance = 0;
+  double consecutive_kernel_delay_us = 30;
 };
 
 struct ReportArgs {
@@ -149,8 +150,13 @@ int RunReport(const ReportArgs& args) {
   if (options.perf) options.extra_device_specs = SimulatedNeuronSpecs();
   options.critical_path_step = args.perf.step;
   options.critical_path_instance = args.perf.step_instance;
+  options.consecutive_kernel_delay_us = args.perf.consecutive_kernel_delay_us;
   options.memory = args.memory;
   options.threads = args.threads;
+  if (const Status valid = ValidateReportOptions(trace, options); !valid.ok()) {
+    std::fprintf(stderr, "opscope report: %s\n", valid.message().c_str());
+    return 1;
+  }
   try {
     if (!args.html.empty()) {
       // The page always holds the performance model, idle breakdown and critical path.
@@ -165,7 +171,7 @@ int RunReport(const ReportArgs& args) {
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (args.json) std::fputc('\n', stdout);
-  } catch (const std::exception& e) {  // e.g. a sort key key_averages does not know, a bad spec
+  } catch (const std::exception& e) {  // a sort key key_averages does not know (BadSortKey)
     std::fprintf(stderr, "opscope report: %s\n", e.what());
     return 1;
   }
@@ -192,8 +198,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--sort", args->sort_by,
                   "key_averages sort key (self_cpu_time_total, cpu_time_total, "
                   "device_time_total, self_cuda_time_total, count, ...)");
-  auto* rows = cmd->add_option("--rows", args->rows,
-                               "Rows per table (default 20; -1 = all; --html: default 500)");
+  auto* rows = cmd->add_option(
+      "--rows", args->rows,
+      "Rows per table (default 20 in text, every row with --json, 500 with --html; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
   cmd->add_flag("--group-by-input-shape", *group_by_input_shape,
                 "key_averages(group_by_input_shape=True): one row per op and Input Shapes (traces "
@@ -229,11 +236,18 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "default ProfilerStep, else the whole trace)");
   cmd->add_option("--step-instance", perf->step_instance,
                   "Critical path: which matching step, from 0 (default 0)");
+  cmd->add_option("--consecutive-kernel-delay-us", perf->consecutive_kernel_delay_us,
+                  "Idle time per stream: gaps shorter than this after an already issued kernel "
+                  "are kernel wait (HTA's consecutive_kernel_delay, in microseconds as HTA "
+                  "compares it; default 30)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--html", args->html,
                   "Also write a self-contained HTML report (charts and sortable tables, data and "
                   "code inline; opens offline) to this file");
-  cmd->callback([args, rows, group_by_input_shape, perf, memory, exit_code] {
+  cmd->callback([cmd, args, rows, group_by_input_shape, perf, memory, exit_code] {
     args->html_rows = rows->count() > 0 ? args->rows : kHtmlDefaultRows;
+    // Machine-readable output is complete: scripts reading --json cannot know of a row limit.
+    if (args->json && cmd->count("--rows") == 0) args->rows = -1;
     *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf, *memory);
   });
 }

@@ -11,7 +11,8 @@
 # of look-alike names, tests/browser/make_traces.mjs: not one job), writes
 # `opscope report --memory --json` of the real model's trace (the memory lanes' reference), runs
 # tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
-# the servers, and exits non-zero on any failure.
+# the servers, and exits non-zero on any failure. BROWSER_TEST_PATTERN=REGEX runs only the tests
+# whose name matches.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -155,7 +156,8 @@ status=0
     OPSCOPE_STREAM_TRACE="$CUDA_SMALL" \
     OPSCOPE_SINGLES_URL="$SINGLES_URL" OPSCOPE_EPOCH_TRACE="$SINGLES/epoch_simple_add.json" \
     CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
-    node --test --test-reporter=spec "${TESTS[@]}") || status=$?
+    node --test --test-reporter=spec ${BROWSER_TEST_PATTERN:+--test-name-pattern="$BROWSER_TEST_PATTERN"} \
+      "${TESTS[@]}") || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true
 cp "$WORK/job-server.log" "$ARTIFACTS/job-server.log" || true
 cp "$WORK/stream-server.log" "$ARTIFACTS/stream-server.log" || true

@@ -6,7 +6,7 @@ import {fmtNs, el} from './format.js';
 import * as panels from './panels.js';
 import {renderOps, OP_COLUMNS} from './tables.js';
 import {renderSummary} from './summary.js';
-import {renderCriticalPath} from './critical_path.js';
+import {renderCriticalPath, coverageOverlay} from './critical_path.js';
 import {parseHash, formatHash} from './url_state.js';
 import {DeviceView} from './device.js';
 import {CompareView} from './compare.js';
@@ -221,6 +221,7 @@ async function loadCriticalPath() {
   try {
     const r = await api.criticalPath(state.trace, query);
     cp.loadedFor = key;
+    timeline.setCoverage(cp.highlighted && r.ok ? coverageOverlay(r) : null);
     renderCriticalPath(box, r, panelCtx(), {
       query, highlighted: cp.highlighted,
       onQuery: (q) => {
@@ -232,6 +233,7 @@ async function loadCriticalPath() {
       onHighlight: (on) => {
         cp.highlighted = on;
         timeline.setHighlight(on ? {criticalPath: {step: cp.step, instance: cp.instance}} : null);
+        timeline.setCoverage(on ? coverageOverlay(r) : null);
         setStatus(on ? `critical path of ${r.step || 'the trace'} marked` : '');
       },
     });

@@ -199,6 +199,14 @@ export class Timeline {
     }
   }
 
+  // The critical path's overlay ({t0, t1, gaps: [{t0, t1, color, label}], covered}, from
+  // critical_path.js's coverageOverlay): the step and the stretches the path leaves out, shaded
+  // by cause; null to clear.
+  setCoverage(coverage) {
+    this.coverage = coverage;
+    this.draw();
+  }
+
   // Marks every event whose name matches: {q, regex, kind} as the search asks, {q, exact} the
   // whole name, or {criticalPath} the path's events; null clears.
   setHighlight(highlight) {

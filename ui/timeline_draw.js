@@ -1,6 +1,6 @@
 // Drawing of a Timeline on its canvas: time grid and axis, lanes with sticky labels and group
 // headers, events (merged blocks translucent), search matches, the selection, chain arrows,
-// the marked range, annotations and the vertical scrollbar. Every function reads the timeline's
+// the marked range, annotations, the critical path's coverage and the vertical scrollbar. Every function reads the timeline's
 // state and records hit areas (tl.rects, tl.controls) in canvas coordinates.
 import {fmtNs, fmtTick} from './format.js';
 import {AXIS_H, GROUP_H, ROW_H} from './lanes.js';
@@ -45,6 +45,7 @@ export function drawTimeline(tl) {
   ctx.rect(LABEL_W, AXIS_H, tl.width - LABEL_W, tl.height - AXIS_H);
   ctx.clip();
   drawAnnotations(tl);
+  drawCoverage(tl);
   drawMarkRange(tl);
   drawChain(tl);
   drawBox(tl);
@@ -347,6 +348,37 @@ function drawAnnotations(tl) {
     ctx.restore();
     tl.annotationBoxes.push({label: a.label, x0, x1, y0: AXIS_H, y1: AXIS_H + ANNOTATION_H});
   }
+}
+
+// The critical path's coverage: the step's bounds, and each stretch the path leaves out shaded
+// faintly down the lanes and in its cause's colour in a band under the axis.
+const COVERAGE_BAND_H = 6;
+function drawCoverage(tl) {
+  const c = tl.coverage;
+  if (!c) return;
+  const ctx = tl.ctx;
+  for (const g of c.gaps) {
+    const x0 = Math.max(LABEL_W, tl.xOf(g.t0));
+    const x1 = Math.min(tl.width, tl.xOf(g.t1));
+    if (x1 <= x0 - 1) continue;
+    const w = Math.max(1, x1 - x0);
+    ctx.globalAlpha = 0.35;
+    ctx.fillStyle = g.color;
+    ctx.fillRect(x0, AXIS_H, w, tl.height - AXIS_H);
+    ctx.globalAlpha = 1;
+    ctx.fillRect(x0, AXIS_H, w, COVERAGE_BAND_H);
+  }
+  ctx.strokeStyle = '#5b6478';
+  ctx.lineWidth = 1;
+  ctx.setLineDash([4, 3]);
+  ctx.beginPath();
+  for (const t of [c.t0, c.t1]) {
+    const x = Math.round(tl.xOf(t)) + 0.5;
+    ctx.moveTo(x, AXIS_H);
+    ctx.lineTo(x, tl.height);
+  }
+  ctx.stroke();
+  ctx.setLineDash([]);
 }
 
 function drawMarkRange(tl) {

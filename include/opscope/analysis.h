@@ -293,13 +293,16 @@ struct ReportOptions {
   // (opscope/perf_analysis.h).
   bool perf = false;
   // The roofline's device: a built-in name or a TraceLens arch JSON file; empty = from the trace.
-  // A name or file that cannot be used throws std::invalid_argument.
+  // ValidateReportOptions rejects a name or file that cannot be used; the report itself leaves
+  // the roofline out and names the error.
   std::string device_spec = "";
   // Device specs besides the built-in ones (the CLI adds the simulated NeuronCore's).
   std::vector<DeviceSpec> extra_device_specs = {};
   // The critical path's step: the instance-th slice whose name contains this text.
   std::string critical_path_step = "ProfilerStep";
   int critical_path_instance = 0;
+  // The idle-time breakdown's kernel-wait threshold (IdleBreakdownOptions), microseconds.
+  double consecutive_kernel_delay_us = 30;
   // Add the memory timeline per device (text section, "memory" in JSON).
   bool memory = false;
   // Threads that compute the analyses (key_averages, timeline, op and kernel summaries, launch
@@ -320,6 +323,10 @@ struct Report {
   KernelSummary kernels;
   LaunchStatistics launches;
 };
+
+// The options that name things from outside the program: kNotFound / kInvalidInput for a
+// device spec ChooseDeviceSpec cannot use (the message lists the known names), Ok otherwise.
+Status ValidateReportOptions(const Trace& trace, const ReportOptions& options);
 
 // Only options.group_by_input_shape (the key_averages grouping) and options.threads matter here.
 Report ComputeReport(const Trace& trace, const ReportOptions& options = {});

@@ -162,17 +162,28 @@ PerfModel ComputePerfModel(const Trace& trace, const PerfModelOptions& options =
 
 struct StreamIdle {
   int64_t device = 0;  // the device process's pid
-  int64_t stream = 0;  // the stream track's tid
+  // HTA's stream: the events' "stream" arg where recorded (MTIA's differ from their tracks'
+  // tids), else the stream track's tid.
+  int64_t stream = 0;
+  uint32_t track = kNone;  // the stream's track (Trace::tracks())
   int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
   int64_t host_wait_intervals = 0, kernel_wait_intervals = 0, other_intervals = 0;
 };
 
-struct IdleBreakdown {
-  int64_t consecutive_kernel_delay_ns = 30;  // HTA's default threshold
-  std::vector<StreamIdle> streams;           // by device, then stream
+struct IdleBreakdownOptions {
+  // HTA's consecutive_kernel_delay: a gap shorter than this, after an event whose successor was
+  // already issued, is kernel wait (launch overhead between back-to-back kernels). HTA compares
+  // it with gaps in the trace's own unit, microseconds (its docstring says nanoseconds); 30 by
+  // default.
+  double consecutive_kernel_delay_us = 30;
 };
 
-IdleBreakdown ComputeIdleBreakdown(const Trace& trace, int64_t consecutive_kernel_delay_ns = 30);
+struct IdleBreakdown {
+  double consecutive_kernel_delay_us = 30;  // the threshold used
+  std::vector<StreamIdle> streams;          // by device, then stream
+};
+
+IdleBreakdown ComputeIdleBreakdown(const Trace& trace, const IdleBreakdownOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // Critical path (HTA critical_path_analysis, one rank)
@@ -192,6 +203,40 @@ struct CriticalPathEdge {  // consecutive path nodes: an event's span, a depende
   int64_t weight_ns = 0;
 };
 
+// What the critical path leaves out of its step: HTA's graph weighs some links 0 (a host gap
+// between top-level ops, a wait for the device with no device edge to carry it, a wait for the
+// CUDA runtime's lock) and joins only the threads its rules link, so the path's weighted length is
+// often a fraction of the step. The parts below add up exactly:
+//   path_ns + host_gaps_ns + sync_waits_ns + runtime_lock_ns + before_path_ns + after_path_ns +
+//   threads_not_connected_ns + out_of_order_ns == total_ns
+// where total_ns is the step's duration plus the path's time outside it (device work launched in
+// the step and still running after its end).
+struct CriticalPathCoverage {
+  int64_t step_ns = 0;          // the step's duration
+  int64_t outside_step_ns = 0;  // the path's time outside the step (device work past its end)
+  int64_t total_ns = 0;         // step_ns + outside_step_ns
+  int64_t path_ns = 0;          // the path's weighted length (CriticalPath::length_ns)
+  int64_t host_gaps_ns = 0;     // between consecutive top-level ops of a thread
+  int64_t sync_waits_ns = 0;    // blocking calls and sync edges: the host waiting for the device
+  int64_t runtime_lock_ns = 0;  // waiting for the CUDA runtime's lock held by another call
+  int64_t before_path_ns = 0;   // from the step's start to the path's first event
+  int64_t after_path_ns = 0;    // from the path's last event to the step's end
+  // The part of the step before and after the path during which host threads with no link to
+  // the path were busy (a data loader, a thread HTA's forward/backward merge does not join).
+  int64_t threads_not_connected_ns = 0;
+  int64_t threads_not_connected = 0;  // how many such threads
+  // Signed: edges whose time ran backwards (events out of order by clock skew or rounding).
+  int64_t out_of_order_ns = 0;
+  struct Gap {  // a stretch of the step the path does not weigh, by cause
+    int64_t start_ns = 0, end_ns = 0;
+    std::string cause;  // host_gap, sync_wait, runtime_lock, before_path, after_path,
+                        // thread_not_connected
+  };
+  std::vector<Gap> gaps;  // in time order
+  // What the trace lacks for the analysis ("no cuda_sync events: ...").
+  std::vector<std::string> notes;
+};
+
 struct CriticalPath {
   // A result, not a failure of the call: `ok` false says the step has no path and `error` why,
   // as report --perf prints it ("none: ...") and its JSON carries it ("error").
@@ -201,6 +246,7 @@ struct CriticalPath {
   int64_t start_ns = 0, end_ns = 0;
   int64_t length_ns = 0;         // sum of the path's edge weights
   int64_t nodes = 0, edges = 0;  // of the graph
+  int64_t distinct_edges = 0;    // edges between distinct pairs of nodes (networkx's count)
   // The path's time by what bounds it (HTA bound_by).
   int64_t device_compute_ns = 0;          // gpu_compute_bound
   int64_t communication_ns = 0;           // gpu_communication_bound
@@ -209,6 +255,7 @@ struct CriticalPath {
   int64_t idle_ns = 0;                    // gpu_kernel_kernel_overhead: gaps between kernels
   std::vector<CriticalPathEdge> path;     // in path order
   std::vector<CriticalPathEvent> events;  // by on_path_ns descending
+  CriticalPathCoverage coverage;          // step_ns and notes also when !ok
 };
 
 struct CriticalPathOptions {

@@ -43,7 +43,7 @@ class AnalysesMixin:
 
     def critical_path(self, step="ProfilerStep", step_instance=0):
         """The events on the critical path of one step (``critical_path.events``): name,
-        bound_by, ts_us, dur_us, on_path_us; the step, its length and breakdown in ``attrs``."""
+        bound_by, ts_ns, dur_ns, on_path_ns; the step, its length and breakdown in ``attrs``."""
         cp = self.analysis_json(step=step, step_instance=step_instance).get("critical_path", {})
         return _frame(cp.get("events", []), {k: v for k, v in cp.items() if k != "events"})
 

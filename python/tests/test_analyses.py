@@ -31,7 +31,7 @@ def test_analyses_match_the_cli(demo):
     idle = trace.idle_breakdown()
     assert len(idle) > 0 and "host_wait_us" in idle
     cp = trace.critical_path()
-    assert cp.attrs["length_us"] == cli["critical_path"]["length_us"]
+    assert cp.attrs["length_ns"] == cli["critical_path"]["length_ns"]
     mem = trace.memory_timeline()
     assert len(mem) > 0 and "allocated" in mem
     peaks = [d["peak_allocated"] for d in mem.attrs["devices"] if "peak_allocated" in d]

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "analysis/device_activity.h"
 #include "analysis/perf/perf_report.h"
@@ -221,6 +222,12 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   AppendLaunches(ComputeLaunchStatistics(trace, threads), options.rows, &out);
   if (options.perf) analysis::AppendPerfSections(trace, options, &out);
   return out;
+}
+
+Status ValidateReportOptions(const Trace& trace, const ReportOptions& options) {
+  if (!options.perf) return Status::Ok();
+  std::optional<DeviceSpec> spec;
+  return ChooseDeviceSpec(trace, options.device_spec, &spec, options.extra_device_specs);
 }
 
 Report ComputeReport(const Trace& trace, const ReportOptions& options) {

@@ -1,3 +1,4 @@
+// JSON string escaping (json_escape.h): the escape table and the UTF-8 repair.
 #include "base/json_escape.h"
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// One guard entry of a compiled function (runtime.h): built once, run on the named backend.
 #include "compile/runtime.h"
 
 #include <set>
@@ -124,6 +125,45 @@ std::vector<Tensor> Outputs(const CompiledEntry& e, const CallValues& cv) {
   return outs;
 }
 
+// Refuses inputs on different devices, on a device the backend does not run, and lifted tensors
+// (used but not taken as inputs) on another device than the inputs.
+void CheckDevices(std::span<const Tensor> inputs, const CapturedGraph& cap,
+                  const DeviceBackend& backend, const std::string& backend_name,
+                  const Device& device) {
+  for (const Tensor& t : inputs) {
+    if (t.device() != device) {
+      throw GraphError("the inputs are on different devices (" + device.str() + " and " +
+                       t.device().str() + ")");
+    }
+  }
+  const DeviceType want = backend.type();
+  if (!inputs.empty() && device.type != want) {
+    throw GraphError("backend \"" + backend_name + "\" runs " + std::string(DeviceTypeName(want)) +
+                     " tensors but the inputs are on " + device.str());
+  }
+  for (const Tensor& t : cap.lifted) {
+    if (!inputs.empty() && t.device() != device) {
+      throw GraphError(
+          "Expected all tensors to be on the same device, but found at least two devices, " +
+          device.str() + " and " + t.device().str() +
+          "! (a tensor the function uses "
+          "but does not take as an input)");
+    }
+  }
+}
+
+// What the plan looks like, for CompiledGraphInfo: the graph, fusion and memory plans printed,
+// kernel and extern counts, the bytes materialized against eager's.
+void DescribePlan(const Program& program, CompiledGraphInfo* info) {
+  info->graph = program.graph.ToString();
+  info->fusion = program.fusion.ToString(program.graph);
+  info->memory = program.memory.ToString();
+  info->kernels = static_cast<int>(program.fusion.kernels.size());
+  for (const Step& s : program.fusion.steps) info->extern_ops += s.kind == Step::kExtern;
+  info->materialized_bytes = program.memory.materialized_bytes;
+  info->eager_bytes = program.memory.eager_bytes;
+}
+
 }  // namespace
 
 void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const CompileOptions& options,
@@ -146,27 +186,7 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
       cap = CaptureGraph(fn, inputs);
     }
     info->captured_ops = cap.captured_ops;
-    for (const Tensor& t : inputs) {
-      if (t.device() != entry->device) {
-        throw GraphError("the inputs are on different devices (" + entry->device.str() + " and " +
-                         t.device().str() + ")");
-      }
-    }
-    const DeviceType want = backend->type();
-    if (!inputs.empty() && entry->device.type != want) {
-      throw GraphError("backend \"" + options.backend + "\" runs " +
-                       std::string(DeviceTypeName(want)) + " tensors but the inputs are on " +
-                       entry->device.str());
-    }
-    for (const Tensor& t : cap.lifted) {
-      if (!inputs.empty() && t.device() != entry->device) {
-        throw GraphError(
-            "Expected all tensors to be on the same device, but found at least two devices, " +
-            entry->device.str() + " and " + t.device().str() +
-            "! (a tensor the function uses "
-            "but does not take as an input)");
-      }
-    }
+    CheckDevices(inputs, cap, *backend, options.backend, entry->device);
     entry->externs = std::move(cap.externs);
     entry->lifted = std::move(cap.lifted);
     CxxToolchain tc = CxxToolchain::Current();
@@ -175,13 +195,7 @@ void BuildEntry(const CompileFn& fn, std::span<const Tensor> inputs, const Compi
       RecordScope scope(kPasses);
       *program = PlanProgram(std::move(cap.graph), options.backend, tc.Identity());
     }
-    info->graph = program->graph.ToString();
-    info->fusion = program->fusion.ToString(program->graph);
-    info->memory = program->memory.ToString();
-    info->kernels = static_cast<int>(program->fusion.kernels.size());
-    for (const Step& s : program->fusion.steps) info->extern_ops += s.kind == Step::kExtern;
-    info->materialized_bytes = program->memory.materialized_bytes;
-    info->eager_bytes = program->memory.eager_bytes;
+    DescribePlan(*program, info);
     const bool device_program = backend->SupportsPrograms();
     if (!device_program && !backend->RunsHostCode()) {
       throw GraphError("the " + std::string(backend->name()) +

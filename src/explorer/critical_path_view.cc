@@ -1,43 +1,40 @@
+// The Explorer's critical-path view (critical_path_view.h): the analysis's critical path written
+// by the report's own writer (analysis/perf/critical_path_json.h), the idle time per stream with
+// each stream's lane, and the set of slices the path runs through for the timeline's marks.
 #include "explorer/critical_path_view.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
+#include "analysis/perf/critical_path_json.h"
 #include "base/json_writer.h"
 
 namespace opscope::explorer {
 namespace {
 
-// The lane of each device stream, keyed by (device pid, stream tid): its first slice's lane.
-std::map<std::pair<int64_t, int64_t>, int64_t> StreamLanes(const TraceIndex& index) {
+// The lane of each track: its first slice's lane (kNone when it has none).
+std::vector<uint32_t> TrackLanes(const TraceIndex& index) {
   const Trace& trace = index.trace();
-  std::map<std::pair<int64_t, int64_t>, int64_t> lanes;
-  std::vector<bool> seen(trace.tracks().size(), false);
+  std::vector<uint32_t> lanes(trace.tracks().size(), kNone);
   for (uint32_t i = 0; i < trace.slices().size(); ++i) {
     const uint32_t track = trace.slices()[i].track;
-    if (track >= seen.size() || seen[track] || !index.OnDevice(i)) continue;
-    seen[track] = true;
-    const Track& tr = trace.tracks()[track];
-    const uint32_t lane = index.LaneOf(i);
-    if (tr.process >= trace.processes().size() || lane == kNone) continue;
-    lanes.try_emplace({trace.processes()[tr.process].pid, tr.tid}, lane);
+    if (track < lanes.size() && lanes[track] == kNone) lanes[track] = index.LaneOf(i);
   }
   return lanes;
 }
 
 void WriteIdle(const TraceIndex& index, const IdleBreakdown& idle, JsonWriter* w) {
   w->BeginObject();
-  w->Field("consecutive_kernel_delay_ns", idle.consecutive_kernel_delay_ns);
+  w->Field("consecutive_kernel_delay_us", idle.consecutive_kernel_delay_us);
   w->Key("streams");
   w->BeginArray();
-  const auto lanes = StreamLanes(index);
+  const auto lanes = TrackLanes(index);
   for (const StreamIdle& s : idle.streams) {
     w->BeginObject();
     w->Field("device", s.device);
     w->Field("stream", s.stream);
-    const auto lane = lanes.find({s.device, s.stream});
-    w->Field("lane", lane == lanes.end() ? int64_t{-1} : lane->second);
+    const uint32_t lane = s.track < lanes.size() ? lanes[s.track] : kNone;
+    w->Field("lane", lane == kNone ? int64_t{-1} : int64_t{lane});
     w->Field("host_wait_ns", s.host_wait_ns);
     w->Field("kernel_wait_ns", s.kernel_wait_ns);
     w->Field("other_ns", s.other_ns);
@@ -58,52 +55,24 @@ CriticalPathView MakeCriticalPathView(const TraceIndex& index, const CriticalPat
   const CriticalPath cp = ComputeCriticalPath(trace, options);
   CriticalPathView view;
   view.on_path.assign(trace.slices().size(), false);
-  int64_t path_slices = 0;
-  auto mark = [&](uint32_t slice) {
-    if (slice < view.on_path.size() && !view.on_path[slice]) {
-      view.on_path[slice] = true;
-      ++path_slices;
-    }
-  };
   for (const CriticalPathEdge& e : cp.path) {
-    mark(e.from_slice);
-    mark(e.to_slice);
+    for (const uint32_t slice : {e.from_slice, e.to_slice}) {
+      if (slice < view.on_path.size()) view.on_path[slice] = true;
+    }
   }
   JsonWriter w;
   w.BeginObject();
-  w.Field("ok", cp.ok);
-  w.Field("error", cp.error);
-  w.Field("step", cp.annotation);
-  w.Field("start_ns", index.ToApi(cp.start_ns));
-  w.Field("end_ns", index.ToApi(cp.end_ns));
-  w.Field("length_ns", cp.length_ns);
-  w.Field("graph_nodes", cp.nodes);
-  w.Field("graph_edges", cp.edges);
-  w.Field("path_edges", static_cast<int64_t>(cp.path.size()));
-  w.Field("path_slices", path_slices);
-  w.Key("breakdown");
-  w.BeginObject();
-  w.Field("device_compute_ns", cp.device_compute_ns);
-  w.Field("communication_ns", cp.communication_ns);
-  w.Field("host_ops_ns", cp.host_ops_ns);
-  w.Field("launch_overhead_ns", cp.launch_overhead_ns);
-  w.Field("idle_ns", cp.idle_ns);
-  w.EndObject();
-  w.Key("events");
-  w.BeginArray();
-  const size_t shown = std::min(cp.events.size(), static_cast<size_t>(std::max(0, top_events)));
-  for (size_t i = 0; i < shown; ++i) {
-    const CriticalPathEvent& e = cp.events[i];
-    if (e.slice >= trace.slices().size()) continue;
-    w.BeginObject();
-    w.Key("event");
-    index.WriteSliceRef(e.slice, &w);
-    w.Field("bound_by", e.bound_by);
-    w.Field("on_path_ns", e.on_path_ns);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Field("events_total", static_cast<int64_t>(cp.events.size()));
+  // The report's writer (one format, exact nanoseconds), each event with the slice reference the
+  // timeline jumps to.
+  analysis::CriticalPathJsonOptions o;
+  o.top_events = std::max(0, top_events);
+  o.path = false;
+  o.to_output = [&](int64_t ns) { return index.ToApi(ns); };
+  o.event_fields = [&](uint32_t slice, JsonWriter* out) {
+    out->Key("event");
+    index.WriteSliceRef(slice, out);
+  };
+  analysis::WriteCriticalPathFields(trace, cp, o, &w);
   w.Key("idle_breakdown");
   WriteIdle(index, ComputeIdleBreakdown(trace), &w);
   w.EndObject();

@@ -15,13 +15,12 @@ namespace opscope::explorer {
 
 // Immutable once made; safe to share between request threads.
 struct CriticalPathView {
-  // {"ok","error","step","start_ns","end_ns","length_ns","graph_nodes","graph_edges",
-  //  "path_edges","path_slices","breakdown":{"device_compute_ns","communication_ns",
-  //  "host_ops_ns","launch_overhead_ns","idle_ns"},"events":[{"event":slice ref,"bound_by",
-  //  "on_path_ns"}],"events_total","idle_breakdown":{"consecutive_kernel_delay_ns","streams":
-  //  [{"device","stream","lane","host_wait_ns","kernel_wait_ns","other_ns",
-  //  "host_wait_intervals","kernel_wait_intervals","other_intervals"}]}}.
-  // `events` lists at most `top_events` of the path's events, most path time first.
+  // The report's critical_path object (analysis/perf/critical_path_json.h: exact integer
+  // nanoseconds, coverage with its gaps, no path edge list), each event with "event": a slice
+  // reference, plus "idle_breakdown":{"consecutive_kernel_delay_us","streams":[{"device",
+  // "stream","lane","host_wait_ns","kernel_wait_ns","other_ns","host_wait_intervals",
+  // "kernel_wait_intervals","other_intervals"}]}. `events` lists at most `top_events` of the
+  // path's events, most path time first.
   std::string json;
   std::vector<bool> on_path;  // per slice index: the path runs through the slice
 };

@@ -1,3 +1,4 @@
+// The Device tab's view of a selection (device_view.h): engines, opcodes and DMA of the executions.
 #include "explorer/device_view.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// ExplorerApi (explorer_api.h): the JSON API's routes and the UI assets, one handler per route.
 #include "explorer/explorer_api.h"
 
 #include <fmt/format.h>

@@ -70,7 +70,7 @@ std::string DeviceTimelinesJson(const Trace& trace) {
 
 // The critical path's edge list ("critical_path": {..., "path": [...]}) has one entry per edge of
 // the whole path, unbounded by the row limit (millions on a long trace); the page draws the
-// breakdown and lists the events, so the edges are replaced by their count ("path_edges").
+// breakdown and lists the events, so the edges are left out (their count stays in "path_edges").
 // Keys and structure are written by JsonWriter: a '"' inside a name is always escaped.
 void DropCriticalPathEdges(std::string* json) {
   const size_t cp = json->find("\"critical_path\":{");
@@ -78,7 +78,7 @@ void DropCriticalPathEdges(std::string* json) {
   const std::string_view key = "\"path\":[";
   const size_t at = json->find(key, cp);
   if (at == std::string::npos) return;
-  size_t depth = 0, edges = 0, end = at + key.size() - 1;
+  size_t depth = 0, end = at + key.size() - 1;
   bool in_string = false;
   for (; end < json->size(); ++end) {
     const char c = (*json)[end];
@@ -91,13 +91,13 @@ void DropCriticalPathEdges(std::string* json) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth == 2 && c == '{') ++edges;
+      ++depth;
     } else if ((c == ']' || c == '}') && --depth == 0) {
       break;
     }
   }
   if (end >= json->size()) return;
-  json->replace(at, end + 1 - at, "\"path\":[],\"path_edges\":" + std::to_string(edges));
+  json->replace(at, end + 1 - at, "\"path\":[]");
 }
 
 std::string Title(std::string_view given, std::string_view fallback) {

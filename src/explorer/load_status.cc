@@ -1,3 +1,4 @@
+// Answers about traces not served yet (load_status.h): loading progress and load errors.
 #include "explorer/load_status.h"
 
 #include <fmt/format.h>

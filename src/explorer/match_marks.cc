@@ -1,3 +1,4 @@
+// Search matches in one viewport (match_marks.h), merged to about one mark per pixel.
 #include "explorer/match_marks.h"
 
 #include <algorithm>

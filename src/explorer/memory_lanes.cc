@@ -1,3 +1,4 @@
+// MemoryLanes (memory_lanes.h): memory counter lanes per device, sampled for the viewport.
 #include "explorer/memory_lanes.h"
 
 #include <algorithm>

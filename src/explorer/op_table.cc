@@ -1,3 +1,4 @@
+// The op table of a trace or a time range (op_table.h), aggregated over the index.
 #include "explorer/op_table.h"
 
 #include <vector>

@@ -1,3 +1,4 @@
+// GET /api/trace/N/summary (summary.h): the report's figures written for the Summary tab.
 #include "explorer/summary.h"
 
 #include "explorer/findings.h"

@@ -1,3 +1,4 @@
+// TraceIndex (trace_index.h): lanes, level-of-detail tiles and queries over one finalized trace.
 #include "explorer/trace_index.h"
 
 #include <fmt/format.h>

@@ -315,32 +315,11 @@ std::vector<std::pair<size_t, RankSummary>> MpiJob::LoadShare(const std::vector<
   return mine;
 }
 
-Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
-                             std::vector<ProcessStats>* stats, int threads,
-                             const RankFileProgress& progress) {
-  if (threads <= 0) {  // this host's cores, shared by its processes, within this one's affinity
-    const int host_cores = static_cast<int>(std::thread::hardware_concurrency());
-    threads =
-        std::max(1, std::min(job::CoresOfThisProcess(), host_cores / std::max(1, host_size_)));
-  }
-  if (size_ == 1) {
-    stats->assign(1, {});
-    *all = job::LoadAllAndMeasure(files, threads, &stats->front(), progress);
-    return Status::Ok();
-  }
-  ProcessStats my_stats;
-  std::vector<std::pair<size_t, RankSummary>> mine = LoadShare(files, threads, &my_stats, progress);
-  // MPI_Init, where it ran alongside the import, must have agreed with the environment's rank.
-  const std::string mpi_error = WaitForMpi();
-  if (!mpi_error.empty()) {
-    // The other processes would wait for this one's share forever: end the job, saying why.
-    std::fprintf(stderr, "opscope: %s\n", mpi_error.c_str());
-    if (initialized_) MPI_Abort(MPI_COMM_WORLD, 2);
-    error_ = mpi_error;
-    return Status::Unavailable(mpi_error);
-  }
-  my_stats.mpi_init_start_s = init_start_s_;
-  my_stats.mpi_init_end_s = init_end_s_;
+namespace {
+
+// Every process's ProcessStats, gathered on process 0 (in process order; others get none).
+void GatherProcessStats(const MpiJob::ProcessStats& my_stats, int rank, int size,
+                        std::vector<MpiJob::ProcessStats>* stats) {
   constexpr int kFields = 9;
   const double fields[kFields] = {static_cast<double>(my_stats.files),
                                   my_stats.bytes,
@@ -351,7 +330,7 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
                                   my_stats.mpi_init_end_s,
                                   my_stats.import_start_s,
                                   my_stats.import_end_s};
-  std::vector<double> gathered_stats(rank_ == 0 ? kFields * static_cast<size_t>(size_) : 0);
+  std::vector<double> gathered_stats(rank == 0 ? kFields * static_cast<size_t>(size) : 0);
   MPI_Request request;
   MPI_Igather(fields, kFields, MPI_DOUBLE, gathered_stats.data(), kFields, MPI_DOUBLE, 0,
               MPI_COMM_WORLD, &request);
@@ -360,33 +339,18 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
     const double* f = &gathered_stats[p];
     stats->push_back({static_cast<int64_t>(f[0]), f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]});
   }
-  // Which files each process read (indices, for the error below), then their summaries.
-  std::string taken;
-  std::vector<RankSummary> summaries;
-  for (auto& [i, summary] : mine) {
-    const auto index = static_cast<uint64_t>(i);
-    taken.append(reinterpret_cast<const char*>(&index), sizeof(index));
-    summaries.push_back(std::move(summary));
-  }
-  mine.clear();
-  const std::string bytes = SerializeRankSummaries(summaries);
-  summaries.clear();
-  std::vector<std::string> taken_by, bytes_by;
-  if (!GatherBytes(taken, rank_, size_, &taken_by) ||
-      !GatherBytes(bytes, rank_, size_, &bytes_by)) {
-    return Status::Unavailable(
-        "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
-  }
-  // Nothing more goes through MPI: every process finalizes now, process 0 while it analyses the
-  // job and writes the report, so that its exit does not wait for MPI_Finalize's own exchange.
-  finalizing_ = true;
-  mpi_thread_->StartFinalize();
-  if (rank_ != 0) return Status::Ok();
-  stats->front().gathered_s = job::SecondsSinceProcessStart();
+}
+
+// Process 0: each process's summaries (`bytes_by`, of the file indices in `taken_by`) parsed and
+// appended to `all` in the order of `files`, the order one process gives. Errors name the process
+// and the rank files it read.
+Status PutBackInOrder(const std::vector<RankFile>& files, const std::vector<std::string>& taken_by,
+                      const std::vector<std::string>& bytes_by, std::vector<RankSummary>* all) {
+  const int size = static_cast<int>(taken_by.size());
   // Each process's summaries, put back in the order of `files`: the order one process gives.
   std::vector<RankSummary> in_order(files.size());
   std::vector<bool> present(files.size(), false);
-  for (int p = 0; p < size_; ++p) {
+  for (int p = 0; p < size; ++p) {
     std::vector<size_t> indices;
     const std::string& t = taken_by[static_cast<size_t>(p)];
     for (size_t at = 0; at + sizeof(uint64_t) <= t.size(); at += sizeof(uint64_t)) {
@@ -427,6 +391,61 @@ Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<Ran
     if (present[i]) all->push_back(std::move(in_order[i]));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status MpiJob::LoadSummaries(const std::vector<RankFile>& files, std::vector<RankSummary>* all,
+                             std::vector<ProcessStats>* stats, int threads,
+                             const RankFileProgress& progress) {
+  if (threads <= 0) {  // this host's cores, shared by its processes, within this one's affinity
+    const int host_cores = static_cast<int>(std::thread::hardware_concurrency());
+    threads =
+        std::max(1, std::min(job::CoresOfThisProcess(), host_cores / std::max(1, host_size_)));
+  }
+  if (size_ == 1) {
+    stats->assign(1, {});
+    *all = job::LoadAllAndMeasure(files, threads, &stats->front(), progress);
+    return Status::Ok();
+  }
+  ProcessStats my_stats;
+  std::vector<std::pair<size_t, RankSummary>> mine = LoadShare(files, threads, &my_stats, progress);
+  // MPI_Init, where it ran alongside the import, must have agreed with the environment's rank.
+  const std::string mpi_error = WaitForMpi();
+  if (!mpi_error.empty()) {
+    // The other processes would wait for this one's share forever: end the job, saying why.
+    std::fprintf(stderr, "opscope: %s\n", mpi_error.c_str());
+    if (initialized_) MPI_Abort(MPI_COMM_WORLD, 2);
+    error_ = mpi_error;
+    return Status::Unavailable(mpi_error);
+  }
+  my_stats.mpi_init_start_s = init_start_s_;
+  my_stats.mpi_init_end_s = init_end_s_;
+  GatherProcessStats(my_stats, rank_, size_, stats);
+  // Which files each process read (indices, for the error below), then their summaries.
+  std::string taken;
+  std::vector<RankSummary> summaries;
+  for (auto& [i, summary] : mine) {
+    const auto index = static_cast<uint64_t>(i);
+    taken.append(reinterpret_cast<const char*>(&index), sizeof(index));
+    summaries.push_back(std::move(summary));
+  }
+  mine.clear();
+  const std::string bytes = SerializeRankSummaries(summaries);
+  summaries.clear();
+  std::vector<std::string> taken_by, bytes_by;
+  if (!GatherBytes(taken, rank_, size_, &taken_by) ||
+      !GatherBytes(bytes, rank_, size_, &bytes_by)) {
+    return Status::Unavailable(
+        "the rank summaries exceed 2 GiB, more than one MPI gather can carry");
+  }
+  // Nothing more goes through MPI: every process finalizes now, process 0 while it analyses the
+  // job and writes the report, so that its exit does not wait for MPI_Finalize's own exchange.
+  finalizing_ = true;
+  mpi_thread_->StartFinalize();
+  if (rank_ != 0) return Status::Ok();
+  stats->front().gathered_s = job::SecondsSinceProcessStart();
+  return PutBackInOrder(files, taken_by, bytes_by, all);
 }
 
 int MpiJob::ShareExitCode(int code) {

@@ -236,6 +236,8 @@ uint32_t TraceFromRecording::StreamTrack(const DeviceActivity& a) {
   if (desc_ != nullptr && a.stream >= 0 &&
       static_cast<size_t>(a.stream) < desc_->lane_names.size()) {
     lane = desc_->lane_names[a.stream];
+  } else if (a.kind == ActivityKind::kSync && a.stream < 0) {
+    lane = "synchronization";  // a device-wide sync (Kineto's Context Sync, tid -1)
   } else {
     lane = "stream " + std::to_string(a.stream);
   }
@@ -289,6 +291,7 @@ void TraceFromRecording::AddDeviceActivity() {
       s.ts_ns = Rel(start);
       s.dur_ns = std::max<int64_t>(0, ToHost(a.device, a.end) - start);
       if (a.kind != ActivityKind::kInstruction && a.kind != ActivityKind::kDeviceAnnotation &&
+          a.kind != ActivityKind::kSync &&
           (a.external_id == 0 || !op_correlations_.contains(a.external_id))) {
         unmatched_ += 1;
       }

@@ -183,6 +183,35 @@ TEST_F(CliTest, HeaderShowsTheFileAndTraceNameAsMetadata) {
   EXPECT_NE(r.output.find("{\"file\":\"" + t.path.string() + "\""), std::string::npos) << r.output;
 }
 
+// `--json` is read by scripts that cannot know of a row limit: every row unless --rows is given
+// explicitly; the text keeps its default of 20.
+TEST_F(CliTest, JsonGivesEveryRowUnlessRowsIsExplicit) {
+  std::string events;
+  for (int i = 0; i < 30; ++i) {
+    events += (i ? ", " : "") + std::string(R"({"name": "op)") + std::to_string(i) +
+              R"(", "ph": "X", "cat": "cpu_op", "ts": )" + std::to_string(10 * i) +
+              R"(, "dur": 5, "pid": 1, "tid": 1})";
+  }
+  const TempTrace t(R"({"traceEvents": [)" + events + "]}");
+  auto rows = [&](const std::string& flags) -> size_t {
+    const CliRun r = Opscope("report '" + t.path.string() + "' --json " + flags, false);
+    EXPECT_EQ(r.exit_code, 0) << flags;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(r.output).get(doc) != simdjson::SUCCESS) return 0;
+    simdjson::dom::array a;
+    if (doc["key_averages"]["rows"].get_array().get(a) != simdjson::SUCCESS) return 0;
+    return a.size();
+  };
+  EXPECT_EQ(rows(""), 30u);
+  EXPECT_EQ(rows("--rows 7"), 7u);
+  EXPECT_EQ(rows("--rows -1"), 30u);
+  const CliRun text = Opscope("report '" + t.path.string() + "'");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("op19"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("op20"), std::string::npos) << text.output;
+}
+
 // NCCL kernels are launched by cudaLaunchKernelExC inside the "nccl:all_reduce" annotation inside
 // record_param_comms: their launcher is record_param_comms (the innermost enclosing op, which
 // key_averages credits through External id), never the runtime call.
@@ -329,9 +358,10 @@ TEST_F(CliTest, CriticalPathOfTheNeuronDemoRunsThroughEveryDeviceExecution) {
   bool ok = false;
   ASSERT_EQ(cp["ok"].get_bool().get(ok), simdjson::SUCCESS);
   ASSERT_TRUE(ok);
-  double compute = 0, idle = -1;
-  ASSERT_EQ(cp["breakdown"]["device_compute_us"].get_double().get(compute), simdjson::SUCCESS);
-  ASSERT_EQ(cp["breakdown"]["idle_us"].get_double().get(idle), simdjson::SUCCESS);
+  int64_t compute_ns = 0, idle = -1;
+  ASSERT_EQ(cp["breakdown"]["device_compute_ns"].get_int64().get(compute_ns), simdjson::SUCCESS);
+  ASSERT_EQ(cp["breakdown"]["idle_ns"].get_int64().get(idle), simdjson::SUCCESS);
+  const double compute = static_cast<double>(compute_ns) / 1e3;
   std::string_view device;
   ASSERT_EQ(doc["device_spec"]["name"].get_string().get(device), simdjson::SUCCESS);
   EXPECT_EQ(device, "opscope-neuron-trn1");

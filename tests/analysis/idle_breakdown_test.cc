@@ -1,13 +1,15 @@
 // The idle-time breakdown against HTA's definition (get_idle_time_breakdown), computed here
 // independently from each fixture's raw JSON: per stream, events sorted by start, each gap to the
 // previous event's end is host wait when the event's runtime call started after that end, kernel
-// wait when under 30 ns, else other. And one hand-made trace with one gap of each kind.
+// wait when under 30 us, else other. And one hand-made trace with one gap of each kind. HTA's own
+// outputs are compared in hta_reference_test.cc.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "opscope/analysis.h"
@@ -45,13 +47,15 @@ int64_t MicrosToNs(std::string_view text) {
   return negative ? -ns : ns;
 }
 
-// HTA's definition straight from the JSON: device events with a "stream" arg, by (pid, tid).
+// HTA's definition straight from the JSON: device events with a "stream" arg, by (pid, stream);
+// an event whose correlation names no runtime call joins with the file's first complete event.
 std::map<std::pair<int64_t, int64_t>, Expected> FromJson(const std::string& text) {
   struct Ev {
     int64_t ts, end, corr;
   };
   std::map<std::pair<int64_t, int64_t>, std::vector<Ev>> streams;
   std::unordered_map<int64_t, int64_t> runtime_ts;
+  std::optional<int64_t> first_ts;
   simdjson::ondemand::parser parser;
   const simdjson::padded_string json(text);
   simdjson::ondemand::document doc = parser.iterate(json);
@@ -84,16 +88,18 @@ std::map<std::pair<int64_t, int64_t>, Expected> FromJson(const std::string& text
     }
     if (ph != "X" || ts.empty() || dur.empty() || !ids) continue;
     const int64_t t = MicrosToNs(ts), d = MicrosToNs(dur);
+    if (!first_ts) first_ts = t;
     if (cat.ends_with("runtime") || cat.ends_with("driver")) {
       if (corr != 0) runtime_ts.emplace(corr, t);
       continue;
     }
-    // Device events only: Inductor's triton cpu_ops carry a "stream" arg too.
+    // HTA's kernel categories (no cuda_sync); Inductor's triton cpu_ops carry a "stream" arg
+    // too.
     if (stream == -1 || !(cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
-                          cat == "cuda_sync" || cat == "mtia_ccp_events")) {
+                          cat == "mtia_ccp_events")) {
       continue;
     }
-    streams[{pid, tid}].push_back({t, t + d, corr});
+    streams[{pid, stream}].push_back({t, t + d, corr});
   }
   std::map<std::pair<int64_t, int64_t>, Expected> out;
   for (auto& [key, evs] : streams) {
@@ -102,10 +108,11 @@ std::map<std::pair<int64_t, int64_t>, Expected> FromJson(const std::string& text
     for (size_t k = 1; k < evs.size(); ++k) {
       const int64_t interval = evs[k].ts - evs[k - 1].end;
       auto rt = runtime_ts.find(evs[k].corr);
-      if (evs[k].corr != 0 && rt != runtime_ts.end() && rt->second > evs[k - 1].end) {
+      const int64_t launched = rt != runtime_ts.end() ? rt->second : first_ts.value_or(0);
+      if (evs[k].corr != 0 && launched > evs[k - 1].end) {
         x.host_ns += interval;
         ++x.host;
-      } else if (interval < 30) {
+      } else if (interval < 30'000) {  // HTA's 30, in the trace's microseconds
         x.kernel_ns += interval;
         ++x.kernel;
       } else {
@@ -139,8 +146,9 @@ TEST(IdleBreakdown, MatchesHtasDefinitionOnEveryFixtureWithDeviceStreams) {
   EXPECT_GE(checked_streams, 10);
 }
 
-// Four kernels on one stream: B's runtime call starts after A ends (host wait 10 us), C follows
-// B 20 ns later with its call long issued (kernel wait), D comes 5 us after C (other).
+// Five kernels on one stream: B's runtime call starts after A ends (host wait 10 us), C follows
+// B 20 ns later and D follows C 29 us later with their calls long issued (kernel wait: under HTA's
+// 30, which it compares with the trace's microseconds), E comes 30 us after D (other).
 TEST(IdleBreakdown, OneGapOfEachKind) {
   const std::string json = R"({"traceEvents": [
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0,
@@ -151,28 +159,42 @@ TEST(IdleBreakdown, OneGapOfEachKind) {
      "dur": 1, "args": {"correlation": 3}},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 17,
      "dur": 1, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 18,
+     "dur": 1, "args": {"correlation": 5}},
     {"ph": "X", "cat": "kernel", "name": "A", "pid": 0, "tid": 7, "ts": 2, "dur": 8,
      "args": {"correlation": 1, "stream": 7}},
     {"ph": "X", "cat": "kernel", "name": "B", "pid": 0, "tid": 7, "ts": 20, "dur": 10,
      "args": {"correlation": 2, "stream": 7}},
     {"ph": "X", "cat": "kernel", "name": "C", "pid": 0, "tid": 7, "ts": 30.02, "dur": 10,
      "args": {"correlation": 3, "stream": 7}},
-    {"ph": "X", "cat": "kernel", "name": "D", "pid": 0, "tid": 7, "ts": 45.02, "dur": 1,
-     "args": {"correlation": 4, "stream": 7}}]})";
+    {"ph": "X", "cat": "kernel", "name": "D", "pid": 0, "tid": 7, "ts": 69.02, "dur": 1,
+     "args": {"correlation": 4, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "E", "pid": 0, "tid": 7, "ts": 100.02, "dur": 1,
+     "args": {"correlation": 5, "stream": 7}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 102,
+     "dur": 1, "args": {"correlation": 6, "stream": 7}}]})";
   Trace trace;
   ASSERT_TRUE(ImportTraceFromMemory(json, &trace).ok());
   const IdleBreakdown idle = ComputeIdleBreakdown(trace);
-  ASSERT_EQ(idle.streams.size(), 1u);
+  EXPECT_EQ(idle.consecutive_kernel_delay_us, 30);
+  ASSERT_EQ(idle.streams.size(), 1u);  // the sync event is no stream event of HTA's
   const StreamIdle& s = idle.streams[0];
   EXPECT_EQ(s.stream, 7);
   EXPECT_EQ(s.host_wait_ns, 10000);
   EXPECT_EQ(s.host_wait_intervals, 1);
-  EXPECT_EQ(s.kernel_wait_ns, 20);
-  EXPECT_EQ(s.kernel_wait_intervals, 1);
-  EXPECT_EQ(s.other_ns, 5000);
+  EXPECT_EQ(s.kernel_wait_ns, 20 + 29000);
+  EXPECT_EQ(s.kernel_wait_intervals, 2);
+  EXPECT_EQ(s.other_ns, 30000);
   EXPECT_EQ(s.other_intervals, 1);
-  // A larger threshold turns the 5 us gap into kernel wait.
-  EXPECT_EQ(ComputeIdleBreakdown(trace, 10000).streams[0].kernel_wait_intervals, 2);
+  // The threshold is an option: at 20 us the 29 us gap is other, at 31 us the 30 us one is
+  // kernel wait.
+  const StreamIdle at20 =
+      ComputeIdleBreakdown(trace, {.consecutive_kernel_delay_us = 20}).streams[0];
+  EXPECT_EQ(at20.kernel_wait_intervals, 1);
+  EXPECT_EQ(at20.other_ns, 59000);
+  EXPECT_EQ(
+      ComputeIdleBreakdown(trace, {.consecutive_kernel_delay_us = 31}).streams[0].other_intervals,
+      0);
 }
 
 }  // namespace

@@ -131,12 +131,28 @@ TEST(NeuronDevice, RuntimeModeGivesRuntimeAndHardwareLanesOnly) {
   EXPECT_EQ(CountKind(t, ActivityKind::kInstruction), 0);
   EXPECT_EQ(t.flows().size(), 1u);  // ac2g: runtime call -> execution
   EXPECT_GE(CountKind(t, ActivityKind::kOther, "timestamp_sync_point"), 1);
-  int64_t launch = -1, exec = -1;
+  int64_t launch = -1, exec = -1, exec_end = -1;
   for (const auto& s : t.slices()) {
-    if (s.kind == ActivityKind::kRuntime) launch = s.ts_ns;
-    if (s.kind == ActivityKind::kKernel) exec = s.ts_ns;
+    if (s.kind == ActivityKind::kRuntime && t.Str(s.name) == "nrta_execute_schedule") {
+      launch = s.ts_ns;
+    }
+    if (s.kind == ActivityKind::kKernel) exec = s.ts_ns, exec_end = s.ts_ns + s.dur_ns;
   }
   EXPECT_GE(exec, launch);  // the execution starts after its runtime call (in host time)
+  // The synchronize is recorded as Kineto records cudaDeviceSynchronize: the host's wait and a
+  // Context Sync on the device, one correlation, the wait ending once the execution has.
+  const Slice* wait = nullptr;
+  const Slice* sync = nullptr;
+  for (const auto& s : t.slices()) {
+    if (s.kind == ActivityKind::kRuntime && t.Str(s.name) == "nrta_is_completed") wait = &s;
+    if (s.kind == ActivityKind::kSync && t.Str(s.name) == "Context Sync") sync = &s;
+  }
+  ASSERT_NE(wait, nullptr);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(wait->correlation, sync->correlation);
+  EXPECT_NE(wait->correlation, 0);
+  EXPECT_GE(wait->ts_ns + wait->dur_ns, exec_end);
+  EXPECT_TRUE(t.processes()[t.tracks()[sync->track].process].is_device);
   EXPECT_EQ(t.metadata().device_type, "NEURON");
 }
 

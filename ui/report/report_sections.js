@@ -129,10 +129,13 @@
     const cp = rep.critical_path;
     if (!cp) return null;
     if (!cp.ok) return R.section('critical-path', 'Critical path', 'No critical path: ' + cp.error);
-    const parts = Object.keys(cp.breakdown).map((k, i) => ({key: k, label: k.replace(/_us$/, ''), color: R.colorFor('cp' + i)}));
-    return R.section('critical-path', 'Critical path', `Step "${cp.step || 'whole trace'}": ${R.fmtUs(cp.length_us)} on the path (HTA critical path analysis).`,
-                     R.stacked('critical-path', 'What bounds the path', null, [{label: 'path', values: cp.breakdown}], parts, R.fmtUs),
-                     R.rowsTable('critical_path_events', cp.events || [], {first: ['name', 'bound_by', 'on_path_us']}));
+    // Times in ns (older documents: us).
+    const ns = cp.length_ns !== undefined;
+    const fmt = ns ? R.fmtNs : R.fmtUs;
+    const parts = Object.keys(cp.breakdown).map((k, i) => ({key: k, label: k.replace(/_[nu]s$/, ''), color: R.colorFor('cp' + i)}));
+    return R.section('critical-path', 'Critical path', `Step "${cp.step || 'whole trace'}": ${fmt(ns ? cp.length_ns : cp.length_us)} on the path (HTA critical path analysis).`,
+                     R.stacked('critical-path', 'What bounds the path', null, [{label: 'path', values: cp.breakdown}], parts, fmt),
+                     R.rowsTable('critical_path_events', cp.events || [], {first: ['name', 'bound_by', ns ? 'on_path_ns' : 'on_path_us']}));
   }
 
   function memorySection(mem) {

@@ -94,9 +94,13 @@ std::optional<std::vector<uint32_t>> LongestPath(const CpGraph& g, int64_t* leng
   }
   std::vector<uint32_t> order(n);
   for (uint32_t v = 0; v < n; ++v) order[v] = v;
+  // HTA numbers its nodes by time, then by event (in file order; by slice here).
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (g.nodes[a].ts_ns != g.nodes[b].ts_ns) return g.nodes[a].ts_ns < g.nodes[b].ts_ns;
-    return g.nodes[a].start && !g.nodes[b].start;
+    const analysis::CpNode& x = g.nodes[a];
+    const analysis::CpNode& y = g.nodes[b];
+    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+    if (x.slice != y.slice) return x.slice < y.slice;
+    return x.start && !y.start;
   });
   std::vector<uint32_t> indegree(n), topo;
   topo.reserve(n);
@@ -123,6 +127,12 @@ std::optional<std::vector<uint32_t>> LongestPath(const CpGraph& g, int64_t* leng
         dist[v] = d;
         best[v] = in[j];
       }
+    }
+    // A best predecessor at a negative distance (edges with small negative weights) starts the
+    // path afresh at v, as networkx does.
+    if (best[v] >= 0 && dist[v] < 0) {
+      dist[v] = 0;
+      best[v] = -1;
     }
   }
   std::vector<uint32_t> path;
@@ -175,7 +185,8 @@ void Summarize(const Trace& trace, const CpGraph& g, const std::vector<uint32_t>
     if (bound == "cpu_bound") cp->host_ops_ns += e.weight_ns;
     if (bound == "gpu_communication_bound") cp->communication_ns += e.weight_ns;
     if (bound == "gpu_compute_bound") cp->device_compute_ns += e.weight_ns;
-    if (e.attributed == kNone) continue;
+    // Weight-0 edges (dependencies between top-level ops) name no time of an event.
+    if (e.attributed == kNone || e.weight_ns == 0) continue;
     auto [it, fresh] = event_index.try_emplace(e.attributed, cp->events.size());
     if (fresh) {
       const Slice& s = slices[e.attributed];
@@ -198,8 +209,11 @@ CriticalPath ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& 
   go.end_ns = cp.end_ns;
   go.zero_weight_launch_edges = options.zero_weight_launch_edges;
   const CpGraph g = analysis::BuildCriticalPathGraph(trace, go);
+  cp.coverage.step_ns = cp.end_ns - cp.start_ns;
+  analysis::NoteWhatTheTraceLacks(trace, g, &cp);
   cp.nodes = static_cast<int64_t>(g.nodes.size());
   cp.edges = static_cast<int64_t>(g.edges.size());
+  cp.distinct_edges = cp.edges;  // the graph keeps one edge per pair of nodes
   if (g.nodes.empty()) {
     cp.error = "no host ops, runtime calls or device activity in the step";
     return cp;
@@ -213,6 +227,7 @@ CriticalPath ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& 
   cp.ok = true;
   cp.length_ns = length;
   Summarize(trace, g, *path, &cp);
+  analysis::MeasureCoverage(trace, g, *path, &cp);
   return cp;
 }
 

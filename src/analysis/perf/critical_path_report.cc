@@ -1,9 +1,11 @@
 // `opscope report --perf`: text and JSON of the idle-time breakdown and the critical path (see
-// perf_report.h).
+// perf_report.h; the critical path's JSON is critical_path_json.h's, shared with the Explorer).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
+#include "analysis/perf/critical_path_json.h"
 #include "analysis/perf/perf_report.h"
 
 namespace opscope::analysis {
@@ -32,8 +34,10 @@ std::string Cut(std::string_view s, size_t width) {
 }  // namespace
 
 void AppendIdleBreakdown(const IdleBreakdown& idle, std::string* out) {
-  *out += fmt::format("Idle time per stream (HTA's breakdown; kernel wait = gaps under {} ns)\n",
-                      idle.consecutive_kernel_delay_ns);
+  *out += fmt::format(
+      "Idle time per stream (HTA's breakdown; kernel wait = gaps under {:g} us, "
+      "--consecutive-kernel-delay-us)\n",
+      idle.consecutive_kernel_delay_us);
   if (idle.streams.empty()) {
     *out += "  no device streams in this trace\n";
     return;
@@ -48,9 +52,38 @@ void AppendIdleBreakdown(const IdleBreakdown& idle, std::string* out) {
   }
 }
 
+// The path's share of the step and the rest by cause (CriticalPathCoverage).
+void AppendCoverage(const CriticalPathCoverage& c, std::string* out) {
+  *out += fmt::format("  covers {} of {} ({})", Time(c.path_ns), Time(c.total_ns),
+                      Pct(c.path_ns, c.total_ns));
+  if (c.outside_step_ns > 0) {
+    *out += fmt::format(": the step's {} and {} of device work past its end", Time(c.step_ns),
+                        Time(c.outside_step_ns));
+  }
+  *out += "; the rest:\n";
+  const std::pair<const char*, int64_t> rest[] = {
+      {"host gaps between top-level ops", c.host_gaps_ns},
+      {"waits for the device (no device edge)", c.sync_waits_ns},
+      {"waits for the CUDA runtime lock", c.runtime_lock_ns},
+      {"before the path starts", c.before_path_ns},
+      {"after the path ends", c.after_path_ns},
+      {"threads not connected to the path", c.threads_not_connected_ns},
+      {"events out of order (clock skew)", c.out_of_order_ns},
+  };
+  for (const auto& [label, ns] : rest) {
+    if (ns == 0) continue;
+    *out += fmt::format("    {:<40} {:>12} {:>7}", label, Time(ns), Pct(ns, c.total_ns));
+    if (ns == c.threads_not_connected_ns && label == rest[5].first) {
+      *out += fmt::format("  ({} threads)", c.threads_not_connected);
+    }
+    *out += "\n";
+  }
+}
+
 void AppendCriticalPath(const CriticalPath& cp, int rows, std::string* out) {
   const std::string step = cp.annotation.empty() ? "the whole trace" : "'" + cp.annotation + "'";
   *out += "Critical path (HTA's algorithm) through " + step + "\n";
+  for (const std::string& note : cp.coverage.notes) *out += "  note: " + note + "\n";
   if (!cp.ok) {
     *out += "  none: " + cp.error + "\n";
     return;
@@ -58,6 +91,8 @@ void AppendCriticalPath(const CriticalPath& cp, int rows, std::string* out) {
   *out += fmt::format("  {} over a {} step ({} events on it; graph of {} nodes, {} edges)\n",
                       Time(cp.length_ns), Time(cp.end_ns - cp.start_ns), cp.events.size(), cp.nodes,
                       cp.edges);
+  AppendCoverage(cp.coverage, out);
+  *out += "  the path by what bounds it:\n";
   const std::pair<const char*, int64_t> parts[] = {
       {"device compute", cp.device_compute_ns},
       {"communication", cp.communication_ns},
@@ -66,7 +101,7 @@ void AppendCriticalPath(const CriticalPath& cp, int rows, std::string* out) {
       {"idle between kernels", cp.idle_ns},
   };
   for (const auto& [label, ns] : parts) {
-    *out += fmt::format("  {:<22} {:>12} {:>7}\n", label, Time(ns), Pct(ns, cp.length_ns));
+    *out += fmt::format("    {:<22} {:>12} {:>7}\n", label, Time(ns), Pct(ns, cp.length_ns));
   }
   *out += fmt::format("  {:>12} {:>7}  {:<26}  {}\n", "On path", "Share", "Bound by", "Event");
   const int shown = rows < 0 ? static_cast<int>(cp.events.size())
@@ -84,6 +119,7 @@ void WriteIdleBreakdownJson(const IdleBreakdown& idle, JsonWriter* w) {
     w->BeginObject();
     w->Field("device", s.device);
     w->Field("stream", s.stream);
+    w->Field("consecutive_kernel_delay_us", idle.consecutive_kernel_delay_us);
     w->Field("host_wait_us", Us(s.host_wait_ns));
     w->Field("kernel_wait_us", Us(s.kernel_wait_ns));
     w->Field("other_us", Us(s.other_ns));
@@ -95,39 +131,99 @@ void WriteIdleBreakdownJson(const IdleBreakdown& idle, JsonWriter* w) {
   w->EndArray();
 }
 
-void WriteCriticalPathJson(const Trace& trace, const CriticalPath& cp, int top, JsonWriter* w) {
+namespace {
+
+void WriteCoverage(const CriticalPathCoverage& c, const std::function<int64_t(int64_t)>& time,
+                   JsonWriter* w) {
+  w->Key("coverage");
   w->BeginObject();
+  w->Field("step_ns", c.step_ns);
+  w->Field("outside_step_ns", c.outside_step_ns);
+  w->Field("total_ns", c.total_ns);
+  w->Field("path_ns", c.path_ns);
+  w->Field("covered_percent",
+           c.total_ns > 0 ? 100.0 * static_cast<double>(c.path_ns) / static_cast<double>(c.total_ns)
+                          : 0.0);
+  w->Key("rest");
+  w->BeginObject();
+  w->Field("host_gaps_ns", c.host_gaps_ns);
+  w->Field("sync_waits_ns", c.sync_waits_ns);
+  w->Field("runtime_lock_ns", c.runtime_lock_ns);
+  w->Field("before_path_ns", c.before_path_ns);
+  w->Field("after_path_ns", c.after_path_ns);
+  w->Field("threads_not_connected_ns", c.threads_not_connected_ns);
+  w->Field("out_of_order_ns", c.out_of_order_ns);
+  w->EndObject();
+  w->Field("threads_not_connected", c.threads_not_connected);
+  w->Key("gaps");
+  w->BeginArray();
+  for (const CriticalPathCoverage::Gap& g : c.gaps) {
+    w->BeginObject();
+    w->Field("start_ns", time(g.start_ns));
+    w->Field("end_ns", time(g.end_ns));
+    w->Field("cause", g.cause);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("notes");
+  w->BeginArray();
+  for (const std::string& n : c.notes) w->String(n);
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace
+
+void WriteCriticalPathFields(const Trace& trace, const CriticalPath& cp,
+                             const CriticalPathJsonOptions& options, JsonWriter* w) {
+  const auto time = [&](int64_t ns) { return options.to_output ? options.to_output(ns) : ns; };
   w->Field("ok", cp.ok);
   if (!cp.ok) w->Field("error", cp.error);
   w->Field("step", cp.annotation);
-  w->Field("start_us", Us(cp.start_ns));
-  w->Field("end_us", Us(cp.end_ns));
-  w->Field("length_us", Us(cp.length_ns));
+  if (!options.to_output) w->Field("base_time_ns", trace.metadata().base_time_ns);
+  w->Field("start_ns", time(cp.start_ns));
+  w->Field("end_ns", time(cp.end_ns));
+  w->Field("length_ns", cp.length_ns);
   w->Field("graph_nodes", cp.nodes);
   w->Field("graph_edges", cp.edges);
+  std::vector<uint32_t> slices;
+  for (const CriticalPathEdge& e : cp.path) {
+    slices.push_back(e.from_slice);
+    slices.push_back(e.to_slice);
+  }
+  std::sort(slices.begin(), slices.end());
+  w->Field("path_edges", static_cast<int64_t>(cp.path.size()));
+  w->Field("path_slices",
+           static_cast<int64_t>(std::unique(slices.begin(), slices.end()) - slices.begin()));
   w->Key("breakdown");
   w->BeginObject();
-  w->Field("device_compute_us", Us(cp.device_compute_ns));
-  w->Field("communication_us", Us(cp.communication_ns));
-  w->Field("host_ops_us", Us(cp.host_ops_ns));
-  w->Field("launch_overhead_us", Us(cp.launch_overhead_ns));
-  w->Field("idle_us", Us(cp.idle_ns));
+  w->Field("device_compute_ns", cp.device_compute_ns);
+  w->Field("communication_ns", cp.communication_ns);
+  w->Field("host_ops_ns", cp.host_ops_ns);
+  w->Field("launch_overhead_ns", cp.launch_overhead_ns);
+  w->Field("idle_ns", cp.idle_ns);
   w->EndObject();
+  WriteCoverage(cp.coverage, time, w);
   w->Key("events");
   w->BeginArray();
-  const size_t shown = top < 0 ? cp.events.size() : std::min(cp.events.size(), size_t(top));
-  for (size_t i = 0; i < shown; ++i) {
+  const size_t top =
+      options.top_events < 0 ? cp.events.size() : static_cast<size_t>(options.top_events);
+  for (size_t i = 0; i < std::min(cp.events.size(), top); ++i) {
     const CriticalPathEvent& e = cp.events[i];
+    if (e.slice >= trace.slices().size()) continue;
     w->BeginObject();
     w->Field("slice", e.slice);
     w->Field("name", e.name);
     w->Field("bound_by", e.bound_by);
-    w->Field("ts_us", Us(e.ts_ns));
-    w->Field("dur_us", Us(e.dur_ns));
-    w->Field("on_path_us", Us(e.on_path_ns));
+    w->Field("ts_ns", time(e.ts_ns));
+    w->Field("dur_ns", e.dur_ns);
+    w->Field("on_path_ns", e.on_path_ns);
+    if (options.event_fields) options.event_fields(e.slice, w);
     w->EndObject();
   }
   w->EndArray();
+  w->Field("events_total", static_cast<int64_t>(cp.events.size()));
+  if (!options.path) return;
   w->Key("path");
   w->BeginArray();
   for (const CriticalPathEdge& e : cp.path) {
@@ -137,12 +233,10 @@ void WriteCriticalPathJson(const Trace& trace, const CriticalPath& cp, int top, 
     w->Field("to_slice", e.to_slice);
     w->Field("to", e.to_start ? "start" : "end");
     w->Field("type", e.type);
-    w->Field("weight_us", Us(e.weight_ns));
+    w->Field("weight_ns", e.weight_ns);
     w->EndObject();
   }
   w->EndArray();
-  (void)trace;
-  w->EndObject();
 }
 
 }  // namespace opscope::analysis

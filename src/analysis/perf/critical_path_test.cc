@@ -124,5 +124,64 @@ TEST_F(SimpleAdd, PathSizeAndBreakdown) {
   EXPECT_LE(cp_.length_ns, cp_.end_ns - cp_.start_ns + 1000000);
 }
 
+// The coverage of a hand-made step of 100 us: ops a [10, 20] and b [30, 40], a blocking
+// cudaDeviceSynchronize [45, 70] and op d [72, 74] on the main thread, aten::c [75, 90] on a
+// thread no edge joins. The path a -> b -> sync -> d weighs 22 us; the rest is 17 us of host gaps
+// (20-30, 40-45, 70-72), 25 us of sync wait, 10 us before the path, and after it 15 us while the
+// other thread works and 11 us more. No device activity, so no note about cuda_sync.
+TEST(CriticalPathCoverage, HandMadeStepAddsUpByCause) {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0,
+     "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::a", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::b", "pid": 1, "tid": 1, "ts": 30, "dur": 10},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1,
+     "ts": 45, "dur": 25, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::d", "pid": 1, "tid": 1, "ts": 72, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::c", "pid": 1, "tid": 2, "ts": 75, "dur": 15}]})";
+  Trace trace;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &trace).ok());
+  const CriticalPath cp = ComputeCriticalPath(trace);
+  ASSERT_TRUE(cp.ok) << cp.error;
+  const CriticalPathCoverage& c = cp.coverage;
+  EXPECT_EQ(c.step_ns, 100000);
+  EXPECT_EQ(c.total_ns, 100000);
+  EXPECT_EQ(c.path_ns, 22000);
+  EXPECT_EQ(c.host_gaps_ns, 17000);
+  EXPECT_EQ(c.sync_waits_ns, 25000);
+  EXPECT_EQ(c.runtime_lock_ns, 0);
+  EXPECT_EQ(c.before_path_ns, 10000);
+  EXPECT_EQ(c.threads_not_connected_ns, 15000);
+  EXPECT_EQ(c.threads_not_connected, 1);
+  EXPECT_EQ(c.after_path_ns, 11000);
+  EXPECT_EQ(c.out_of_order_ns, 0);
+  EXPECT_TRUE(c.notes.empty());
+  ASSERT_EQ(c.gaps.size(), 8u);
+  EXPECT_EQ(c.gaps[0].cause, "before_path");
+  EXPECT_EQ(c.gaps[3].cause, "sync_wait");
+  EXPECT_EQ(c.gaps[3].start_ns, 45000);
+  EXPECT_EQ(c.gaps[3].end_ns, 70000);
+  EXPECT_EQ(c.gaps[5].cause, "after_path");
+  EXPECT_EQ(c.gaps[6].cause, "thread_not_connected");
+  EXPECT_EQ(c.gaps[6].start_ns, 75000);
+  EXPECT_EQ(c.gaps[7].cause, "after_path");
+}
+
+// A kernel but no cuda_sync event: the coverage says what the trace lacks.
+TEST(CriticalPathCoverage, NotesATraceWithoutSyncEvents) {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::a", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12,
+     "dur": 5, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": 30,
+     "args": {"correlation": 3, "stream": 7}}]})";
+  Trace trace;
+  ASSERT_TRUE(ImportTraceFromMemory(json, &trace).ok());
+  const CriticalPath cp = ComputeCriticalPath(trace);
+  ASSERT_TRUE(cp.ok) << cp.error;
+  ASSERT_EQ(cp.coverage.notes.size(), 1u);
+  EXPECT_NE(cp.coverage.notes[0].find("cuda_sync"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace opscope

@@ -5,7 +5,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
+
+#include "analysis/perf/critical_path_json.h"
 
 namespace opscope::analysis {
 namespace {
@@ -263,14 +264,25 @@ void WriteShortKernels(JsonWriter* w, const ShortKernels& sk, int limit) {
   w->EndObject();
 }
 
+// The performance model with the options' device spec; an unusable spec (ValidateReportOptions
+// rejects it first in the CLI) leaves the roofline out, its reason in *spec_error.
 PerfModel ComputeForReport(const Trace& trace, const ReportOptions& options,
-                           std::string* trace_device) {
+                           std::string* trace_device, std::string* spec_error) {
   PerfModelOptions po;
   const Status st =
       ChooseDeviceSpec(trace, options.device_spec, &po.device, options.extra_device_specs);
-  if (!st.ok()) throw std::invalid_argument(st.message());
+  if (!st.ok()) {
+    *spec_error = st.message();
+    po.device.reset();
+  }
   *trace_device = TraceDeviceName(trace);
   return ComputePerfModel(trace, po);
+}
+
+IdleBreakdownOptions IdleOptions(const ReportOptions& options) {
+  IdleBreakdownOptions o;
+  o.consecutive_kernel_delay_us = options.consecutive_kernel_delay_us;
+  return o;
 }
 
 CriticalPathOptions PathOptions(const ReportOptions& options) {
@@ -319,9 +331,10 @@ void WritePerfModelJson(const PerfModel& pm, int rows, JsonWriter* w) {
 }
 
 void AppendPerfSections(const Trace& trace, const ReportOptions& options, std::string* out) {
-  std::string device;
-  const PerfModel pm = ComputeForReport(trace, options, &device);
+  std::string device, spec_error;
+  const PerfModel pm = ComputeForReport(trace, options, &device, &spec_error);
   *out += "\nPerformance model (TraceLens's definitions; docs/perf-model.md)\n";
+  if (!spec_error.empty()) *out += "  device spec: " + spec_error + "\n";
   AppendDevice(pm, device, out);
   if (pm.failed_models > 0) {
     *out += fmt::format(
@@ -338,19 +351,24 @@ void AppendPerfSections(const Trace& trace, const ReportOptions& options, std::s
   *out += "\n";
   AppendShortKernels(pm, options.rows, out);
   *out += "\n";
-  AppendIdleBreakdown(ComputeIdleBreakdown(trace), out);
+  AppendIdleBreakdown(ComputeIdleBreakdown(trace, IdleOptions(options)), out);
   *out += "\n";
   AppendCriticalPath(ComputeCriticalPath(trace, PathOptions(options)), options.rows, out);
 }
 
 void WritePerfJson(const Trace& trace, const ReportOptions& options, JsonWriter* w) {
-  std::string device;
-  const PerfModel pm = ComputeForReport(trace, options, &device);
+  std::string device, spec_error;
+  const PerfModel pm = ComputeForReport(trace, options, &device, &spec_error);
+  if (!spec_error.empty()) w->Field("device_spec_error", spec_error);
   WritePerfModelJson(pm, options.rows, w);
   w->Key("idle_breakdown");
-  WriteIdleBreakdownJson(ComputeIdleBreakdown(trace), w);
+  WriteIdleBreakdownJson(ComputeIdleBreakdown(trace, IdleOptions(options)), w);
   w->Key("critical_path");
-  WriteCriticalPathJson(trace, ComputeCriticalPath(trace, PathOptions(options)), options.rows, w);
+  w->BeginObject();
+  CriticalPathJsonOptions json;
+  json.top_events = options.rows;
+  WriteCriticalPathFields(trace, ComputeCriticalPath(trace, PathOptions(options)), json, w);
+  w->EndObject();
 }
 
 }  // namespace opscope::analysis

@@ -13,9 +13,10 @@
 
 namespace opscope::analysis {
 
-// Appends the text sections. Throws std::invalid_argument for an unusable device spec.
+// Appends the text sections. Never throws: an unusable device spec leaves the roofline out and
+// is named in the section (ValidateReportOptions rejects it up front).
 void AppendPerfSections(const Trace& trace, const ReportOptions& options, std::string* out);
-// Writes the JSON keys into the open report object. Throws like AppendPerfSections.
+// Writes the JSON keys into the open report object (an unusable device spec: "device_spec_error").
 void WritePerfJson(const Trace& trace, const ReportOptions& options, JsonWriter* w);
 
 // Pieces, for the Explorer and tests.
@@ -23,8 +24,6 @@ void WritePerfModelJson(const PerfModel& pm, int rows, JsonWriter* w);  // keys,
 void AppendIdleBreakdown(const IdleBreakdown& idle, std::string* out);
 void AppendCriticalPath(const CriticalPath& cp, int rows, std::string* out);
 void WriteIdleBreakdownJson(const IdleBreakdown& idle, JsonWriter* w);  // one array
-// One object; `top` limits the events listed (-1: all); the path is always whole.
-void WriteCriticalPathJson(const Trace& trace, const CriticalPath& cp, int top, JsonWriter* w);
 
 }  // namespace opscope::analysis
 

@@ -35,6 +35,9 @@ namespace {
 // Set on the device's worker threads: work they enqueue (frees of tensors a kernel's closure
 // owned) must never wait for their own queue to drain.
 thread_local bool t_on_worker = false;
+// Set while the profiler's stop hook drains the device: that wait is the profiler's, not the
+// program's, and is not recorded as a synchronization.
+thread_local bool t_in_profiler_flush = false;
 
 // Defer() tasks a core may hold before the host blocks: frees and staged host writes are cheap,
 // but a loop that only allocates could otherwise queue them without limit.
@@ -65,6 +68,7 @@ struct NeuronDevice::Impl {
     int deferred = 0;                        // Defer() tasks not yet run (guarded by done_mu)
     int64_t free_at_ticks = 0;               // device time at which the core is idle
     std::unordered_set<std::string> loaded;  // programs already executed once
+    std::atomic<bool> recorded{false};       // has run an execution a profiler recorded
     std::string last_program;                // worker-only: the program executed last
     EventRing ring;
     InstructionGraph graph;  // worker-only
@@ -92,6 +96,7 @@ struct NeuronDevice::Impl {
       return true;
     });
   }
+  void RecordSynchronize(int64_t start_ns, int64_t end_ns);
   void Finish(Core* core, Job& job, int64_t start_ticks, int64_t end_ticks,
               const std::array<int64_t, kNumExecPhases>& phases);
   void RecordDeviceEvents(Core* core, Job& job, int64_t start,
@@ -298,6 +303,49 @@ void NeuronDevice::Impl::Finish(Core* core, Job& job, int64_t start, int64_t end
   done_cv.notify_all();
 }
 
+// A synchronize as the profiler sees it, as Kineto records cudaDeviceSynchronize: the runtime call
+// that waited on the host (the async API's completion wait, nrta_is_completed polled until the
+// last scheduled execution completed, as one span) and, on each core that ran recorded work, a
+// "Context Sync" device event over the same wait with the same correlation (and a clock sync
+// point, so the core's clock maps), so analyses (the critical path) can tell what the host waited
+// for.
+void NeuronDevice::Impl::RecordSynchronize(int64_t start_ns, int64_t end_ns) {
+  CaptureOptions capture;
+  if (!DeviceActivityEnabled() || !CurrentCaptureOptions(&capture) || !capture.runtime) return;
+  static const char* kWait = InternName("nrta_is_completed");
+  static const char* kContextSync = InternName("Context Sync");
+  const uint64_t correlation = NewCorrelationId();
+  const uint64_t external_id = CurrentOpCorrelation();
+  DeviceActivity rt;
+  rt.kind = ActivityKind::kRuntime;
+  rt.clock = ActivityClock::kHost;
+  rt.name = kWait;
+  rt.start = start_ns;
+  rt.end = std::max(end_ns, start_ns + 1);
+  rt.external_id = external_id;
+  rt.correlation = correlation;
+  rt.host_tid = CurrentThreadId();
+  ReportDeviceActivity(rt);
+  for (const auto& core : cores) {
+    if (core->index >= 64 || !((capture.core_mask >> core->index) & 1) || !core->recorded) {
+      continue;
+    }
+    ReportSyncPoint(core->index, end_ns, clock.ToDevice(end_ns));
+    DeviceActivity s;
+    s.kind = ActivityKind::kSync;
+    s.clock = ActivityClock::kDevice;
+    s.name = kContextSync;
+    s.device = core->index;
+    s.stream = -1;  // Kineto's Context Sync is on no stream (tid -1)
+    s.start = clock.ToDevice(start_ns);
+    s.end = clock.ToDevice(rt.end);
+    s.external_id = external_id;
+    s.correlation = correlation;
+    s.args = "{\"sync_kind\": \"Context Sync\"}";
+    ReportDeviceActivity(s);
+  }
+}
+
 NeuronDevice::NeuronDevice(Params params) {
   ValidateParams(params);  // throws ParamsError before any thread starts
   impl_ = std::make_unique<Impl>(std::move(params));
@@ -318,7 +366,14 @@ NeuronDevice::NeuronDevice(Params params) {
   }
   impl_->hooks_ids = RegisterProfilerHooks(
       [this] {
-        Synchronize();
+        t_in_profiler_flush = true;
+        try {
+          Synchronize();
+        } catch (...) {
+          t_in_profiler_flush = false;
+          throw;
+        }
+        t_in_profiler_flush = false;
         FlushActivity();
       },
       [this] { return uint64_t(InFlight()); });
@@ -355,6 +410,7 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
   job.record = job.record && (job.capture.runtime || job.capture.device) && core_index < 64 &&
                ((job.capture.core_mask >> core_index) & 1);
   if (job.record) {
+    core->recorded = true;
     job.correlation = NewCorrelationId();
     ReportSyncPoint(core_index, t0, impl_->clock.ToDevice(t0));
   }
@@ -394,9 +450,13 @@ void NeuronDevice::Execute(int core_index, Program program, uint64_t external_id
 }
 
 void NeuronDevice::Synchronize() {
+  const int64_t t0 = NowNs();
   impl_->WaitIdle();
-  // As the Neuron runtime does, a synchronize reads the cores' finished events out.
+  const int64_t t1 = NowNs();
+  // As the Neuron runtime does, a synchronize reads the cores' finished events out (before its
+  // own record, so a full per-core buffer keeps the executions and drops the sync event).
   FlushActivity();
+  if (!t_in_profiler_flush) impl_->RecordSynchronize(t0, t1);
   std::string error;
   {
     std::lock_guard<std::mutex> lock(impl_->done_mu);
