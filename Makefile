@@ -18,7 +18,8 @@ APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libcla
   protobuf-compiler python3 clang-format git \
   openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-pytest python3-pandas python3-numpy \
   python3-pip python3-setuptools python3-wheel python3-venv python3-torch \
-  libthrift-dev thrift-compiler libsnappy-dev liblz4-dev libbrotli-dev libsqlite3-dev sqlite3
+  libthrift-dev thrift-compiler libsnappy-dev liblz4-dev libbrotli-dev libsqlite3-dev sqlite3 \
+  python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat nodejs npm
 
 .PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format \
   format-check clean
@@ -64,6 +65,7 @@ fuzz-test: fuzz
 
 browser-test: build
 	tools/run_browser_tests.sh $(BUILD)
+	tools/run_report_browser_tests.sh $(BUILD)
 
 test: format-check unit-test asan-test fuzz-test browser-test
 	@echo "make test: all suites passed"

@@ -73,6 +73,9 @@ PUBLIC_HEADERS = {
     "job.h": "job",
     "job_mpi.h": "job",
     "perf_analysis.h": "analysis",
+    "check.h": "analysis",
+    "overview.h": "analysis",
+    "html_report.h": "explorer",
     "explorer.h": "explorer",
     "opscope.h": None,  # the umbrella header: everything, for users (not for src/)
 }

@@ -7,8 +7,10 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/html_report.h"
 #include "opscope/import.h"
 #include "tools/commands.h"
+#include "tools/html_output.h"
 #include "tools/job_commands.h"
 #include "tools/progress.h"
 
@@ -21,6 +23,8 @@ struct DiffArgs {
   int rows = 30;
   bool json = false;
   bool quiet = false;
+  std::string html;
+  int html_rows = kHtmlDefaultRows;
 };
 
 // `role`: which of the two traces ("A (the baseline)" or "B"), for the messages.
@@ -55,6 +59,12 @@ int RunJobDiff(const DiffArgs& args) {
   }
   JobReport a, b;
   if (!LoadJob("diff", files_a, {}, &a) || !LoadJob("diff", files_b, {}, &b)) return 2;
+  if (!args.html.empty()) {
+    HtmlOptions html;
+    html.rows = args.html_rows;
+    if (!WriteHtmlOutput("diff", args.html, JobDiffHtml(a, b, args.a, args.b, html))) return 1;
+    if (!args.json) return 0;
+  }
   const std::string out = args.json ? JobDiffJson(a, b) + "\n" : FormatJobDiff(a, b, args.rows);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
@@ -67,6 +77,12 @@ int RunDiff(const DiffArgs& args) {
   Trace a, b;
   if (!Load("A (the baseline)", args.a, &a, args.quiet) || !Load("B", args.b, &b, args.quiet)) {
     return 1;
+  }
+  if (!args.html.empty()) {
+    HtmlOptions html;
+    html.rows = args.html_rows;
+    if (!WriteHtmlOutput("diff", args.html, TraceDiffHtml(a, b, args.a, args.b, html))) return 1;
+    if (!args.json) return 0;
   }
   const TraceDiff diff = DiffTraces(a, b);
   const std::string out = args.json ? diff.ToJson() + "\n" : diff.ToText(args.rows);
@@ -86,10 +102,16 @@ void AddDiffCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("b", args->b, "Trace (or job folder) to compare against the baseline")
       ->required();
-  cmd->add_option("--rows", args->rows, "Rows to print (default 30; -1 = all)");
+  auto* rows =
+      cmd->add_option("--rows", args->rows, "Rows to print (default 30; -1 = all; --html: 500)");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
   cmd->add_flag("--quiet", args->quiet, "No progress bar on stderr (none is drawn off a terminal)");
-  cmd->callback([args, exit_code] { *exit_code = RunDiff(*args); });
+  cmd->add_option("--html", args->html,
+                  "Also write a self-contained HTML report of what moved (opens offline)");
+  cmd->callback([args, rows, exit_code] {
+    args->html_rows = rows->count() > 0 ? args->rows : kHtmlDefaultRows;
+    *exit_code = RunDiff(*args);
+  });
 }
 
 }  // namespace opscope::tools

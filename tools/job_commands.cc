@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <exception>
 
+#include "opscope/html_report.h"
 #include "opscope/import.h"
 #include "opscope/key_averages.h"
+#include "tools/html_output.h"
 #include "tools/progress.h"
 
 namespace opscope::tools {
@@ -158,9 +160,16 @@ int RunJobReport(const JobReportArgs& args, const std::vector<RankFile>& files, 
   if (args.rank >= 0) {
     code = PrintRankTable(args, job);
   } else {
-    const std::string out = args.json ? JobReportJson(job) + "\n" : FormatJobReport(job, options);
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    if (!args.html.empty()) {
+      HtmlOptions html;
+      html.rows = args.html_rows;
+      if (!WriteHtmlOutput("report", args.html, JobHtml(job, html))) code = 1;
+    }
+    if (args.html.empty() || args.json) {
+      const std::string out = args.json ? JobReportJson(job) + "\n" : FormatJobReport(job, options);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+    }
   }
   if (args.stats) {
     PrintStats(stats, job,

@@ -19,10 +19,12 @@ struct JobReportArgs {
   bool json = false;
   int rank = -1;  // --rank N: that rank's key_averages table
   bool align_clocks = true;
-  bool stats = false;  // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
-  int threads = 0;     // --threads N: cores a process imports on (0: the cores available, shared
-                       // by the MPI processes on a host); one rank file per core
-  bool quiet = false;  // --quiet: no progress bar on stderr
+  bool stats = false;   // --stats: each process's files, MB, seconds, MB/s and peak RSS on stderr
+  int threads = 0;      // --threads N: cores a process imports on (0: the cores available, shared
+                        // by the MPI processes on a host); one rank file per core
+  bool quiet = false;   // --quiet: no progress bar on stderr
+  std::string html;     // --html FILE: also a self-contained HTML report
+  int html_rows = 500;  // its tables' row limit (--rows when given)
 };
 
 // The trace files `paths` name (a file as given; folders searched): FindRankFiles.

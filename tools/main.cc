@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string_view>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -14,8 +15,9 @@ namespace {
 
 // Every command prints through stdout's buffer (reports, JSON, tables, help): a write that failed
 // there (a full disk, /dev/full, a file over its size limit) left the output incomplete, so the
-// command fails with exit code 1 whatever it returned. Returns the exit code to use.
-int FinishStdout(int exit_code) {
+// command fails with `failed_write` (1; `opscope check`'s "could not compare", 2) whatever it
+// returned. Returns the exit code to use.
+int FinishStdout(int exit_code, int failed_write) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
   const int flush_errno = errno;
@@ -23,7 +25,7 @@ int FinishStdout(int exit_code) {
   std::fprintf(stderr,
                "opscope: error: writing the output to stdout failed: %s; it is incomplete\n",
                flush_errno != 0 ? std::strerror(flush_errno) : "write error");
-  return exit_code == 0 ? 1 : exit_code;
+  return exit_code == 0 ? failed_write : exit_code;
 }
 
 }  // namespace
@@ -43,19 +45,25 @@ int main(int argc, char** argv) {
       "traces, and explore them in a browser"};
   app.require_subcommand(1);
   int exit_code = 0;
+  const bool check = argc > 1 && std::string_view(argv[1]) == "check";
+  const int failed_write = check ? 2 : 1;
   opscope::tools::AddDemoCommand(app, &exit_code);
   opscope::tools::AddReportCommand(app, &exit_code);
   opscope::tools::AddDiffCommand(app, &exit_code);
+  opscope::tools::AddCheckCommand(app, &exit_code);
   opscope::tools::AddExploreCommand(app, &exit_code);
   opscope::tools::AddModelCommand(app, &exit_code);
   opscope::tools::AddConvertCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return FinishStdout(app.exit(e));
+    // `opscope check` promises CI three exit codes: a command line it cannot use is "could not
+    // compare" (2), not CLI11's own codes.
+    const int code = app.exit(e);
+    return FinishStdout(check && code != 0 ? 2 : code, failed_write);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "opscope: error: %s\n", e.what());
-    return FinishStdout(1);
+    return FinishStdout(1, failed_write);
   }
-  return FinishStdout(exit_code);
+  return FinishStdout(exit_code, failed_write);
 }

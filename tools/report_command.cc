@@ -2,11 +2,12 @@
 //                       [--rank N]
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
-//                       [--step-instance N] [--consecutive-kernel-delay-us US]:
+//                       [--step-instance N] [--consecutive-kernel-delay-us US] [--html OUT]:
 // import a profile in any format opscope reads (docs/formats.md) and print key_averages, the
 // device timeline (per device when there are several), top kernels and launch statistics, with
 // --perf also the performance model, idle-time breakdown and critical path; paths naming several
-// traces are one distributed job, one trace per rank (tools/job_commands.h).
+// traces are one distributed job, one trace per rank (tools/job_commands.h). --html OUT also
+// writes a self-contained HTML report (opscope/html_report.h).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -14,9 +15,11 @@
 #include <string>
 
 #include "opscope/analysis.h"
+#include "opscope/html_report.h"
 #include "opscope/import.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
+#include "tools/html_output.h"
 #include "tools/job_commands.h"
 #include "tools/progress.h"
 
@@ -43,6 +46,8 @@ struct ReportArgs {
   bool group_by_input_shape = false;
   PerfArgs perf;
   bool memory = false;
+  std::string html;
+  int html_rows = kHtmlDefaultRows;
 };
 
 int RunReport(const ReportArgs& args);
@@ -85,7 +90,8 @@ int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, con
   }
   const ReportArgs single{
       job_args.paths.front(), job_args.sort_by,     job_args.rows, job_args.json, job_args.threads,
-      job_args.quiet,         group_by_input_shape, perf,          memory};
+      job_args.quiet,         group_by_input_shape, perf,          memory,        job_args.html,
+      job_args.html_rows};
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
       !std::filesystem::is_directory(job_args.paths.front())) {
     // One file: today's report, errors included.
@@ -152,6 +158,16 @@ int RunReport(const ReportArgs& args) {
     return 1;
   }
   try {
+    if (!args.html.empty()) {
+      // The page always holds the performance model, idle breakdown and critical path.
+      ReportOptions html_report = options;
+      html_report.perf = true;
+      html_report.extra_device_specs = SimulatedNeuronSpecs();
+      HtmlOptions html;
+      html.rows = args.html_rows;
+      if (!WriteHtmlOutput("report", args.html, TraceHtml(trace, html_report, html))) return 1;
+      if (!args.json) return 0;
+    }
     const std::string out = args.json ? ReportJson(trace, options) : FormatReport(trace, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (args.json) std::fputc('\n', stdout);
@@ -182,8 +198,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--sort", args->sort_by,
                   "key_averages sort key (self_cpu_time_total, cpu_time_total, "
                   "device_time_total, self_cuda_time_total, count, ...)");
-  cmd->add_option("--rows", args->rows,
-                  "Rows per table (default 20 in text, every row with --json; -1 = all)");
+  auto* rows = cmd->add_option(
+      "--rows", args->rows,
+      "Rows per table (default 20 in text, every row with --json, 500 with --html; -1 = all)");
   cmd->add_flag("--json", args->json, "Print one JSON document instead of tables");
   cmd->add_flag("--group-by-input-shape", *group_by_input_shape,
                 "key_averages(group_by_input_shape=True): one row per op and Input Shapes (traces "
@@ -225,7 +242,11 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "are kernel wait (HTA's consecutive_kernel_delay, in microseconds as HTA "
                   "compares it; default 30)")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([cmd, args, group_by_input_shape, perf, memory, exit_code] {
+  cmd->add_option("--html", args->html,
+                  "Also write a self-contained HTML report (charts and sortable tables, data and "
+                  "code inline; opens offline) to this file");
+  cmd->callback([cmd, args, rows, group_by_input_shape, perf, memory, exit_code] {
+    args->html_rows = rows->count() > 0 ? args->rows : kHtmlDefaultRows;
     // Machine-readable output is complete: scripts reading --json cannot know of a row limit.
     if (args->json && cmd->count("--rows") == 0) args->rows = -1;
     *exit_code = RunReportOrJob(*args, *group_by_input_shape, *perf, *memory);

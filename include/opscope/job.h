@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/check.h"
 #include "opscope/import.h"
 #include "opscope/status.h"
 
@@ -262,6 +263,14 @@ std::string JobReportJson(const JobReport& report);
 
 std::string FormatJobDiff(const JobReport& a, const JobReport& b, int rows = 20);
 std::string JobDiffJson(const JobReport& a, const JobReport& b);
+
+// `opscope check` on two jobs (check.h): step time is the slowest rank's per ProfilerStep#
+// number (the rank test runs on those), device busy time and each op's device time the busiest
+// rank's whole-job figure; the moved rows are the job diff's ranks, collectives (by name and
+// size) and ops across ranks, and diff_json is JobDiffJson. Kernel metrics make an error result:
+// rank summaries keep ops, not kernels.
+CheckResult CheckJobs(const JobReport& baseline, const JobReport& candidate,
+                      const CheckOptions& options = {});
 
 }  // namespace opscope
 

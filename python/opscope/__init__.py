@@ -14,6 +14,7 @@ import os
 from ._errors import TraceError
 from . import _opscope
 from ._frames import KeyAverages, Trace, diff_frame, diff_text
+from ._analyses import CheckResult, check as _check
 
 # The tensor runtime (tensor.h): devices "cpu" and "neuron" (the simulated NeuronCore).
 from ._opscope import (Tensor, TensorError, OutOfMemoryError, randn, ones, zeros, empty, full,
@@ -25,7 +26,8 @@ from . import neuron, profiler
 from ._job import Job, load_job
 from ._explore import ExplorerSession, explore
 
-__all__ = ["TraceError", "Trace", "KeyAverages", "load", "load_bytes", "diff", "diff_table",
+__all__ = ["TraceError", "Trace", "KeyAverages", "load", "load_bytes", "diff", "diff_table", "check",
+           "CheckResult",
            "Tensor", "TensorError", "OutOfMemoryError", "compile", "neuron", "profiler", "Job",
            "load_job", "explore", "ExplorerSession"]
 
@@ -65,11 +67,18 @@ def load_bytes(data):
     return Trace(_opscope.load_bytes(bytes(data)))
 
 
-def diff(a, b):
-    """Compares two traces (Trace objects or paths) op by op, as ``opscope diff A B --json``:
-    a DataFrame of the ops added, removed or changed, by impact; the two device timelines in
-    ``attrs``."""
-    return diff_frame(_as_trace(a), _as_trace(b))
+def diff(a, b, rows="ops"):
+    """Compares two traces (Trace objects or paths) as ``opscope diff A B --json``: a
+    DataFrame of the ops (rows="ops") or kernels (rows="kernels") added, removed or changed, by
+    impact; the two device timelines, and the other rows as a DataFrame, in ``attrs``."""
+    return diff_frame(_as_trace(a), _as_trace(b), rows)
+
+
+def check(a, b, max_regression=5.0, metrics=(), min_steps=1, skip_steps=0, alpha=0.05, rows=20):
+    """``opscope check A B`` (Traces or paths): a CheckResult with the verdict, exit_code,
+    the metrics and the moved rows as DataFrames (docs/check.md)."""
+    return _check(_as_trace(a), _as_trace(b), max_regression, metrics, min_steps, skip_steps,
+                  alpha, rows)
 
 
 def diff_table(a, b, row_limit=30):

@@ -10,6 +10,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from ._analyses import AnalysesMixin
+
 from . import _opscope
 
 
@@ -73,7 +75,7 @@ def launch_stats_frame(doc):
     return frame
 
 
-class Trace:
+class Trace(AnalysesMixin):
     """One imported trace (``opscope.load``). Immutable; analyses run without the GIL."""
 
     def __init__(self, impl):
@@ -157,9 +159,15 @@ class Trace:
         return frame
 
 
-def diff_frame(a, b):
-    """``opscope diff A B --json``'s rows as a DataFrame; both timelines in attrs."""
-    return _rows_frame(json.loads(_opscope.diff_json(a._impl, b._impl)))
+def diff_frame(a, b, rows="ops"):
+    """``opscope diff A B --json``'s op rows (rows="ops") or kernel rows (rows="kernels") as a
+    DataFrame; both timelines in attrs, and the other rows as a DataFrame there ("kernels" or
+    "rows")."""
+    doc = json.loads(_opscope.diff_json(a._impl, b._impl))
+    key, other = ("kernels", "rows") if rows == "kernels" else ("rows", "kernels")
+    frame = _rows_frame(doc, key)
+    frame.attrs[other] = pd.DataFrame(doc.get(other, []))
+    return frame
 
 
 def diff_text(a, b, rows=30):

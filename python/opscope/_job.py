@@ -65,6 +65,12 @@ class Job:
     def world_size(self):
         return self._doc.get("world_size", 0)
 
+    @property
+    def plot(self):
+        """Matplotlib figures of this job: ``skew()`` (matplotlib is imported only here)."""
+        from ._plot import JobPlots
+        return JobPlots(self)
+
     def report(self):
         """The text ``opscope report DIR`` prints."""
         return self._impl.report()

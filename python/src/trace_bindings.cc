@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "opscope/analysis.h"
+#include "opscope/check.h"
 #include "opscope/import.h"
 #include "opscope/key_averages.h"
+#include "opscope/overview.h"
 #include "opscope/trace.h"
 #include "python/src/bindings.h"
 
@@ -293,6 +295,41 @@ void BindTrace(py::module_& m) {
             return Released([&] { return ReportJson(t.trace, {sort_by, rows, t.path}); });
           },
           py::arg("sort_by") = "", py::arg("rows") = 20)
+      .def(
+          "analysis_json",
+          [](const LoadedTrace& t, const std::string& device_spec, const std::string& step,
+             int step_instance) {
+            // The report with every analysis (perf model, idle breakdown, critical path, memory)
+            // and every row; throws ValueError (std::invalid_argument) for a bad device spec.
+            return Released([&] {
+              ReportOptions o{"", -1, t.path};
+              o.perf = o.memory = true;
+              o.device_spec = device_spec;
+              o.critical_path_step = step;
+              o.critical_path_instance = step_instance;
+              return ReportJson(t.trace, o);
+            });
+          },
+          py::arg("device_spec") = "", py::arg("step") = "ProfilerStep",
+          py::arg("step_instance") = 0)
+      .def("device_timelines_json",
+           [](const LoadedTrace& t) {
+             return Released([&] {
+               std::string out = "[";
+               for (const DeviceTimelineOfDevice& d : ComputeDeviceTimelines(t.trace)) {
+                 out += (out.size() > 1 ? "," : "") + d.ToJson();
+               }
+               return out + "]";
+             });
+           })
+      .def(
+          "overview_json",
+          [](const LoadedTrace& t, int columns, int max_tracks) {
+            return Released([&] {
+              return ComputeTraceOverview(t.trace, {columns, max_tracks}).ToJson();
+            });
+          },
+          py::arg("columns") = 1000, py::arg("max_tracks") = 48)
       .def("slice_columns", &SliceColumns)
       .def("track_columns", [](const LoadedTrace& t) { return TrackColumns(t.trace); })
       .def("metadata", &Metadata)
@@ -317,6 +354,33 @@ void BindTrace(py::module_& m) {
         return Released([&] { return DiffTraces(a.trace, b.trace).ToJson(); });
       },
       py::arg("a"), py::arg("b"));
+  m.def(
+      "check_json",
+      [](const LoadedTrace& a, const LoadedTrace& b, double max_regression,
+         const std::vector<std::string>& metrics, int min_steps, int skip_steps, double alpha,
+         int rows) {
+        CheckOptions o;
+        o.max_regression_pct = max_regression;
+        o.min_steps = min_steps;
+        o.skip_steps = skip_steps;
+        o.alpha = alpha;
+        o.rows = rows;
+        for (const std::string& spec : metrics) {
+          CheckMetric metric;
+          const Status st = CheckMetric::Parse(spec, &metric);
+          if (!st.ok()) throw std::invalid_argument(st.message());
+          o.metrics.push_back(std::move(metric));
+        }
+        return Released([&] {
+          CheckResult r = CheckTraces(a.trace, b.trace, o);
+          r.baseline = a.path;
+          r.candidate = b.path;
+          return r.ToJson();
+        });
+      },
+      py::arg("a"), py::arg("b"), py::arg("max_regression") = 5.0,
+      py::arg("metrics") = std::vector<std::string>{}, py::arg("min_steps") = 1,
+      py::arg("skip_steps") = 0, py::arg("alpha") = 0.05, py::arg("rows") = 20);
   m.def(
       "diff_text",
       [](const LoadedTrace& a, const LoadedTrace& b, int rows) {

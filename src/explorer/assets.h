@@ -1,4 +1,5 @@
-// The UI assets (ui/*) compiled into the binary by embed_assets.cmake.
+// The UI assets (ui/*) compiled into the binary by embed_assets.cmake: the Explorer's, and the
+// HTML report's.
 #ifndef OPSCOPE_EXPLORER_ASSETS_H_
 #define OPSCOPE_EXPLORER_ASSETS_H_
 
@@ -16,6 +17,10 @@ struct Asset {
 
 // The asset served at `path` (exact match), or nullptr.
 const Asset* FindAsset(std::string_view path);
+
+// The HTML report's template, style and scripts (ui/report/, with uPlot from npm), by the same
+// kind of path ("/report.js"); inlined into each report, never served.
+const Asset* FindReportAsset(std::string_view path);
 
 }  // namespace opscope::explorer
 
