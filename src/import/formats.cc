@@ -4,6 +4,7 @@
 #include <array>
 
 #include "import/kineto/kineto_reader.h"
+#include "import/neuron/neuron_reader.h"
 
 namespace opscope::import {
 namespace {
@@ -11,6 +12,10 @@ namespace {
 constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
 
 constexpr std::array kReaders = {
+    FormatReader{TraceFormat::kNeuronExplorer, "neuron-explorer",
+                 "Neuron Explorer output directory (Parquet tables, with a Metadata or "
+                 "SystemProfileMetadata table)",
+                 nullptr, {}, &neuron::IsNeuronExplorerDir, &neuron::ReadNeuronExplorer},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",
