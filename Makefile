@@ -14,10 +14,11 @@ CMAKE_FLAGS ?=
 
 APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libsimdjson-dev libcpp-httplib-dev \
-  libcli11-dev zlib1g-dev libzstd-dev libisal-dev libre2-dev libboost-dev python3 clang-format git \
+  libcli11-dev zlib1g-dev libzstd-dev libisal-dev libre2-dev libboost-dev libprotozero-dev \
+  protobuf-compiler python3 clang-format git \
   openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-pytest python3-pandas python3-numpy \
   python3-pip python3-setuptools python3-wheel python3-venv python3-torch \
-  libthrift-dev thrift-compiler libsnappy-dev liblz4-dev libbrotli-dev
+  libthrift-dev thrift-compiler libsnappy-dev liblz4-dev libbrotli-dev libsqlite3-dev sqlite3
 
 .PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format \
   format-check clean
@@ -49,7 +50,7 @@ $(FUZZ_BUILD)/build.ninja:
 	  -DOPSCOPE_FUZZ=ON $(CMAKE_FLAGS)
 
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) --target import_fuzz op_args_fuzz parquet_fuzz -j $(JOBS)
+	cmake --build $(FUZZ_BUILD) --target import_fuzz op_args_fuzz parquet_fuzz perfetto_fuzz xplane_fuzz nsys_fuzz -j $(JOBS)
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

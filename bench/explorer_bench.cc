@@ -193,7 +193,7 @@ double Interactions(httplib::Client& client, const opscope::explorer::TraceIndex
     std::vector<double> view_ms, marks_ms, fresh_ms;
     size_t bytes = 0;
     for (int i = 0; i < 15; ++i) {
-      const int64_t start = index.start_ns() + (span - w) * i / 15;
+      const int64_t start = (span - w) * i / 15;  // API times count from the trace's start
       const std::string range = fmt::format("t0={}&t1={}&width={}", start, start + w, kWidth);
       auto a = Clock::now();
       auto view = client.Get(("/api/trace/0/viewport?" + range).c_str());
@@ -268,7 +268,8 @@ LoadResult RunLoad(int port, const opscope::explorer::TraceIndex& index, int cli
         const int kind = static_cast<int>(rng() % 10);
         if (kind < 7) {
           const int64_t w = std::max<int64_t>(span >> (rng() % 14), 1000);
-          const int64_t t0 = index.start_ns() + static_cast<int64_t>(rng() % (span - w + 1));
+          // API times count from the trace's start.
+          const int64_t t0 = static_cast<int64_t>(rng() % (span - w + 1));
           path = fmt::format("/api/trace/0/viewport?t0={}&t1={}&width=1500", t0, t0 + w);
         } else if (kind < 9) {
           path = fmt::format("/api/trace/0/slice/{}", rng() % slices);

@@ -89,6 +89,10 @@ INTERNAL_USES = [
     ("src/base/json_escape.h", ["tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
+    # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
+    # the exporter and the reader.
+    ("src/trace/perfetto_protos.h",
+     ["src/profiler/*", "src/import/*", "tests/import/perfetto/perfetto_reader_test.cc"]),
     # Analyses that split their per-track passes over threads: ranges of whole tracks.
     ("src/trace/track_ranges.h", ["src/*"]),
     # The recorder is driven by the profiler's sessions; the benchmark times it raw.
@@ -107,6 +111,11 @@ INTERNAL_USES = [
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
     ("src/import/*.h", ["tests/import/import_test.cc"]),
+    # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
+    # round-trip invariant.
+    ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
+    ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
     # benchmark.
     ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
@@ -136,7 +145,11 @@ INTERNAL_USES = [
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
-                            "bench/first_answer.cc", "bench/parquet_bench.cc"]),
+                            "bench/first_answer.cc", "bench/parquet_bench.cc",
+                            "bench/perfetto_bench.cc"]),
+    # The generated Kineto trace the import and Perfetto benchmarks time.
+    ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
+                                 "bench/generated_trace.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,

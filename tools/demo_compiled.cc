@@ -1,3 +1,4 @@
+// The compiled RMSNorm variant of `opscope demo rmsnorm` (demo_compiled.h).
 #include "tools/demo_compiled.h"
 
 #include <fmt/format.h>

@@ -105,21 +105,22 @@ bool NamesAJob(const std::vector<std::string>& paths) {
 }
 
 // The job's report from the summaries of the traces opened; the Explorer shows its page when
-// every trace has its own rank, else the traces open one by one as before.
-bool SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
+// every trace has its own rank, else the traces open one by one (the job page's URL, printed
+// before the traces were read, then opens them, saying why).
+void SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
   const size_t n = summaries.size();
   const JobReport report = AnalyzeJob(std::move(summaries));
   if (!report.error.empty()) {
     std::printf("opscope explore: not one job (%s); opening the traces one by one\n",
                 report.error.c_str());
-    return false;
+    explorer->ExpectJob(false, report.error);
+    return;
   }
   for (const std::string& w : report.warnings) std::printf("opscope explore: %s\n", w.c_str());
   explorer->SetJob(report);
   std::printf("opened a job: %zu ranks of %d, %zu collectives matched%s\n", report.ranks.size(),
               report.world_size, report.collectives.size(),
               n > report.ranks.size() ? " (partial: see the errors above)" : "");
-  return true;
 }
 
 // One trace file to open: the path it was found under, and what importing it gave.
@@ -238,7 +239,7 @@ void LoadAll(std::vector<Opened>* opened, bool job, const ExploreArgs& args, siz
   if (job) {
     std::vector<RankSummary> summaries;
     for (Opened& o : *opened) summaries.push_back(std::move(o.summary));
-    if (!SetJobIfOne(std::move(summaries), explorer)) explorer->ExpectJob(false);
+    SetJobIfOne(std::move(summaries), explorer);
   }
   size_t ok = 0;
   for (const Opened& o : *opened) ok += o.ok ? 1 : 0;

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   opscope::tools::AddDiffCommand(app, &exit_code);
   opscope::tools::AddExploreCommand(app, &exit_code);
   opscope::tools::AddModelCommand(app, &exit_code);
+  opscope::tools::AddConvertCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,10 +3,10 @@
 //                       [--threads N] [--quiet] [--no-clock-align] [--perf] [--device-spec
 //                       NAME|FILE] [--step TEXT]
 //                       [--step-instance N]:
-// import a torch.profiler / Kineto trace (plain or gzip) and print key_averages, the device
-// timeline, top kernels and launch statistics, with --perf also the performance model, idle-time
-// breakdown and critical path; paths naming several traces are one distributed job, one trace per
-// rank (tools/job_commands.h).
+// import a profile in any format opscope reads (docs/formats.md) and print key_averages, the
+// device timeline (per device when there are several), top kernels and launch statistics, with
+// --perf also the performance model, idle-time breakdown and critical path; paths naming several
+// traces are one distributed job, one trace per rank (tools/job_commands.h).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -165,11 +165,13 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   auto memory = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "report",
-      "Summarise a torch.profiler / Kineto trace (.json or .json.gz): key_averages, "
-      "device timeline, top kernels, launch statistics; several traces (files or folders, one "
-      "per rank) as one distributed job: per-rank timeline, collectives, stragglers");
+      "Summarise a profile (torch.profiler / Kineto JSON, XLA XPlane, XProf trace JSON, Nsight "
+      "Systems SQLite export): key_averages, device timeline (per device too), top kernels, "
+      "launch statistics; several traces (files or folders, one per rank) as one distributed "
+      "job: per-rank timeline, collectives, stragglers");
   cmd->add_option("paths", args->paths,
-                  "Trace files (Kineto / Chrome trace JSON, plain or gzip) or folders of them")
+                  "Profiles (Kineto / Chrome trace JSON, plain or gzip; *.xplane.pb; nsys "
+                  "*.sqlite exports) or folders of them")
       ->required();
   cmd->add_option("--sort", args->sort_by,
                   "key_averages sort key (self_cpu_time_total, cpu_time_total, "

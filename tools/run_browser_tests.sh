@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Browser tests of the Explorer in real headless Chromium.
-#   tools/run_browser_tests.sh BUILD_DIR
+#   tools/run_browser_tests.sh BUILD_DIR [TEST.mjs...]   (default: every test, explorer.test.mjs)
 # Installs Debian's chromium if missing and playwright-core into tests/browser/node_modules,
 # generates the demo profile, starts `opscope explore` on a free loopback port with the demo
 # profile and two CUDA fixture traces (a small one, and a real model with deep Python stacks),
 # generates a 4-rank job with a straggler (`opscope demo allreduce`), writes its `opscope report
 # --json` and serves it with a second `opscope explore` (the job page), serves a named pipe and a
-# corrupt trace with a third (the loading state; the test writes the trace into the pipe), writes
+# corrupt trace with a third (the loading state; the test writes the trace into the pipe), serves a
+# folder of single traces with a fourth (an epoch-timestamp copy of the small fixture and a trace
+# of look-alike names, tests/browser/make_traces.mjs: not one job), writes
 # `opscope report --memory --json` of the real model's trace (the memory lanes' reference), runs
 # tests/browser/explorer.test.mjs, writes screenshots into BUILD_DIR/browser-artifacts/, stops
 # the servers, and exits non-zero on any failure.
@@ -14,6 +16,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
+shift || true
+TESTS=("$@")
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(explorer.test.mjs)
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 OPSCOPE="$BUILD/opscope"
 ARTIFACTS="$BUILD/browser-artifacts"
@@ -70,14 +75,22 @@ else
 fi
 PATHS+=("$CUDA_SMALL" "$CUDA_DEEP")
 
-# A multi-rank job: 4 simulated NeuronCores, rank 2 computing 300 us longer every step.
+# A multi-rank job: 4 simulated NeuronCores, rank 2 computing 300 us longer every step, its rank
+# files moved to epoch timestamps (~1.67e18 ns) as a real job's are.
 JOB="$WORK/job"
-if ! "$OPSCOPE" demo allreduce --ranks 4 --steps 3 --straggler 2 --delay-us 300 --out "$JOB" \
+if ! "$OPSCOPE" demo allreduce --ranks 4 --steps 3 --straggler 2 --delay-us 300 --out "$WORK/job-demo" \
     >"$WORK/job-demo.log" 2>&1; then
   echo "run_browser_tests: 'opscope demo allreduce' failed:" >&2
   tail -5 "$WORK/job-demo.log" >&2 || true
   exit 1
 fi
+node "$ROOT/tests/browser/make_traces.mjs" shift "$WORK/job-demo" "$JOB"
+
+# A folder of single traces (not one job): an epoch copy of the small CUDA trace and a trace of
+# names that shorten alike, deep Python frames and kernels of several durations.
+SINGLES="$WORK/singles"
+node "$ROOT/tests/browser/make_traces.mjs" epoch "$CUDA_SMALL" "$SINGLES/epoch_simple_add.json"
+node "$ROOT/tests/browser/make_traces.mjs" names "$SINGLES/names.json"
 if ! "$OPSCOPE" report "$JOB" --json >"$WORK/job-report.json" 2>"$WORK/job-report.log"; then
   echo "run_browser_tests: 'opscope report $JOB --json' failed:" >&2
   cat "$WORK/job-report.log" >&2
@@ -116,6 +129,8 @@ start_server "$WORK/server.log" 'http://127\.0\.0\.1:[0-9]*/' "${PATHS[@]}"
 echo "run_browser_tests: Explorer at $URL"
 start_server "$WORK/job-server.log" 'http://127\.0\.0\.1:[0-9]*/job\.html' "$JOB"
 JOB_URL=$URL
+start_server "$WORK/singles-server.log" 'http://127\.0\.0\.1:[0-9]*/job\.html' "$SINGLES"
+SINGLES_URL=$URL
 # The loading state: a server on a named pipe the test writes the small CUDA trace into (the
 # import waits for it), beside a truncated trace that cannot be opened.
 STREAM="$WORK/stream"
@@ -138,11 +153,13 @@ status=0
     OPSCOPE_MEMORY_REPORT="$WORK/memory-report.json" \
     OPSCOPE_STREAM_URL="$STREAM_URL" OPSCOPE_STREAM_FIFO="$STREAM/streamed.json.gz" \
     OPSCOPE_STREAM_TRACE="$CUDA_SMALL" \
+    OPSCOPE_SINGLES_URL="$SINGLES_URL" OPSCOPE_EPOCH_TRACE="$SINGLES/epoch_simple_add.json" \
     CHROMIUM="$CHROMIUM" ARTIFACTS="$ARTIFACTS" \
-    node --test --test-reporter=spec explorer.test.mjs) || status=$?
+    node --test --test-reporter=spec "${TESTS[@]}") || status=$?
 cp "$WORK/server.log" "$ARTIFACTS/server.log" || true
 cp "$WORK/job-server.log" "$ARTIFACTS/job-server.log" || true
 cp "$WORK/stream-server.log" "$ARTIFACTS/stream-server.log" || true
+cp "$WORK/singles-server.log" "$ARTIFACTS/singles-server.log" || true
 echo "run_browser_tests: screenshots in $ARTIFACTS"
 if [ "$status" -ne 0 ]; then
   echo "run_browser_tests: FAILED" >&2

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared fixtures:
-#   import_fuzz   the trace importer (and the analyses on what it imports), 4/6 of the time
+# Runs opscope's libFuzzer targets for a bounded time in all, seeded from the shared fixtures.
+# The time is shared by weight (FUZZERS below, each at least 3 s):
+#   import_fuzz   the trace importer (and the analyses on what it imports), weight 3
 #   op_args_fuzz  the record_shapes args parsers (Input Dims, Input type, Input Strides, Concrete
-#                 Inputs), 1/6 (10 s of make test's 60)
+#                 Inputs), weight 1
 #   parquet_fuzz  the Parquet reader (footer, pages, encodings, codecs, assembly), seeded with the
-#                 parquet-testing files, 1/6
+#                 parquet-testing files, weight 1
+#   perfetto_fuzz the Perfetto reader and the writer's round trip, seeded from Perfetto's
+#                 TrackEvent cases (encoded by protoc) and nested_tracks.perfetto-trace, weight 1
+#   xplane_fuzz   the XPlane reader (XSpace protobuf; XProf's JSON), weight 1
+#   nsys_fuzz     the Nsight Systems reader (SQLite images), weight 1
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
 # fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
@@ -13,11 +18,17 @@ set -euo pipefail
 
 build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
-args_seconds=$(( seconds / 6 > 0 ? seconds / 6 : 1 ))
-parquet_seconds=$args_seconds
-import_seconds=$(( seconds - args_seconds - parquet_seconds > 0 ? seconds - args_seconds - parquet_seconds : 1 ))
+# NAME:WEIGHT:MAX_LEN, run in this order.
+FUZZERS=(import_fuzz:3:65536 op_args_fuzz:1:4096 parquet_fuzz:1:65536 perfetto_fuzz:1:65536
+          xplane_fuzz:1:16384 nsys_fuzz:1:65536)
+total_weight=0
+for entry in "${FUZZERS[@]}"; do
+  IFS=: read -r _ weight _ <<< "$entry"
+  total_weight=$(( total_weight + weight ))
+done
 
-for fuzzer in import_fuzz op_args_fuzz parquet_fuzz; do
+for entry in "${FUZZERS[@]}"; do
+  fuzzer=${entry%%:*}
   if [[ ! -x "$build/fuzz/$fuzzer" ]]; then
     cmake --build "$build" --target "$fuzzer" -j "${JOBS:-2}"
   fi
@@ -32,8 +43,11 @@ if [[ -z "$shared" || ! -d "$fixtures" ]]; then
 fi
 
 artifacts="$build/fuzz-artifacts/"
-mkdir -p "$build/fuzz-seeds/import" "$build/fuzz-seeds/op_args" "$build/fuzz-seeds/parquet" \
-  "$artifacts"
+for entry in "${FUZZERS[@]}"; do
+  fuzzer=${entry%%:*}
+  mkdir -p "$build/fuzz-seeds/${fuzzer%_fuzz}"
+done
+mkdir -p "$artifacts"
 
 # parquet: the format's own test files (apache/parquet-testing) up to the fuzzer's input size.
 parquet_fixtures="$shared/fixtures/parquet/parquet-testing"
@@ -42,6 +56,19 @@ if [[ ! -d "$parquet_fixtures" ]]; then
   exit 1
 fi
 find "$parquet_fixtures" -name '*.parquet' -size -65536c -exec cp {} "$build/fuzz-seeds/parquet/" \;
+
+# perfetto: Perfetto's TrackEvent conformance cases as binary traces (protoc encodes them, as the
+# conformance test does) and the binary fixture.
+perfetto_fixtures="$shared/fixtures/perfetto"
+cp "$perfetto_fixtures/nested_tracks.perfetto-trace" "$build/fuzz-seeds/perfetto/"
+if command -v protoc > /dev/null; then
+  python3 "$(dirname "$0")/../tests/import/perfetto/extract_cases.py" \
+    --tests "$perfetto_fixtures/track_event/tests.py" --proto "$perfetto_fixtures/perfetto_trace.proto" \
+    --protoc "$(command -v protoc)" --out "$build/fuzz-seeds/perfetto-cases" > /dev/null
+  cp "$build"/fuzz-seeds/perfetto-cases/*.pftrace "$build/fuzz-seeds/perfetto/"
+else
+  echo "run_fuzzers.sh: protoc not found; perfetto_fuzz starts from nested_tracks.perfetto-trace alone" >&2
+fi
 
 # Seeds. import: each fixture decompressed and cut down to its first events (valid JSON, a few
 # KB, so the fuzzer mutates structure rather than megabytes), plus one gzip seed and a few edge
@@ -92,6 +119,126 @@ for text, i in args_seeds.items():
         out.write(text)
 PY
 
+# Seeds of the binary readers. xplane: small XSpaces re-encoded from protoc's decode of the GPU
+# fixture (each plane's first lines and events, with the metadata they name), the corrupt TPU
+# fixture's first KiB, and an XProf trace JSON; nsys: small exports with nsys's own table
+# definitions and the pipit fixture's first rows (Python's sqlite3, 1 KiB pages).
+python3 - "$shared" "$build/fuzz-seeds" "$(dirname "$0")/../tests/import/xplane" <<'PY'
+import os, sqlite3, sys
+shared, seeds, xplane_tools = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, xplane_tools)
+import xspace_text
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+def field(tag, wire, payload):
+    key = varint(tag << 3 | wire)
+    if wire == 0:
+        return key + varint(payload)
+    return key + varint(len(payload)) + payload
+
+def message(msg, schema):
+    """Re-encode a decoded message: schema maps a field name to (tag, wire or a sub-schema)."""
+    out = b""
+    for name, values in msg.items():
+        if name not in schema:
+            continue
+        tag, kind = schema[name]
+        for v in values:
+            if isinstance(kind, dict):
+                out += field(tag, 2, message(v, kind))
+            elif kind == "string":
+                out += field(tag, 2, v.encode())
+            elif kind == "double":
+                import struct
+                out += varint(tag << 3 | 1) + struct.pack("<d", v)
+            else:
+                out += field(tag, 0, v)
+    return out
+
+STAT = {"metadata_id": (1, "int"), "double_value": (2, "double"), "uint64_value": (3, "int"),
+        "int64_value": (4, "int"), "str_value": (5, "string"), "ref_value": (7, "int")}
+EVENT = {"metadata_id": (1, "int"), "offset_ps": (2, "int"), "duration_ps": (3, "int"),
+         "stats": (4, STAT)}
+LINE = {"id": (1, "int"), "name": (2, "string"), "timestamp_ns": (3, "int"),
+        "display_name": (11, "string"), "events": (4, EVENT)}
+EMD = {"id": (1, "int"), "name": (2, "string"), "display_name": (4, "string"), "stats": (5, STAT)}
+SMD = {"id": (1, "int"), "name": (2, "string")}
+ENTRY_E = {"key": (1, "int"), "value": (2, EMD)}
+ENTRY_S = {"key": (1, "int"), "value": (2, SMD)}
+PLANE = {"id": (1, "int"), "name": (2, "string"), "lines": (3, LINE),
+         "event_metadata": (4, ENTRY_E), "stat_metadata": (5, ENTRY_S), "stats": (6, STAT)}
+
+out = os.path.join(seeds, "xplane")
+proto = os.path.join(shared, "reference", "xplane")
+gpu = os.path.join(shared, "fixtures", "traces", "xplane", "tensorflow-profiler")
+n = 0
+for name in sorted(os.listdir(gpu)):
+    if not name.endswith(".xplane.pb"):
+        continue
+    space = xspace_text.decode(os.path.join(gpu, name), proto)
+    for plane in space.get("planes", []):
+        lines = [dict(l, events=l.get("events", [])[:4]) for l in plane.get("lines", [])[:3]]
+        used_e = {xspace_text.one(e, "metadata_id", 0) for l in lines for e in l["events"]}
+        used_s = {xspace_text.one(s, "metadata_id", 0) for l in lines for e in l["events"]
+                  for s in e.get("stats", [])} | {xspace_text.one(s, "metadata_id", 0)
+                                                  for s in plane.get("stats", [])}
+        small = dict(plane, lines=lines,
+                     event_metadata=[e for e in plane.get("event_metadata", [])
+                                     if xspace_text.one(e, "key", 0) in used_e],
+                     stat_metadata=[e for e in plane.get("stat_metadata", [])
+                                    if xspace_text.one(e, "key", 0) in used_s])
+        with open(os.path.join(out, f"plane_{n:02d}.xplane.pb"), "wb") as f:
+            f.write(field(1, 2, message(small, PLANE)))
+        n += 1
+with open(os.path.join(shared, "fixtures", "traces", "xplane", "xprof", "tpu_inference_2.xplane.pb"), "rb") as f:
+    corrupt = f.read(1024)
+with open(os.path.join(out, "corrupt_tpu.xplane.pb"), "wb") as f:
+    f.write(corrupt)
+with open(os.path.join(out, "xprof.trace.json"), "w") as f:
+    f.write('{"displayTimeUnit":"ns","traceEvents":['
+            '{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},'
+            '{"ph":"M","pid":1,"tid":13,"name":"thread_name","args":{"name":"Stream #13"}},'
+            '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}},'
+            '{"pid":1,"tid":13,"name":"k","ts":1.0000005,"dur":2.5e-06,"ph":"X",'
+            '"args":{"correlation_id":"3","hlo_op":"f"}},'
+            '{"pid":1,"tid":2,"name":"f","ts":1,"dur":3.0004999999999999,"ph":"X"}]}')
+
+out = os.path.join(seeds, "nsys")
+source = sqlite3.connect("file:" + os.path.join(shared, "fixtures", "nsys", "pipit",
+                                                "saxpy-mpi-cuda_nsys_perlmutter0.sqlite") +
+                         "?immutable=1", uri=True)
+tables = ["StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_GPU", "EXPORT_META_DATA",
+          "TARGET_INFO_SESSION_START_TIME", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME",
+          "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+          "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"]
+for seed, rows in enumerate((2, 6)):
+    path = os.path.join(out, f"export_{seed}.sqlite")
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA page_size = 1024")
+    for table in tables:
+        (sql,) = source.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        db.execute(sql)
+        # StringIds: the short names (a few strings are whole configuration files).
+        query = (f"SELECT * FROM {table} WHERE length(CAST(value AS BLOB)) < 200" if table == "StringIds"
+                 else f"SELECT * FROM {table} LIMIT {rows}")
+        for row in source.execute(query):
+            db.execute(f"INSERT INTO {table} VALUES ({','.join('?' * len(row))})", row)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+PY
+
 # run NAME SECONDS MAX_LEN: one fuzzer on its seeds and its corpus (kept between runs).
 run() {
   local name=$1 time=$2 max_len=$3
@@ -114,6 +261,8 @@ run() {
   echo "run_fuzzers.sh: $name passed"
 }
 
-run import_fuzz "$import_seconds" 65536
-run op_args_fuzz "$args_seconds" 4096
-run parquet_fuzz "$parquet_seconds" 65536
+for entry in "${FUZZERS[@]}"; do
+  IFS=: read -r fuzzer weight max_len <<< "$entry"
+  time=$(( seconds * weight / total_weight ))
+  run "$fuzzer" $(( time > 3 ? time : 3 )) "$max_len"
+done

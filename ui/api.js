@@ -41,4 +41,6 @@ export const api = {
   summary: (t) => getJson(`/api/trace/${t}/summary`),
   criticalPath: (t, p) => getJson(`/api/trace/${t}/critical_path`, p),
   diff: (a, b) => getJson('/api/diff', {a, b}),
+  job: () => getJson('/api/job'),
+  jobViewport: (p) => getJson('/api/job/viewport', p),
 };

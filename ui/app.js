@@ -17,8 +17,9 @@ import {renderMemoryPeak} from './memory_lane.js';
 import {waitUntilLoaded} from './loading.js';
 
 const $ = (id) => document.getElementById(id);
+// latest: which selection F and M act on, the event ('slice') or the box ('box'): the later made.
 const state = {
-  trace: 0, tab: 'details', sel: null, slice: null, box: null, mark: null, info: null, lanes: null, color: 'name',
+  trace: 0, tab: 'details', sel: null, slice: null, box: null, latest: null, mark: null, info: null, lanes: null, color: 'name',
   ops: {sort: null, filter: '', data: null, loadedFor: null},
 };
 let timeline = null;
@@ -53,7 +54,8 @@ function currentView() {
     trace: state.trace, t0: timeline.t0, t1: timeline.t1, y: timeline.scrollY,
     collapsed: L.collapsed.size ? [...L.collapsed] : undefined, pinned: L.pinned, rows: [...L.expanded],
     sel: state.sel, box: state.box, mark: state.mark, tab: state.tab, q: search.q || undefined,
-    qi: search.index >= 0 ? search.index : undefined, color: state.color, sort: state.ops.sort,
+    qi: search.index >= 0 ? search.index : undefined, re: search.regex, qk: search.kind, qs: search.sort,
+    color: state.color, sort: state.ops.sort,
     opf: state.ops.filter, cmp: compare.pair, align: compare.align,
   };
 }
@@ -75,7 +77,7 @@ function laneTitle(id) {
 }
 
 function panelCtx() {
-  return {onJump: (ref) => jump(ref), offset: offset(), laneTitle};
+  return {onJump: (ref) => jump(ref), offset: offset(), origin: state.lanes ? state.lanes.trace.origin_ns : null, laneTitle};
 }
 
 function showTab(tab) {
@@ -95,6 +97,7 @@ function showTab(tab) {
 async function select(id, {keepTab = false} = {}) {
   state.sel = id;
   state.slice = null;
+  if (id !== null) state.latest = 'slice';
   timeline.selected = id;
   timeline.chain = null;
   timeline.draw();
@@ -140,6 +143,7 @@ function jump(ref, opts = {}) {
 
 async function onBox(box) {
   state.box = {t0: box.t0, t1: box.t1};
+  state.latest = 'box';
   writeHash();
   try {
     const sel = await api.select(state.trace, {t0: box.t0, t1: box.t1, lanes: box.lanes.join(',')});
@@ -178,14 +182,18 @@ async function loadOps({refetch = true} = {}) {
   }
 }
 
+// Marks an op table row's events: by their exact name, or for a row that groups several names
+// (ProfilerStep* holds every ProfilerStep#N) by the row's search.
 async function highlightOp(row) {
-  timeline.setHighlight({q: row.name, exact: true});
+  const hl = row.search ? {q: row.search, regex: true} : {q: row.name, exact: true};
+  timeline.setHighlight(hl);
   try {
-    const r = await api.search(state.trace, {q: row.name, exact: 1, limit: 1});
-    setStatus(`${r.total} events named ${row.name} marked`);
+    const r = await api.search(state.trace, {q: hl.q, exact: hl.exact ? 1 : undefined, regex: hl.regex ? 1 : undefined, limit: 1});
+    setStatus(`${r.total} events ${row.search ? `of ${row.name}` : `named ${row.name}`} marked`);
     // Brings the first event into view (time and lanes) unless one is on screen already.
     const top = timeline.scrollTop();
-    const shown = timeline.rects.some((x) => x.name === row.name && x.y >= top && x.y + x.h <= timeline.height);
+    const name = r.events.length ? r.events[0].name : row.name;
+    const shown = timeline.rects.some((x) => x.name === name && x.y >= top && x.y + x.h <= timeline.height);
     if (r.events.length && !shown) timeline.reveal(r.events[0]);
   } catch (e) {
     setStatus(e.message);
@@ -325,8 +333,11 @@ async function applyView(view, errors) {
   }
   if (view.cmp) compare.pair = view.cmp;
   if (view.align !== undefined) compare.align = view.align;
-  if (view.q !== undefined && view.q !== search.q) {
+  const mode = {regex: !!view.re, kind: view.qk || 'all', sort: view.qs || 'start'};
+  const modeChanged = mode.regex !== search.regex || mode.kind !== search.kind || mode.sort !== search.sort;
+  if (view.q !== undefined && (view.q !== search.q || modeChanged)) {
     $('search').value = view.q;
+    await search.setMode({...mode, rerun: false});
     if (!(await search.run(view.q, {index: view.qi || 0, show: false, jump: false}))) msgs.push(`URL: q=${view.q} is not a valid regular expression`);
   }
   if (view.box) await onBox({t0: view.box.t0, t1: view.box.t1, lanes: []});
@@ -356,11 +367,12 @@ function setMark(range) {
   writeHash();
 }
 
-// The time range of the selection: the selected event, else the box.
+// The time range of the latest selection: the box when it was made after the event was
+// selected, else the event, else the box.
 function selectionRange() {
-  if (state.slice) return {t0: state.slice.ts, t1: state.slice.ts + Math.max(state.slice.dur, 1)};
-  if (state.box) return state.box;
-  return null;
+  const event = state.slice ? {t0: state.slice.ts, t1: state.slice.ts + Math.max(state.slice.dur, 1)} : null;
+  if (state.box && (state.latest === 'box' || !event)) return state.box;
+  return event;
 }
 
 const keyActions = {
@@ -374,7 +386,7 @@ const keyActions = {
     setMark(null);
   },
   focus: () => {
-    if (state.slice) timeline.reveal({...state.slice, lane: state.slice.lane, row: state.slice.row});
+    if (state.slice && !(state.box && state.latest === 'box')) timeline.reveal({...state.slice, lane: state.slice.lane, row: state.slice.row});
     else if (selectionRange() || state.mark) {
       const r = selectionRange() || state.mark;
       const pad = (r.t1 - r.t0) * 0.1;
@@ -442,6 +454,8 @@ async function main() {
   await waitUntilLoaded($('loading'));
   state.info = await api.info();
   if (state.info.job && !location.hash) return location.replace('/job.html');  // ui/job.js
+  // The job page sends traces that are not one job here (ui/job.js), saying why.
+  const notJob = /(^#|&)notjob=1(&|$)/.test(location.hash) && state.info.not_job;
   const served = state.info.traces.filter((t) => t.phase === 'ready');
   if (!served.length) throw new Error('no trace could be opened (see above)');
   for (const t of state.info.traces) {
@@ -464,6 +478,7 @@ async function main() {
   prefetch();
   if (!view.tab) view.tab = state.info.compare ? 'compare' : 'details';
   await applyView(view, errors);
+  if (notJob) message(`These traces are not one job (${state.info.not_job}): they open one at a time.`);
   window.opscopeApp = {
     state, timeline: () => timeline, deviceTimeline: () => device.timeline, compareTimelines: () => compare.timelines,
     locate: (name) => timeline.locate(name), select, jump, showTab, search: (q) => search.run(q), searcher: () => search,

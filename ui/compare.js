@@ -119,7 +119,7 @@ export class CompareView {
 
   async alignAt(q, {quiet = false} = {}) {
     this.align = q;
-    const results = await Promise.all(this.timelines.map((tl) => (q ? this.app.api.search(tl.trace, {q, limit: 1}).catch(() => null) : null)));
+    const results = await Promise.all(this.timelines.map((tl) => (q ? this.app.api.search(tl.trace, {q, regex: 1, limit: 1}).catch(() => null) : null)));
     const missing = [];
     this.timelines.forEach((tl, i) => {
       const r = results[i];

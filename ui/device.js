@@ -2,9 +2,9 @@
 // that issued each instruction) with per-engine utilisation and the launch before the first instruction marked;
 // for CUDA-style traces, the selection's kernels on the streams of their device. Clicking an
 // event keeps the zoom and shows its details beside the lanes.
-import {fmtNs, el, colorFor, shortName} from './format.js';
+import {fmtNs, el, colorFor} from './format.js';
+import {shortName} from './names.js';
 import {Timeline} from './timeline.js';
-import {AXIS_H} from './lanes.js';
 import {detailsTable, argsBlock} from './panels.js';
 
 export class DeviceView {
@@ -130,7 +130,7 @@ export class DeviceView {
     if (d.completion) tl.annotations.push({...d.completion, label: 'completion', color: 'rgba(120, 120, 140, 0.14)'});
     tl.setLanes(lanes, d.lanes);
     // Every lane fits the pane: its height follows the lanes.
-    this.wrap.style.height = `${AXIS_H + tl.layout.contentH + 4}px`;
+    this.wrap.style.height = `${tl.scrollTop() + tl.layout.contentH + 4}px`;
     tl.offset = d.t0;
     const pad = (d.t1 - d.t0) * 0.03;
     tl.extent = {t0: d.t0 - pad, t1: d.t1 + pad};

@@ -72,26 +72,3 @@ export const KIND_COLORS = {
 export function kindColor(kind) {
   return KIND_COLORS[kind] || KIND_COLORS.other;
 }
-
-// A templated C++ name shortened for a table cell: template arguments and parameter lists
-// become "<…>" and "(…)", a leading "void " goes ("void foo<float, 4>(int*)" -> "foo<…>(…)").
-// Names without template arguments come back unchanged.
-export function shortName(name, max = 80) {
-  let s = String(name);
-  if (!s.includes('<')) return s;
-  s = s.replace(/^void\s+/, '');
-  let out = '';
-  let depth = 0;
-  for (const c of s) {
-    if (c === '<' || c === '(') {
-      if (depth === 0) out += c + '…';
-      depth++;
-    } else if (c === '>' || c === ')') {
-      depth = Math.max(0, depth - 1);
-      if (depth === 0) out += c;
-    } else if (depth === 0) {
-      out += c;
-    }
-  }
-  return out.length > max ? out.slice(0, max - 1) + '…' : out;
-}

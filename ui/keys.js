@@ -16,23 +16,34 @@ export const SHORTCUTS = [
   ['Esc', 'close this help; clear the selection, box and mark'],
 ];
 
-export function renderHelp(box, onClose) {
+export function renderHelp(box, onClose, shortcuts = SHORTCUTS, note = null) {
   box.textContent = '';
   const table = el('table', {class: 'kv'});
-  for (const [k, v] of SHORTCUTS) table.append(el('tr', {}, el('th', {}, el('kbd', {}, k)), el('td', {}, v)));
+  for (const [k, v] of shortcuts) table.append(el('tr', {}, el('th', {}, el('kbd', {}, k)), el('td', {}, v)));
   box.append(el('div', {class: 'help-card', role: 'dialog', 'aria-label': 'keyboard shortcuts'},
                 el('h3', {}, 'Keyboard and mouse'), table,
-                el('p', {class: 'muted'}, 'Lane groups fold with their header; a lane’s pin (at the right of its label) keeps it at the top; ' +
+                el('p', {class: 'muted'}, note || 'Lane groups fold with their header; a lane’s pin (at the right of its label) keeps it at the top; ' +
                                           '“more rows” opens a deep lane. The URL keeps the view: share it or edit it.'),
                 el('button', {onclick: onClose}, 'close')));
 }
 
+// Inputs that take typed text: keys typed there are text, not shortcuts. A checkbox, a radio
+// button, a select or a button keeps the shortcuts working once clicked.
+const TEXT_INPUTS = new Set(['text', 'search', 'number', 'email', 'password', 'url', 'tel', 'date', 'time']);
+
+export function typingInto(target) {
+  if (!target || !target.tagName) return false;
+  if (target.isContentEditable || target.tagName === 'TEXTAREA') return true;
+  return target.tagName === 'INPUT' && TEXT_INPUTS.has((target.type || 'text').toLowerCase());
+}
+
 // Installs the global key handler. actions: {timeline() (the focused one), help(), escape(),
-// focus(), mark(), whole(), search()}.
+// focus(), mark(), whole(), search()}. Keys work wherever focus is not in a text field (a focused
+// select keeps its arrow keys).
 export function installKeys(actions) {
   window.addEventListener('keydown', (e) => {
-    const tag = (e.target && e.target.tagName) || '';
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (typingInto(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.target && e.target.tagName === 'SELECT' && e.key.startsWith('Arrow')) return;
     const k = e.key.toLowerCase();
     let handled = true;
     if (e.key === '?') actions.help();

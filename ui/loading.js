@@ -5,7 +5,9 @@
 import {getJson} from './api.js';
 import {el} from './format.js';
 
-const POLL_MS = 200;
+// Often enough that the page opens within a frame or three of the server being ready; an answer
+// is a few hundred bytes per trace.
+const POLL_MS = 50;
 
 const MB = 1e6;
 const mb = (bytes) => (bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0);
@@ -40,12 +42,14 @@ function render(panel, status) {
   });
 }
 
-// Polls /api/status into `panel` until no trace is still loading; returns the last status.
-// The panel stays up only when a trace failed (its error stays readable).
-export async function waitUntilLoaded(panel) {
+// Polls /api/status into `panel` until no trace is still loading (and with `job`, until the job's
+// view is made or known not to be one); returns the last status. The panel stays up only when a
+// trace failed (its error stays readable).
+export async function waitUntilLoaded(panel, {job = false} = {}) {
+  const done = (s) => s.ready && !(job && s.job === 'loading');
   let status = await getJson('/api/status');
-  if (!status.ready) document.body.dataset.loading = '1';
-  while (!status.ready) {
+  if (!done(status)) document.body.dataset.loading = '1';
+  while (!done(status)) {
     render(panel, status);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     status = await getJson('/api/status');

@@ -1,6 +1,7 @@
 // The panels below the timeline: event details and dependency chain, box selection, search
 // results. Each render* function fills one container; `ctx` gives {onJump, offset, laneTitle}.
-import {fmtNs, el, colorFor, shortName} from './format.js';
+import {fmtNs, el, colorFor} from './format.js';
+import {shortName, shortNames} from './names.js';
 
 const PAGE = 8;  // events listed per engine lane before paging
 
@@ -9,13 +10,16 @@ export function eventButton(ref, ctx, {lane = false} = {}) {
   return el('button', {class: 'event-link', 'data-id': ref.id, 'data-name': ref.name, title: ref.name,
                        onclick: () => ctx.onJump(ref)},
             el('span', {class: 'swatch', style: `background:${colorFor(ref.name)}`}),
-            shortName(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
+            (ctx.short || shortName)(ref.name), el('span', {class: 'muted'}, ` ${fmtNs(ref.dur)} @ ${fmtNs(ref.ts - ctx.offset)}${where}`));
 }
 
-// Rows of a slice's details table; `offset` is the time the axis counts from.
-function detailRows(slice, offset) {
+// Rows of a slice's details table; `offset` is the time the axis counts from, `origin` (a decimal
+// string of ns) the trace's start on its own clock: the start as the trace file has it is exact
+// only in BigInt.
+function detailRows(slice, offset, origin) {
   return [
     ['category', slice.category], ['kind', slice.kind], ['start', fmtNs(slice.ts - offset)],
+    ['start in the trace file', origin ? fmtClock(BigInt(origin) + BigInt(slice.ts)) : ''],
     ['duration', fmtNs(slice.dur)], ['process', slice.process], ['thread / lane', slice.thread],
     ['External id', slice.external_id || ''], ['correlation', slice.correlation || ''],
     ['input shapes', slice.input_shapes], ['event index', slice.id],
@@ -32,9 +36,17 @@ export function argsBlock(slice) {
   return el('details', {open: '', class: 'args'}, el('summary', {}, 'args'), el('pre', {}, args));
 }
 
-export function detailsTable(slice, offset) {
+// An exact time on the trace's own clock (BigInt ns) as microseconds with 3 decimals, the way
+// Kineto's JSON writes "ts".
+function fmtClock(ns) {
+  const sign = ns < 0n ? '-' : '';
+  const a = ns < 0n ? -ns : ns;
+  return `${sign}${a / 1000n}.${String(a % 1000n).padStart(3, '0')} us`;
+}
+
+export function detailsTable(slice, offset, origin) {
   const table = el('table', {class: 'kv'});
-  for (const [k, v] of detailRows(slice, offset)) {
+  for (const [k, v] of detailRows(slice, offset, origin)) {
     if (v === '' || v === null || v === undefined) continue;
     table.append(el('tr', {}, el('th', {}, k), el('td', {}, String(v))));
   }
@@ -42,10 +54,14 @@ export function detailsTable(slice, offset) {
 }
 
 export function renderDetails(box, slice, chain, ctx) {
+  // Short names that tell every listed event apart (names.js).
+  const refs = [slice.parent, slice.launched_by, slice.runtime_call, ...slice.flows.map((f) => f.event)];
+  if (chain) for (const level of chain.levels) refs.push(...level.events);
+  ctx = {...ctx, short: shortNames(refs.filter(Boolean).map((r) => r.name))};
   box.textContent = '';
   box.dataset.selectedName = slice.name;
   box.dataset.selectedId = slice.id;
-  box.append(el('h3', {}, slice.name), detailsTable(slice, ctx.offset));
+  box.append(el('h3', {}, slice.name), detailsTable(slice, ctx.offset, ctx.origin));
   const links = el('div', {class: 'links'});
   if (slice.parent) links.append(el('div', {}, 'inside ', eventButton(slice.parent, ctx)));
   if (slice.launched_by) links.append(el('div', {}, 'launched by ', eventButton(slice.launched_by, ctx)));
@@ -59,11 +75,13 @@ export function renderDetails(box, slice, chain, ctx) {
   if (chain) box.append(renderChain(chain, ctx));
 }
 
+// The chain: op -> runtime -> device -> instructions first, by role; then what encloses the op,
+// its Python frames folded into one row (a deep stack is 40+ frames).
 function renderChain(chain, ctx) {
   const box = el('div', {class: 'chain', id: 'chain'});
   box.append(el('h4', {}, 'Dependency chain'));
   for (const role of ['upstream', 'selected', 'downstream']) {
-    const levels = chain.levels.filter((l) => l.role === role);
+    const levels = chain.levels.filter((l) => l.role === role && l.key !== 'enclosing');
     if (levels.length === 0) continue;
     const section = el('div', {class: `chain-role role-${role}`, 'data-role': role});
     section.append(el('div', {class: 'role-title'}, role));
@@ -76,7 +94,35 @@ function renderChain(chain, ctx) {
     }
     box.append(section);
   }
+  const enclosing = chain.levels.find((l) => l.key === 'enclosing');
+  if (enclosing) box.append(renderEnclosing(enclosing, ctx));
   return box;
+}
+
+// The ops enclosing the chain's op, outermost first, with the Python frames among them folded
+// into one expandable row where the first one stood.
+function renderEnclosing(level, ctx) {
+  const section = el('div', {class: 'chain-role role-enclosing', 'data-role': 'enclosing'},
+                     el('div', {class: 'role-title'}, 'inside'));
+  const list = el('div', {class: 'chain-level', 'data-level': level.key},
+                  el('div', {class: 'level-title'}, `${level.title} (${level.total}, outermost first)`));
+  const frames = level.events.filter((e) => e.kind === 'python_function');
+  let fold = null;
+  for (const e of level.events) {
+    if (e.kind !== 'python_function') {
+      list.append(eventButton(e, ctx));
+      continue;
+    }
+    if (!fold) {
+      const inner = frames[frames.length - 1];
+      fold = el('details', {class: 'python-frames'},
+                el('summary', {}, `${frames.length} Python frame${frames.length === 1 ? '' : 's'} (innermost: ${inner.name})`));
+      list.append(fold);
+    }
+    fold.append(eventButton(e, ctx));
+  }
+  section.append(list);
+  return section;
 }
 
 // A fan-out (an execution's instructions): one collapsible group per engine / DMA queue with
@@ -123,16 +169,21 @@ export function renderSelection(box, sel, offset) {
 }
 
 // Search results: one row per event with its lane and time; `current` (an index into all
-// matches) is marked.
-export function renderSearch(box, q, result, current, ctx) {
+// matches) is marked. `query` is {what, sort}; the start and duration headers order the matches
+// (ctx.onSort('start' | 'dur')), longest first by duration.
+export function renderSearch(box, query, result, current, ctx) {
   box.textContent = '';
   const shown = result.events.length;
   const from = result.offset || 0;
-  box.append(el('p', {}, `${result.total.toLocaleString()} events match /${q}/` +
-                         (result.total > shown ? ` (${from + 1}–${from + shown} by time; Enter / Shift+Enter step through all)` : '')));
+  const order = query.sort === 'dur' ? 'longest first' : 'by time';
+  box.append(el('p', {}, `${result.total.toLocaleString()} events match ${query.what}` +
+                         (result.total > shown ? ` (${from + 1}–${from + shown} ${order}; Enter / Shift+Enter step through all)` : ` (${order})`)));
+  const header = (key, title) => el('th', {class: 'num sort', 'data-sort': key, title: key === 'dur' ? 'longest first' : 'by time',
+                                           'aria-sort': query.sort === key ? (key === 'dur' ? 'descending' : 'ascending') : null,
+                                           onclick: () => ctx.onSort && ctx.onSort(key)}, title);
   const table = el('table', {class: 'grid search-table'},
-                   el('tr', {}, el('th', {}, '#'), el('th', {}, 'event'), el('th', {}, 'lane'), el('th', {class: 'num'}, 'start'),
-                      el('th', {class: 'num'}, 'duration')));
+                   el('tr', {}, el('th', {}, '#'), el('th', {}, 'event'), el('th', {}, 'lane'), header('start', 'start'),
+                      header('dur', 'duration')));
   result.events.forEach((e, i) => {
     const n = from + i;
     const tr = el('tr', {class: n === current ? 'current' : '', 'data-index': n, 'data-id': e.id, onclick: () => ctx.onJump(e, n)},

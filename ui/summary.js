@@ -1,7 +1,8 @@
 // The Summary panel, from /api/trace/N/summary: the findings, then the `opscope report` figures
 // they cite (device timeline, ops by device time, top kernels, launch statistics) and the idle
 // gaps. `figures` is exactly what `opscope report --json` prints for the trace.
-import {fmtNs, el, shortName} from './format.js';
+import {fmtNs, el} from './format.js';
+import {shortNames} from './names.js';
 import {sortableTable} from './tables.js';
 import {eventButton} from './panels.js';
 
@@ -59,6 +60,7 @@ function ops(o) {
 
 function kernels(k) {
   const rows = k.rows.map((r) => ({...r, parent_op: r.parent_op || '(no launcher)'}));
+  const shortName = shortNames(rows.map((r) => r.kernel));
   return [el('h3', {}, `Top kernels by total time (${k.rows.length} groups, ${fmtNs(k.total_ns)} total)`),
           sortableTable([
             {key: 'sum_ns', title: 'total', num: true, fmt: fmtNs}, {key: 'count', title: 'count', num: true},

@@ -1,11 +1,13 @@
 // Sortable tables: the op table (key_averages rows, as `opscope report` computes them) and the
 // comparison's diff table (as `opscope diff` computes it).
-import {fmtNs, el, shortName} from './format.js';
+import {fmtNs, el} from './format.js';
+import {shortNames} from './names.js';
 
 // A table sortable by every column. columns: [{key, title, num, fmt, cell}]; sort: {key, desc}
 // (the initial order); onSort(sort) is told of every change; filter(row) keeps rows; limit: rows
-// shown until "show all" is clicked.
-export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, limit} = {}) {
+// shown until "show all" is clicked; rowKey(row) names a row (data-key); selected(row) marks it.
+// table.refill(filter) redraws with another filter.
+export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, limit, rowKey, selected} = {}) {
   const table = el('table', {class: 'grid sortable', id});
   let current = sort && columns.some((c) => c.key === sort.key) ? {...sort} : null;
   const head = el('tr');
@@ -39,7 +41,8 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, l
     }
     body.textContent = '';
     for (const r of showAll ? sorted : sorted.slice(0, limit)) {
-      const tr = el('tr', {'data-name': r.name});
+      const tr = el('tr', {'data-name': r.name, 'data-key': rowKey ? rowKey(r) : null,
+                           class: selected && selected(r) ? 'active' : null});
       for (const c of columns) {
         const td = el('td', {class: c.num ? 'num' : ''});
         if (c.cell) c.cell(td, r);
@@ -65,16 +68,22 @@ export function sortableTable(columns, rows, {onRow, sort, onSort, id, filter, l
     }
   }
   fill();
-  table.refill = fill;
+  table.refill = (f = filter) => {
+    filter = f;
+    fill();
+  };
   return table;
 }
 
-// A name cell: templated kernel names shortened, the full name on hover.
-function nameCell(td, r) {
-  const short = r.kind === 'kernel' ? shortName(r.name) : r.name;
-  td.textContent = short;
-  td.className = 'name-cell';
-  if (short !== r.name || short.length > 70) td.title = r.name;
+// A name cell: templated names shortened (`short`: names.js's shortNames over the table's names,
+// so that no two rows look alike), the full name on hover.
+function nameCell(short) {
+  return (td, r) => {
+    const text = short(r.name);
+    td.textContent = text;
+    td.className = 'name-cell';
+    if (text !== r.name || text.length > 70) td.title = r.name;
+  };
 }
 
 // A case-insensitive regular expression (or, if it does not compile, a plain substring) test.
@@ -100,7 +109,7 @@ export function renderOps(box, ops, opts) {
   box.textContent = '';
   const dev = ops.device || 'DEV';
   const columns = [
-    {key: 'name', title: 'Name', cell: nameCell},
+    {key: 'name', title: 'Name', cell: nameCell(shortNames(ops.rows.map((r) => r.name)))},
     {key: 'kind', title: 'Kind', help: 'cpu op, runtime call, kernel (device activity) or annotation'},
     {key: 'count', title: '# of Calls', num: true},
     {key: 'self_cpu_ns', title: 'Self CPU', num: true, fmt: fmtNs},
@@ -124,7 +133,7 @@ export function renderOps(box, ops, opts) {
   return {shown: Number(table.dataset.rows), total: rows.length, hiddenDeviceAnnotations: opts.deviceAnnotations ? 0 : hidden};
 }
 
-// diff: /api/diff (the rows of `opscope diff --json`).
+// diff: /api/diff (the rows and kernels of `opscope diff --json`).
 export function renderDiff(box, diff, nameA, nameB) {
   box.textContent = '';
   const ta = diff.timeline_a;
@@ -134,13 +143,8 @@ export function renderDiff(box, diff, nameA, nameB) {
                 `B = ${nameB}: device busy ${fmtNs(tb.busy_ns)} of ${fmtNs(tb.total_ns)}, ${tb.activities} device executions ` +
                 `(${ta.activities} \u2192 ${tb.activities})`));
   const rows = diff.rows.map((r) => ({...r, device_delta: r.device_ns_b - r.device_ns_a}));
-  const name = (td, r) => {
-    td.textContent = shortName(r.name);
-    td.className = 'name-cell';
-    if (td.textContent !== r.name || r.name.length > 70) td.title = r.name;
-  };
   const columns = [
-    {key: 'name', title: 'op', cell: name}, {key: 'change', title: 'change'},
+    {key: 'name', title: 'op', cell: nameCell(shortNames(rows.map((r) => r.name)))}, {key: 'change', title: 'change'},
     {key: 'calls_a', title: 'calls A', num: true}, {key: 'calls_b', title: 'calls B', num: true},
     {key: 'executions_a', title: 'device exec. A', num: true, help: 'device activities the op launched directly'},
     {key: 'executions_b', title: 'device exec. B', num: true, help: 'device activities the op launched directly'},
@@ -155,4 +159,21 @@ export function renderDiff(box, diff, nameA, nameB) {
     {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
   ];
   box.append(sortableTable(columns, rows, {sort: {key: 'impact_ns', desc: true}, id: 'diff-table'}));
+  box.append(...kernelDiff(diff.kernels || []));
+}
+
+// The kernel section of `opscope diff`: device activity by name, added, removed or changed (the
+// count differs, or the total by more than 5% and 1 us), by impact.
+function kernelDiff(kernels) {
+  const n = (change) => kernels.filter((k) => k.change === change).length;
+  const title = el('h4', {id: 'diff-kernels-title'},
+                   `Kernels (device activity by name): ${n('added')} added, ${n('removed')} removed, ${n('changed')} changed`);
+  if (!kernels.length) return [title];
+  const columns = [
+    {key: 'name', title: 'kernel', cell: nameCell(shortNames(kernels.map((k) => k.name)))}, {key: 'change', title: 'change'},
+    {key: 'count_a', title: 'count A', num: true}, {key: 'count_b', title: 'count B', num: true},
+    {key: 'total_ns_a', title: 'total A', num: true, fmt: fmtNs}, {key: 'total_ns_b', title: 'total B', num: true, fmt: fmtNs},
+    {key: 'impact_ns', title: 'impact', num: true, fmt: fmtNs},
+  ];
+  return [title, sortableTable(columns, kernels, {sort: {key: 'impact_ns', desc: true}, id: 'diff-kernels', limit: 50})];
 }

@@ -5,7 +5,7 @@
 // key(). Zooming out stops at the trace's extent.
 import {fmtNs, colorFor, kindColor} from './format.js';
 import {AXIS_H, ROW_H, LaneLayout} from './lanes.js';
-import {drawTimeline, LABEL_W, SCROLLBAR_W} from './timeline_draw.js';
+import {drawTimeline, LABEL_W, SCROLLBAR_W, ANNOTATION_H} from './timeline_draw.js';
 import {memoryHoverLines} from './memory_lane.js';
 
 export {LABEL_W};
@@ -41,6 +41,9 @@ export class Timeline {
     this.markRange = null;
     this.annotations = [];
     this.labelSuffix = null;
+    this.legend = opts.legend !== false;    // track the names and kinds drawn (legend.js)
+    this.overlay = opts.overlay || null;    // (tl) => draws over the lanes, clipped to them
+    this.describe = opts.describe || null;  // (hit rect) => tooltip lines, or null for the default
     this.scrollY = 0;
     this.rects = [];
     this.controls = [];
@@ -98,12 +101,18 @@ export class Timeline {
     return Math.max(50, this.width - LABEL_W - SCROLLBAR_W);
   }
 
+  // Where the lanes begin: under the axis and, when there are annotations, the strip that holds
+  // their labels (so a label never covers a lane's events).
+  lanesTop() {
+    return AXIS_H + (this.annotations && this.annotations.length ? ANNOTATION_H : 0);
+  }
+
   scrollTop() {
-    return AXIS_H + this.layout.pinnedH;
+    return this.lanesTop() + this.layout.pinnedH;
   }
 
   screenY(L) {
-    return L.pinned ? AXIS_H + L.y : this.scrollTop() + L.y - this.scrollY;
+    return L.pinned ? this.lanesTop() + L.y : this.scrollTop() + L.y - this.scrollY;
   }
 
   // Keeps [t0, t1] within the extent: no wider than it (plus 10%), no further out than a margin.
@@ -147,6 +156,13 @@ export class Timeline {
     }, 15);
   }
 
+  // Fetches the view at once (a pending fetchSoon is dropped: it would ask again for the same).
+  fetchNow() {
+    clearTimeout(this.fetchTimer);
+    this.fetchTimer = null;
+    return this.fetch();
+  }
+
   viewParams() {
     return {
       t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
@@ -164,7 +180,8 @@ export class Timeline {
       const [d, marks] = await Promise.all([
         this.api.viewport(this.trace, params),
         hl ? this.api.marks(this.trace, hl.criticalPath ? {...params, critical_path: 1, ...hl.criticalPath}
-             : {...params, q: hl.q, exact: hl.exact ? 1 : undefined}).catch(() => null) : null,
+             : {...params, q: hl.q, exact: hl.exact ? 1 : undefined, regex: hl.regex ? 1 : undefined,
+                kind: hl.kind && hl.kind !== 'all' ? hl.kind : undefined}).catch(() => null) : null,
       ]);
       if (seq < this.accepted) return;
       this.accepted = seq;
@@ -182,7 +199,8 @@ export class Timeline {
     }
   }
 
-  // Marks every event whose name matches (a regular expression, or the exact name).
+  // Marks every event whose name matches: {q, regex, kind} as the search asks, {q, exact} the
+  // whole name, or {criticalPath} the path's events; null clears.
   setHighlight(highlight) {
     this.highlight = highlight;
     this.marks = null;
@@ -426,7 +444,7 @@ export class Timeline {
       return;
     }
     if (d.moved) return;
-    const ctl = p.y >= AXIS_H ? this.control(p.x, p.y) : null;
+    const ctl = p.y >= this.lanesTop() ? this.control(p.x, p.y) : null;
     if (ctl) {
       if (ctl.action === 'group') this.toggleGroup(ctl.path);
       else if (ctl.action === 'pin') this.togglePin(ctl.lane);
@@ -465,6 +483,8 @@ export class Timeline {
     } else if (lane !== null) {
       const info = this.layout.info.get(lane);
       lines = [info.title, `${info.events.toLocaleString()} events`];
+    } else if (r && this.describe && this.describe(r)) {
+      lines = this.describe(r);
     } else if (r) {
       const [ts, dur, , , , count, , busy] = r.item;
       lines = count > 1

@@ -8,6 +8,7 @@ import {drawMemoryLane} from './memory_lane.js';
 
 export const LABEL_W = 240;
 export const SCROLLBAR_W = 8;
+export const ANNOTATION_H = 18;  // the strip under the axis holding the annotations' labels
 const FONT = '11px system-ui, sans-serif';
 const BOLD = 'bold 12px system-ui, sans-serif';
 
@@ -30,11 +31,12 @@ export function drawTimeline(tl) {
   tl.memoryPeaks = [];  // {lane, label, x, y, bytes, ts} of each peak drawn
   tl.drawnNames = new Map();
   tl.drawnKinds = new Set();
+  tl.labelTexts = new Map();  // lane id -> its label as drawn (fitted), for tests
   const top = tl.scrollTop();
   // The scrolling area, then the pinned strip over it.
   area(tl, top, tl.height, false);
   if (tl.layout.pinnedH > 0) {
-    area(tl, AXIS_H, top, true);
+    area(tl, tl.lanesTop(), top, true);
     ctx.fillStyle = '#b9c3d6';
     ctx.fillRect(0, top - 2, tl.width, 2);
   }
@@ -46,6 +48,7 @@ export function drawTimeline(tl) {
   drawMarkRange(tl);
   drawChain(tl);
   drawBox(tl);
+  if (tl.overlay) tl.overlay(tl);  // a view's own marks over the lanes (the job's collective)
   ctx.restore();
   drawAxis(tl);
   drawScrollbar(tl);
@@ -94,7 +97,7 @@ function drawGrid(tl, y0, y1) {
   ctx.strokeStyle = '#e6e9ef';
   ctx.lineWidth = 1;
   ctx.beginPath();
-  for (let t = first; t < tl.t1; t += step) {
+  for (let i = 0, t = first; t < tl.t1; t = first + ++i * step) {
     const x = Math.round(tl.xOf(t)) + 0.5;
     ctx.moveTo(x, y0);
     ctx.lineTo(x, y1);
@@ -106,28 +109,43 @@ function drawItems(tl, id, L, y0) {
   const ctx = tl.ctx;
   const items = tl.data ? tl.data.lanes.get(id) : null;
   if (!items) return;
-  const scale = tl.trackWidth() / (tl.t1 - tl.t0);
-  const right = LABEL_W + tl.trackWidth();
+  const width = tl.trackWidth();
+  const scale = width / (tl.t1 - tl.t0);
+  const right = LABEL_W + width;
+  const t0 = tl.t0;
+  const strings = tl.data.strings;
+  // Colour by name: one look-up per name and view, not per event (a view draws tens of thousands).
+  const byName = tl.colorBy === 'name' ? (tl.data.colors ||= new Map()) : null;
+  let alpha = 1;
+  ctx.globalAlpha = 1;
   for (const it of items) {
-    const [ts, dur, row, nameIdx, sid, count, ext, , kind] = it;
+    const row = it[2];
     if (row >= L.shown) continue;
-    let x = tl.xOf(ts);
-    let w = Math.max(dur * scale, 1);
+    let x = LABEL_W + (it[0] - t0) * scale;
+    let w = Math.max(it[1] * scale, 1);
     if (x + w < LABEL_W || x > right) continue;
     if (x < LABEL_W) {
       w -= LABEL_W - x;
       x = LABEL_W;
     }
+    const [, , , nameIdx, sid, count, ext, , kind] = it;
     const y = y0 + row * ROW_H;
-    const name = tl.data.strings[nameIdx];
-    const color = tl.itemColor(name, ext, kind);
-    ctx.globalAlpha = count > 1 ? 0.55 : 1;
+    const name = strings[nameIdx];
+    let color = byName ? byName.get(nameIdx) : undefined;
+    if (color === undefined) {
+      color = tl.itemColor(name, ext, kind);
+      if (byName) byName.set(nameIdx, color);
+    }
+    const a = count > 1 ? 0.55 : 1;
+    if (a !== alpha) ctx.globalAlpha = alpha = a;
     ctx.fillStyle = color;
     ctx.fillRect(x, y + 1, w, ROW_H - 2);
-    ctx.globalAlpha = 1;
-    tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
-    if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
+    if (tl.legend) {
+      tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
+      if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
+    }
     if (w > 36) {
+      ctx.globalAlpha = alpha = 1;
       ctx.fillStyle = '#111';
       ctx.save();
       ctx.beginPath();
@@ -143,6 +161,7 @@ function drawItems(tl, id, L, y0) {
     }
     tl.rects.push({x, y, w, h: ROW_H, item: it, name, lane: id});
   }
+  ctx.globalAlpha = 1;
   drawMatches(tl, id, L, y0, scale);
 }
 
@@ -212,7 +231,10 @@ function drawLabel(tl, id, L, y, areaTop) {
   ctx.clip();
   ctx.fillStyle = '#27303f';
   ctx.font = FONT;
-  ctx.fillText(L.lane.title + (suffix ? `  ${suffix}` : ''), indent, ly + ROW_H / 2);
+  const tail = suffix ? `  ${suffix}` : '';
+  const text = fitLabel(ctx, L.lane.title, LABEL_W - 28 - indent - ctx.measureText(tail).width) + tail;
+  ctx.fillText(text, indent, ly + ROW_H / 2);
+  if (tl.labelTexts) tl.labelTexts.set(id, text);
   ctx.restore();
   // Pin control at the label's right end.
   const px = LABEL_W - 22;
@@ -232,6 +254,40 @@ function drawLabel(tl, id, L, y, areaTop) {
   } else if (tl.layout.expanded.has(id) && L.h >= 2 * ROW_H) {
     rowsControl(tl, id, y + L.h - ROW_H, '▴ fewer rows', indent, 'collapse this lane to a few rows');
   }
+}
+
+const fitted = new Map();  // (width, text) -> fitted text
+
+// A lane title fitted to `width` px: whole when it fits, else cut in the middle so that its end
+// stays ("thread 12 (python3… · runtime → GPU 0" and "… · runtime" must not look the same): the
+// last " · " part whole when it fits beside some of the start, else the end of the title.
+export function fitLabel(ctx, text, width) {
+  const key = `${Math.round(width)}|${text}`;
+  let out = fitted.get(key);
+  if (out !== undefined) return out;
+  const fits = (s) => ctx.measureText(s).width <= width;
+  if (fits(text)) {
+    out = text;
+  } else {
+    const cut = text.lastIndexOf(' · ');
+    const tail = cut > 0 ? text.slice(cut) : '';
+    // The longest prefix (binary search on its length) that fits before "…" + tail.
+    const longest = (make, n) => {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (fits(make(mid))) lo = mid;
+        else hi = mid - 1;
+      }
+      return make(lo);
+    };
+    if (tail && fits(text.slice(0, 4) + '…' + tail)) out = longest((k) => text.slice(0, k) + '…' + tail, cut);
+    else out = longest((k) => '…' + text.slice(text.length - k), text.length);
+  }
+  if (fitted.size > 2000) fitted.clear();
+  fitted.set(key, out);
+  return out;
 }
 
 function rowsControl(tl, id, y, text, x, title) {
@@ -254,7 +310,7 @@ function drawHeaders(tl, areaTop) {
     const sticky = areaTop + e.depth * GROUP_H;
     const hy = Math.max(y, Math.min(sticky, endY - GROUP_H));
     if (hy + GROUP_H < areaTop || hy > tl.height) continue;
-    ctx.fillStyle = e.depth === 0 ? '#dde4f0' : '#e7ecf5';
+    ctx.fillStyle = e.group.fill || (e.depth === 0 ? '#dde4f0' : '#e7ecf5');
     ctx.fillRect(0, hy, tl.width, GROUP_H);
     ctx.fillStyle = '#c5cfdf';
     ctx.fillRect(0, hy + GROUP_H - 1, tl.width, 1);
@@ -268,9 +324,15 @@ function drawHeaders(tl, areaTop) {
   }
 }
 
+// Annotated ranges: a band over the lanes, the label in the strip above them (never over an
+// event's own label). tl.annotationBoxes: where each label went, for tests.
 function drawAnnotations(tl) {
   const ctx = tl.ctx;
-  for (const a of tl.annotations || []) {
+  tl.annotationBoxes = [];
+  if (!tl.annotations || !tl.annotations.length) return;
+  ctx.fillStyle = '#f4f5f8';
+  ctx.fillRect(LABEL_W, AXIS_H, tl.width - LABEL_W, ANNOTATION_H);
+  for (const a of tl.annotations) {
     const x0 = Math.max(LABEL_W, tl.xOf(a.t0));
     const x1 = Math.min(tl.width, tl.xOf(a.t1));
     if (x1 <= x0) continue;
@@ -278,11 +340,12 @@ function drawAnnotations(tl) {
     ctx.fillRect(x0, AXIS_H, x1 - x0, tl.height - AXIS_H);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(x0, AXIS_H, x1 - x0, 18);
+    ctx.rect(x0, AXIS_H, x1 - x0, ANNOTATION_H);
     ctx.clip();
     ctx.fillStyle = '#3b4354';
-    ctx.fillText(`${a.label} (${fmtNs(a.t1 - a.t0)})`, x0 + 4, AXIS_H + 9);
+    ctx.fillText(`${a.label} (${fmtNs(a.t1 - a.t0)})`, x0 + 4, AXIS_H + ANNOTATION_H / 2);
     ctx.restore();
+    tl.annotationBoxes.push({label: a.label, x0, x1, y0: AXIS_H, y1: AXIS_H + ANNOTATION_H});
   }
 }
 
@@ -409,18 +472,22 @@ function drawAxis(tl) {
   ctx.fillStyle = '#555';
   ctx.strokeStyle = '#bbb';
   ctx.font = FONT;
-  for (let t = first; t < tl.t1; t += step) {
+  tl.ticks = [];  // {t, label}: what the axis shows, for tests
+  for (let i = 0, t = first; t < tl.t1; t = first + ++i * step) {
     const x = tl.xOf(t);
+    const label = fmtTick(t - tl.offset, step);
     ctx.beginPath();
     ctx.moveTo(x + 0.5, AXIS_H - 6);
     ctx.lineTo(x + 0.5, AXIS_H);
     ctx.stroke();
-    ctx.fillText(fmtTick(t - tl.offset, step), x + 3, AXIS_H / 2);
+    ctx.fillText(label, x + 3, AXIS_H / 2);
+    tl.ticks.push({t, label});
   }
   ctx.fillStyle = '#f7f7f9';
   ctx.fillRect(0, 0, LABEL_W, AXIS_H - 1);
   ctx.fillStyle = '#1d2a44';
-  ctx.fillText(`${fmtNs(span)} shown · grid ${fmtNs(step)}`, 8, AXIS_H / 2);
+  tl.axisText = `${fmtNs(span)} shown · grid ${fmtNs(step)}`;
+  ctx.fillText(tl.axisText, 8, AXIS_H / 2);
   const m = tl.markRange;
   if (m) {
     const x0 = Math.max(LABEL_W, tl.xOf(m.t0));

@@ -1,9 +1,12 @@
 // The view kept in the URL hash, so a link opens the same view and editing the hash applies it:
 //   trace, t0, t1 (ns), y (vertical scroll, px), collapsed (group keys), pinned and rows (lane
 //   ids: pinned lanes, lanes with every row shown), sel (event), box and mark (t0,t1 ranges),
-//   tab, q and qi (search and current match), color (name|kind), sort and opf (op table sort
+//   tab, q and qi (search and current match; re=1 a regular expression, qk its kind filter, qs=dur
+//   longest first), color (name|kind), sort and opf (op table sort
 //   "key:asc|desc" and filter), cmp (comparison traces "a,b[,c]"), align (comparison anchor).
 // parseHash checks each value and returns messages for those it cannot use, never throwing.
+
+import {SEARCH_KINDS} from './search.js';
 
 export const TABS = ['details', 'device', 'ops', 'summary', 'compare', 'search', 'critical'];
 
@@ -60,6 +63,15 @@ export function parseHash(hash, numTraces) {
     else errors.push(`tab=${p.get('tab')} is not a tab (${TABS.join(', ')})`);
   }
   if (p.has('q')) view.q = p.get('q');
+  if (p.has('re')) view.re = p.get('re') === '1';
+  if (p.has('qk')) {
+    if (SEARCH_KINDS.includes(p.get('qk'))) view.qk = p.get('qk');
+    else errors.push(`qk=${p.get('qk')} is not a kind of event (${SEARCH_KINDS.join(', ')})`);
+  }
+  if (p.has('qs')) {
+    if (['start', 'dur'].includes(p.get('qs'))) view.qs = p.get('qs');
+    else errors.push(`qs=${p.get('qs')} is not an order (start, dur)`);
+  }
   if (p.has('align')) view.align = p.get('align');
   if (p.has('opf')) view.opf = p.get('opf');
   if (p.has('color')) {
@@ -109,7 +121,12 @@ export function formatHash(v) {
   if (v.mark) put('mark', `${Math.floor(v.mark.t0)},${Math.ceil(v.mark.t1)}`);
   put('tab', v.tab);
   put('q', v.q);
-  if (v.q) put('qi', v.qi);
+  if (v.q) {
+    put('qi', v.qi);
+    if (v.re) put('re', 1);
+    if (v.qk && v.qk !== 'all') put('qk', v.qk);
+    if (v.qs === 'dur') put('qs', 'dur');
+  }
   if (v.color && v.color !== 'name') put('color', v.color);
   if (v.sort) put('sort', `${v.sort.key}:${v.sort.desc ? 'desc' : 'asc'}`);
   put('opf', v.opf);

@@ -58,9 +58,24 @@ struct DeviceTimeline {
 // Over every device process of the trace together (as TraceLens does); `process` (an index into
 // trace.processes()) restricts it to one device. As TraceLens does by default, activity linked to
 // no runtime call or op (e.g. launched before profiling started) is left out unless
-// `include_unlinked`.
+// `include_unlinked`. XLA profiles (TraceMetadata::timeline_rule kXla) follow TraceLens's JAX
+// report instead: every activity counts, and the memcpy figures are activity named copy*, memcpy*
+// or memset*.
 DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process = kNone,
                                      bool include_unlinked = false, int threads = 1);
+
+// One device's timeline: ComputeDeviceTimeline restricted to its process (TraceLens's per-GPU
+// gpu_timeline).
+struct DeviceTimelineOfDevice {
+  std::string device;        // the process's label, else its name, else "<device type> <pid>"
+  uint32_t process = kNone;  // index into trace.processes()
+  DeviceTimeline timeline;
+  // {"device": ..., then DeviceTimeline::ToJson's keys}
+  std::string ToJson() const;
+};
+
+// Every process that holds device activity (kernel, memcpy, memset), in process order.
+std::vector<DeviceTimelineOfDevice> ComputeDeviceTimelines(const Trace& trace, int threads = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Per-op device time (TraceLens ops_summary)
@@ -299,6 +314,8 @@ struct ReportOptions {
 struct Report {
   KeyAverages key_averages;
   DeviceTimeline timeline;
+  // One per device when the trace has two or more ("device_timelines" in JSON); else empty.
+  std::vector<DeviceTimelineOfDevice> device_timelines;
   OpSummary ops;
   KernelSummary kernels;
   LaunchStatistics launches;

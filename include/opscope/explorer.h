@@ -102,14 +102,17 @@ class Explorer {
   // Shows the traces as one distributed job: /api/job and the job page (/job.html), every rank on
   // one aligned time axis. `report` is AnalyzeJob's over these traces; each rank's trace is the
   // one added with `source` equal to its file (ranks without one, or not yet published, are left
-  // out). Call after their AddTrace or CompleteTrace; may be called while serving. Returns once
-  // the traces' indexes are complete (below).
+  // out). Call after their AddTrace or CompleteTrace; may be called while serving. The parts of
+  // the traces' indexes left out while the job was expected (below) are then built on a
+  // background thread of the lowest priority (a query that needs one first builds it itself).
   void SetJob(const JobReport& report);
   // Until SetJob, /api/job answers 503 (still loading) rather than 404. Any time; thread-safe.
   // While a job is expected and not yet set, CompleteTrace publishes each trace without building
   // the part of its index that the job's first view does not need (the id lookups behind slice
-  // details): SetJob, or ExpectJob(false), builds them once every rank is in.
-  void ExpectJob(bool expected = true);
+  // details): SetJob, or ExpectJob(false), builds them once every rank is in. ExpectJob(false,
+  // why_not) says why the traces are not one job after all: /api/job's 404 and /api/info's
+  // "not_job" carry it, and the job page opens the traces one by one saying so.
+  void ExpectJob(bool expected = true, std::string why_not = {});
 
   // Binds and starts serving on background threads (ok at once when already started). Errors:
   // kInvalidArgument for a port outside 0-65535 or a token shorter than 16 characters, kIoError

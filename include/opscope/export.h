@@ -1,12 +1,15 @@
-// Writing a trace out: any trace opscope holds (recorded by the profiler, or imported from any
-// format it reads) as a file other tools open.
+// Export: writing a trace to a file other tools open.
 //
 //   opscope::Trace trace;
-//   opscope::Status st = opscope::ImportTrace("profile.xplane.pb", &trace);
-//   if (st.ok()) st = opscope::WriteChromeTrace(trace, "profile.json.gz");
-//   if (!st.ok()) std::cerr << st.message() << "\n";
+//   opscope::ImportTrace("rank-0.pt.trace.json.gz", &trace);
+//   opscope::Status st = opscope::WritePerfettoTrace(trace, "rank-0.pftrace");
+//   if (!st.ok()) std::cerr << st.message() << "\n";  // nothing was left at the path
 //
-// Thread safety: the trace is only read; several writes may run at once on one finalized trace.
+// Every writer goes through a temporary file in the same directory and a rename, so a reader never
+// sees a partial file; a path ending in ".gz" is gzip-compressed. docs/formats.md describes each
+// format's encoding.
+//
+// Thread safety: writers only read the trace; several may run at once on the same finalized trace.
 #ifndef OPSCOPE_EXPORT_H_
 #define OPSCOPE_EXPORT_H_
 
@@ -17,19 +20,24 @@
 
 namespace opscope {
 
-// The trace as a Kineto (torch.profiler) JSON document: schemaVersion, deviceProperties, the
-// metadata's other top-level keys, droppedEvents, displayTimeUnit, baseTimeNanoseconds,
-// traceEvents (M, X, i, C, s/f), traceName last. Times are microseconds with three decimals
-// relative to baseTimeNanoseconds; negative times are clamped to 0. `trace` must be finalized.
-std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
+// Writes `trace` (finalized) as a Perfetto protobuf trace: what Perfetto UI and trace_processor
+// open, small (interned names, categories and arg names; timestamps as deltas on incremental
+// clocks) and complete: opscope imports it back to the same model, its reports byte for byte
+// (what Perfetto has no field for travels in an "opscope" metadata entry and a few reserved debug
+// annotations). Errors: kIoError naming the path and the reason.
+Status WritePerfettoTrace(const Trace& trace, const std::string& path);
 
-// Writes ChromeTraceJson to `path` (gzip when it ends in ".gz") through a temporary file in the
-// same directory ("<path>.tmp.<pid>@<host>") and a rename, so readers never see a partial file.
-// On failure (kIoError, file() = path) the message names the path, the reason (a full disk,
-// `ulimit -f`: the SIGXFSZ it raises is a write error here, not the end of the process) and how
-// much was written; the temporary file is removed and nothing is left at `path`. Leftover
-// temporary files of dead processes in the directory are removed first.
+// Writes `trace` (finalized) as Kineto / Chrome trace JSON, as torch.profiler writes it: what
+// every Chrome-trace tool opens (times in microseconds with three decimals). Its traceName is the
+// trace's own (TraceMetadata::trace_name), or the path when it has none. Errors as above.
 Status WriteChromeTrace(const Trace& trace, const std::string& path);
+
+// The Kineto JSON document WriteChromeTrace writes, in memory, with `trace_name` as its traceName:
+// schemaVersion, deviceProperties, the metadata's other top-level keys, droppedEvents,
+// displayTimeUnit, baseTimeNanoseconds, traceEvents (M, X, i, C, s/f), traceName last. Times are
+// microseconds with three decimals relative to baseTimeNanoseconds; negative times are clamped to
+// 0. `trace` must be finalized.
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
 
 }  // namespace opscope
 

@@ -30,6 +30,9 @@ namespace opscope {
 enum class TraceFormat : uint8_t {
   kUnknown,
   kKinetoJson,  // torch.profiler / Kineto / Chrome trace JSON, plain or gzip
+  kPerfetto,    // Perfetto protobuf trace (TracePacket stream), plain or gzip
+  kXPlane,      // XLA's XSpace protobuf (*.xplane.pb: JAX, TensorFlow, XLA), plain or gzip
+  kNsysSqlite,  // Nsight Systems' SQLite export (nsys export --type sqlite)
   // AWS Neuron (docs/neuron-profiles.md):
   kNeuronExplorer,  // a Neuron Explorer output directory of Parquet tables
 };

@@ -176,11 +176,22 @@ struct DeviceLink {
   uint32_t runtime = kNone;  // the runtime/driver call with the same correlation
 };
 
+// Which peer's definitions the device figures follow (opscope/analysis.h, ComputeDeviceTimeline),
+// by what wrote the trace: TraceLens's PyTorch report reads Kineto traces, its JAX report XLA's.
+enum class DeviceTimelineRule : uint8_t {
+  // TraceLens gpu_timeline: activity linked to a runtime call or op; memcpy = memcpy activity.
+  kKineto,
+  // TraceLens's JAX gpu_timeline: every activity on a device stream, linked or not; memcpy =
+  // memcpy and memset activity and kernels named copy* / memcpy* / memset* (any case).
+  kXla,
+};
+
 struct TraceMetadata {
   int64_t schema_version = 1;
   int64_t base_time_ns = 0;  // epoch ns of ts 0
   std::string device_type;   // "CUDA", "NEURON", "MTIA", ... ("" when the trace has no device)
   std::string trace_name;
+  DeviceTimelineRule timeline_rule = DeviceTimelineRule::kKineto;
   // Other top-level keys, each as its raw JSON value text (deviceProperties, distributedInfo, ...).
   std::vector<std::pair<std::string, std::string>> extra;
   // Events the producer dropped (full buffers, ring-buffer overwrite), by reason.
@@ -216,6 +227,9 @@ class Trace {
   // Labels, sort indices and names of processes and tracks added above (before Finalize).
   Process& MutableProcess(uint32_t index) { return processes_[index]; }
   Track& MutableTrack(uint32_t index) { return tracks_[index]; }
+  // A slice added above, by the index AddSlice returned (before Finalize): for importers that
+  // learn what a slice is only once the whole input is read.
+  Slice& MutableSlice(uint32_t index) { return slices_[index]; }
   void AddInstant(const Instant& i) { instants_.push_back(i); }
   void AddCounter(const CounterSample& c) { counters_.push_back(c); }
   // A flow endpoint as the JSON gives it; Finalize() binds endpoints to slices by track + ts.

@@ -31,7 +31,9 @@ __all__ = ["TraceError", "Trace", "KeyAverages", "load", "load_bytes", "diff", "
 
 
 def load(path):
-    """Imports one torch.profiler / Kineto trace (.json or .json.gz) into a Trace; a folder
+    """Imports one profile into a Trace: torch.profiler / Kineto JSON (.json or .json.gz), XLA's
+    XPlane (.xplane.pb), XProf's trace JSON or an Nsight Systems SQLite export, detected by
+    content (docs/formats.md); a folder
     (searched recursively, e.g. Neuron's profile layout) or a list of files holding one trace
     per rank into a Job, as ``opscope report`` does. A folder with a single trace is a Trace.
 
@@ -51,10 +53,11 @@ def load(path):
 
 
 def _trace_files(folder):
-    out = []
-    for root, _, names in os.walk(folder):
-        out.extend(os.path.join(root, n) for n in names if n.endswith((".json", ".json.gz")))
-    return out
+    """The profiles under `folder`, found as the CLI's folder scan finds them (by content)."""
+    try:
+        return _opscope.find_traces(folder)
+    except ValueError:
+        return []
 
 
 def load_bytes(data):

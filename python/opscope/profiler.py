@@ -108,6 +108,12 @@ class profile:
         it opens in Perfetto UI and in ``opscope.load``."""
         self._impl.export_chrome_trace(str(path))
 
+    def export_perfetto(self, path):
+        """Writes the last window as a Perfetto protobuf trace (``.pftrace``; gzip when the name
+        ends in .gz), atomically: Perfetto UI opens it, and ``opscope.load`` reads it back to the
+        same trace."""
+        self._impl.export_perfetto(str(path))
+
 
 class record_function:
     """A user-annotation range, as a context manager or a decorator."""

@@ -107,6 +107,8 @@ void BindSession(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("export_chrome_trace", &Profiler::export_chrome_trace, py::arg("path"),
            py::call_guard<py::gil_scoped_release>())
+      .def("export_perfetto", &Profiler::export_perfetto, py::arg("path"),
+           py::call_guard<py::gil_scoped_release>())
       .def("slice_count", [](const Profiler& p) { return p.trace().slices().size(); })
       .def_property_readonly("last_error", &Profiler::last_error);
   m.def("profile_run_directory", &ProfileRunDirectory, py::arg("dir"),

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -196,6 +197,7 @@ py::dict Metadata(const LoadedTrace& loaded) {
   const TraceMetadata& md = loaded.trace.metadata();
   py::dict out;
   out["path"] = Text(loaded.path);
+  out["format"] = Text(TraceFormatName(loaded.stats.format));
   out["trace_name"] = Text(md.trace_name);
   out["device_type"] = Text(md.device_type);
   out["base_time_ns"] = md.base_time_ns;
@@ -209,6 +211,7 @@ py::dict Metadata(const LoadedTrace& loaded) {
   for (const auto& [key, json] : md.extra) extra[Text(key)] = Text(json);
   out["extra"] = extra;
   out["slices"] = loaded.trace.slices().size();
+  out["format"] = Text(TraceFormatName(loaded.stats.format));
   out["input_bytes"] = loaded.stats.input_bytes;
   out["json_bytes"] = loaded.stats.json_bytes;
   // Where the import's wall time went (ImportStats' stages), for timing an import from a notebook.
@@ -296,7 +299,17 @@ void BindTrace(py::module_& m) {
       .def("__len__", [](const LoadedTrace& t) { return t.trace.slices().size(); });
 
   m.def("load", &Load, py::arg("path"),
-        "Imports a Kineto / Chrome trace file (plain or gzip); raises opscope.TraceError.");
+        "Imports a profile in any format opscope reads (Kineto / Chrome JSON, XPlane, Nsight "
+        "Systems SQLite; docs/formats.md); raises opscope.TraceError.");
+  m.def(
+      "find_traces",
+      [](const std::string& path) {
+        std::vector<std::string> traces;
+        const Status st = FindTraces(path, &traces);
+        if (!st.ok()) throw std::invalid_argument(st.message());
+        return traces;
+      },
+      py::arg("path"), "The profiles a file or folder holds, as a folder scan finds them.");
   m.def("load_bytes", &LoadBytes, py::arg("data"), "The same from bytes in memory.");
   m.def(
       "diff_json",

@@ -63,6 +63,28 @@ bool IsLinked(const Trace& trace, uint32_t activity) {
   return link.runtime != kNone || link.op != kNone;
 }
 
+bool CountsInTimeline(const Trace& trace, uint32_t i, bool include_unlinked) {
+  if (!IsTimelineActivity(trace.slices()[i].kind)) return false;
+  return include_unlinked || trace.metadata().timeline_rule == DeviceTimelineRule::kXla ||
+         IsLinked(trace, i);
+}
+
+bool InMemcpyBucket(const Trace& trace, const Slice& activity) {
+  if (trace.metadata().timeline_rule != DeviceTimelineRule::kXla) {
+    return activity.kind == ActivityKind::kMemcpy;
+  }
+  const std::string_view name = trace.Str(activity.name);
+  auto starts_with = [&](std::string_view prefix) {
+    if (name.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      const char c = name[i];
+      if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts_with("copy") || starts_with("memcpy") || starts_with("memset");
+}
+
 bool IsCommunication(std::string_view name) {
   // Lower-cased search without allocating: names run to hundreds of bytes, the patterns are short.
   static constexpr std::string_view kPatterns[] = {"nccl", "rccl", "msccl", "nccom",
@@ -83,6 +105,13 @@ uint32_t LauncherOf(const Trace& trace, uint32_t activity) {
   const DeviceLink& link = trace.Link(activity);
   if (link.runtime == kNone) return link.op;
   const auto& slices = trace.slices();
+  if (link.op != kNone) {  // an op on the device's own timeline (XPlane's XLA ops)
+    const uint32_t track = slices[link.op].track;
+    const uint32_t process = track < trace.tracks().size() ? trace.tracks()[track].process : kNone;
+    if (process < trace.processes().size() && trace.processes()[process].is_device) {
+      return link.op;
+    }
+  }
   for (uint32_t p = slices[link.runtime].parent; p != kNone; p = slices[p].parent) {
     const Slice& s = slices[p];
     // Python functions and annotations ("nccl:all_reduce" inside record_param_comms) are not

@@ -32,6 +32,13 @@ bool IsTimelineActivity(ActivityKind kind);
 // Linked to a runtime call or an op: the device timeline counts only such activity (as TraceLens
 // does by default; unlinked activity was typically launched before profiling started).
 bool IsLinked(const Trace& trace, uint32_t activity);
+// Whether the device timeline counts slice `i`: timeline activity, linked to a runtime call or op
+// (TraceMetadata::timeline_rule kKineto, unless `include_unlinked`) or not (kXla: TraceLens's JAX
+// report counts every activity on a device stream).
+bool CountsInTimeline(const Trace& trace, uint32_t i, bool include_unlinked = false);
+// The timeline's memcpy bucket: memcpy activity (kKineto), or activity named copy* / memcpy* /
+// memset* in any case (kXla, TraceLens's JAX report).
+bool InMemcpyBucket(const Trace& trace, const Slice& activity);
 // Collective-communication kernels, by name, case-insensitively: NCCL's
 // ("ncclDevKernel_AllReduce...", "ncclKernel_..."), RCCL's ("rcclGenericKernel"), MSCCL's, the
 // custom all-reduce kernels of vLLM/SGLang ("cross_device_reduce_1stage<...>", which TraceLens
@@ -64,6 +71,8 @@ class CommunicationNames {
 // innermost enclosing cpu_op (record_param_comms for NCCL kernels, as key_averages and TraceLens
 // credit them); when none encloses the call, the runtime call
 // itself. Activity without a runtime call falls back to the op its External id names, else kNone.
+// An op on the device's own timeline (XLA's op level, read from XPlane) that the activity's link
+// names is its launcher before any of these: it is the op the activity ran as a part of.
 uint32_t LauncherOf(const Trace& trace, uint32_t activity);
 
 // The analyses' threads (ReportOptions::threads): `requested` > 0 as given; 0 = the import's

@@ -31,13 +31,11 @@ TimelinePart ScanTimeline(const Trace& trace, std::pair<uint32_t, uint32_t> rang
     if (process != kNone && (s.track >= tracks.size() || tracks[s.track].process != process)) {
       continue;
     }
-    if (!analysis::IsLinked(trace, i)) {
-      ++part.unlinked;
-      if (!include_unlinked) continue;
-    }
+    if (!analysis::IsLinked(trace, i)) ++part.unlinked;
+    if (!analysis::CountsInTimeline(trace, i, include_unlinked)) continue;
     const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
     part.all.push_back(iv);
-    if (s.kind == ActivityKind::kMemcpy) {
+    if (analysis::InMemcpyBucket(trace, s)) {
       part.memcpy.push_back(iv);
     } else if (is_communication(s.name)) {
       part.comm.push_back(iv);
@@ -100,29 +98,75 @@ DeviceTimeline ComputeDeviceTimeline(const Trace& trace, uint32_t process, bool 
   return tl;
 }
 
+std::vector<DeviceTimelineOfDevice> ComputeDeviceTimelines(const Trace& trace, int threads) {
+  const auto& tracks = trace.tracks();
+  std::vector<bool> holds_activity(trace.processes().size(), false);
+  for (const Slice& s : trace.slices()) {
+    if (!analysis::IsTimelineActivity(s.kind) || s.track >= tracks.size()) continue;
+    const uint32_t p = tracks[s.track].process;
+    if (p < holds_activity.size()) holds_activity[p] = true;
+  }
+  std::vector<DeviceTimelineOfDevice> out;
+  for (uint32_t p = 0; p < holds_activity.size(); ++p) {
+    if (!holds_activity[p]) continue;
+    const Process& proc = trace.processes()[p];
+    DeviceTimelineOfDevice d;
+    d.process = p;
+    if (proc.labels != 0) {
+      d.device = std::string(trace.Str(proc.labels));
+    } else if (proc.name != 0) {
+      d.device = std::string(trace.Str(proc.name));
+    } else {
+      const std::string& type = trace.metadata().device_type;
+      d.device = (type.empty() ? std::string("device") : type) + " " +
+                 (proc.pid_text.empty() ? std::to_string(proc.pid) : proc.pid_text);
+    }
+    d.timeline = ComputeDeviceTimeline(trace, p, false, threads);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+namespace {
+
+void WriteTimelineFields(const DeviceTimeline& tl, JsonWriter* w) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"start_ns", tl.start_ns},
+      {"end_ns", tl.end_ns},
+      {"total_ns", tl.total_ns},
+      {"busy_ns", tl.busy_ns},
+      {"idle_ns", tl.idle_ns},
+      {"computation_ns", tl.computation_ns},
+      {"total_comm_ns", tl.total_comm_ns},
+      {"exposed_comm_ns", tl.exposed_comm_ns},
+      {"total_memcpy_ns", tl.total_memcpy_ns},
+      {"exposed_memcpy_ns", tl.exposed_memcpy_ns},
+  };
+  for (const auto& [k, v] : fields) {
+    w->Key(k);
+    w->Int(v);
+  }
+  w->Key("activities");
+  w->Int(static_cast<int64_t>(tl.activities));
+  w->Key("unlinked_activities");
+  w->Int(static_cast<int64_t>(tl.unlinked_activities));
+}
+
+}  // namespace
+
 std::string DeviceTimeline::ToJson() const {
   JsonWriter w;
   w.BeginObject();
-  const std::pair<const char*, int64_t> fields[] = {
-      {"start_ns", start_ns},
-      {"end_ns", end_ns},
-      {"total_ns", total_ns},
-      {"busy_ns", busy_ns},
-      {"idle_ns", idle_ns},
-      {"computation_ns", computation_ns},
-      {"total_comm_ns", total_comm_ns},
-      {"exposed_comm_ns", exposed_comm_ns},
-      {"total_memcpy_ns", total_memcpy_ns},
-      {"exposed_memcpy_ns", exposed_memcpy_ns},
-  };
-  for (const auto& [k, v] : fields) {
-    w.Key(k);
-    w.Int(v);
-  }
-  w.Key("activities");
-  w.Int(static_cast<int64_t>(activities));
-  w.Key("unlinked_activities");
-  w.Int(static_cast<int64_t>(unlinked_activities));
+  WriteTimelineFields(*this, &w);
+  w.EndObject();
+  return w.Take();
+}
+
+std::string DeviceTimelineOfDevice::ToJson() const {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("device", device);
+  WriteTimelineFields(timeline, &w);
   w.EndObject();
   return w.Take();
 }

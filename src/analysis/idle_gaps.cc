@@ -11,7 +11,7 @@ std::vector<AttributedActivity> TimelineActivities(const Trace& trace) {
   std::vector<AttributedActivity> out;
   const auto& slices = trace.slices();
   for (uint32_t i = 0; i < slices.size(); ++i) {
-    if (!analysis::IsTimelineActivity(slices[i].kind) || !analysis::IsLinked(trace, i)) continue;
+    if (!analysis::CountsInTimeline(trace, i)) continue;
     out.push_back({i, analysis::LauncherOf(trace, i)});
   }
   return out;

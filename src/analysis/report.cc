@@ -41,7 +41,10 @@ void AppendTimeline(const Trace& trace, const DeviceTimeline& tl, std::string* o
   const std::string device =
       trace.metadata().device_type.empty() ? "device" : trace.metadata().device_type;
   *out += fmt::format("{} timeline ({} activities", device, tl.activities);
-  if (tl.unlinked_activities > 0) {
+  if (tl.unlinked_activities > 0 && trace.metadata().timeline_rule == DeviceTimelineRule::kXla) {
+    *out += fmt::format("; {} with no runtime call or op counted, as TraceLens's JAX report does",
+                        tl.unlinked_activities);
+  } else if (tl.unlinked_activities > 0) {
     *out += fmt::format("; {} with no runtime call or op left out, as TraceLens does",
                         tl.unlinked_activities);
   }
@@ -64,6 +67,24 @@ void AppendTimeline(const Trace& trace, const DeviceTimeline& tl, std::string* o
   for (const auto& [label, ns] : rows) {
     *out += fmt::format("  {:<22} {:>12}  {:>8}\n", label, FormatNs(static_cast<double>(ns)),
                         Percent(ns, tl.total_ns));
+  }
+}
+
+// One row per device (traces with two or more): the timeline's figures of each alone.
+void AppendDeviceTimelines(const std::vector<DeviceTimelineOfDevice>& devices, std::string* out) {
+  if (devices.size() < 2) return;
+  *out += fmt::format("Per device ({} devices)\n", devices.size());
+  *out += fmt::format("  {:<24}  {:>12}  {:>12}  {:>8}  {:>12}  {:>12}  {:>12}  {:>10}\n", "Device",
+                      "Total", "Busy", "Busy %", "Computation", "Exp. comm", "Exp. memcpy",
+                      "Activities");
+  for (const DeviceTimelineOfDevice& d : devices) {
+    const DeviceTimeline& tl = d.timeline;
+    *out += fmt::format("  {:<24}  {:>12}  {:>12}  {:>8}  {:>12}  {:>12}  {:>12}  {:>10}\n",
+                        Cut(d.device, 24), FormatNs(static_cast<double>(tl.total_ns)),
+                        FormatNs(static_cast<double>(tl.busy_ns)), Percent(tl.busy_ns, tl.total_ns),
+                        FormatNs(static_cast<double>(tl.computation_ns)),
+                        FormatNs(static_cast<double>(tl.exposed_comm_ns)),
+                        FormatNs(static_cast<double>(tl.exposed_memcpy_ns)), tl.activities);
   }
 }
 
@@ -193,6 +214,7 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
     out += "\n";
   }
   AppendTimeline(trace, ComputeDeviceTimeline(trace, kNone, false, threads), &out);
+  AppendDeviceTimelines(ComputeDeviceTimelines(trace, threads), &out);
   out += "\n";
   AppendKernels(ComputeKernelSummary(trace, threads), options.rows, &out);
   out += "\n";
@@ -203,11 +225,15 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
 
 Report ComputeReport(const Trace& trace, const ReportOptions& options) {
   const int threads = analysis::AnalysisThreads(options.threads, trace.slices().size());
-  return Report{
-      KeyAverages::FromTrace(
-          trace, {.group_by_input_shape = options.group_by_input_shape, .threads = threads}),
-      ComputeDeviceTimeline(trace, kNone, false, threads), ComputeOpSummary(trace, true, threads),
-      ComputeKernelSummary(trace, threads), ComputeLaunchStatistics(trace, threads)};
+  std::vector<DeviceTimelineOfDevice> devices = ComputeDeviceTimelines(trace, threads);
+  if (devices.size() < 2) devices.clear();
+  return Report{KeyAverages::FromTrace(trace, {.group_by_input_shape = options.group_by_input_shape,
+                                               .threads = threads}),
+                ComputeDeviceTimeline(trace, kNone, false, threads),
+                std::move(devices),
+                ComputeOpSummary(trace, true, threads),
+                ComputeKernelSummary(trace, threads),
+                ComputeLaunchStatistics(trace, threads)};
 }
 
 std::string ReportJson(const Trace& trace, const ReportOptions& options) {
@@ -229,6 +255,12 @@ std::string ReportJson(const Trace& trace, const Report& report, const ReportOpt
   w.Raw(report.key_averages.ToJson(DefaultSort(trace, options), options.rows));
   w.Key("device_timeline");
   w.Raw(report.timeline.ToJson());
+  if (report.device_timelines.size() >= 2) {
+    w.Key("device_timelines");
+    w.BeginArray();
+    for (const DeviceTimelineOfDevice& d : report.device_timelines) w.Raw(d.ToJson());
+    w.EndArray();
+  }
   w.Key("ops");
   w.Raw(report.ops.ToJson());
   w.Key("kernels");

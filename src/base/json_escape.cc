@@ -1,3 +1,4 @@
+// JSON string escaping (json_escape.h): the escape table and the UTF-8 repair.
 #include "base/json_escape.h"
 
 #include <cstdint>
@@ -38,6 +39,22 @@ size_t ValidSequenceLength(std::string_view s, size_t i) {
 }
 
 }  // namespace
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = ValidSequenceLength(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      i += 1;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
 
 void AppendJsonString(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";

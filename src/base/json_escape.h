@@ -11,6 +11,9 @@ namespace opscope::internal {
 // invalid UTF-8 bytes replaced by U+FFFD, so the output is always valid JSON and valid UTF-8.
 void AppendJsonString(std::string& out, std::string_view s);
 std::string JsonString(std::string_view s);
+// `s` with its invalid UTF-8 bytes replaced by U+FFFD, as AppendJsonString writes them (for text
+// from binary formats, whose strings are bytes).
+std::string ValidUtf8(std::string_view s);
 
 // Python's len() and slicing on UTF-8 text: code points, not bytes.
 size_t Utf8Length(std::string_view s);

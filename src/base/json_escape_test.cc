@@ -1,3 +1,4 @@
+// Tests of JSON string escaping: control characters, quotes, invalid UTF-8.
 #include "base/json_escape.h"
 
 #include <gtest/gtest.h>

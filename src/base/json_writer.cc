@@ -1,3 +1,4 @@
+// The streaming JSON writer (json_writer.h): numbers, strings and nesting into one buffer.
 #include "base/json_writer.h"
 
 #include <fmt/format.h>

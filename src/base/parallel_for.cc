@@ -1,3 +1,4 @@
+// ParallelFor's fork-join pool (parallel_for.h): workers, chunk hand-out and error propagation.
 #include "base/parallel_for.h"
 
 #include <algorithm>

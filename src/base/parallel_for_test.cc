@@ -1,3 +1,4 @@
+// Tests of ParallelFor: every index run once, on any thread count, with exceptions carried back.
 #include "base/parallel_for.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Capture (capture.h): one run on meta tensors under a DispatchInterceptor, each op call a graph
+// node.
 #include "compile/capture.h"
 
 #include <map>

@@ -1,3 +1,4 @@
+// C++ code generation for fused kernels (cpp_codegen.h): one loop nest per fusion group.
 #include "compile/cpp_codegen.h"
 
 #include <algorithm>

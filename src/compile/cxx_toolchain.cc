@@ -1,3 +1,4 @@
+// The system C++ compiler (cxx_toolchain.h): finding it, compiling generated code, loading it.
 #include "compile/cxx_toolchain.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// Fusion (fusion.h): grouping graph nodes into loop nests by the legality predicate.
 #include "compile/fusion.h"
 
 #include <algorithm>

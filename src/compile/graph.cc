@@ -1,3 +1,4 @@
+// The graph IR (graph.h): tensor types, strides, nodes and values.
 #include "compile/graph.h"
 
 #include <algorithm>

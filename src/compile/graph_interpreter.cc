@@ -1,3 +1,4 @@
+// The graph IR's reference interpreter (graph_interpreter.h), in double precision on host memory.
 #include "compile/graph_interpreter.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The compiled-artifact cache (kernel_cache.h): the in-process map and the on-disk store.
 #include "compile/kernel_cache.h"
 
 #include <cstdlib>

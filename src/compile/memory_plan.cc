@@ -1,3 +1,4 @@
+// Memory planning (memory_plan.h): buffer lifetimes and reuse for a fused program.
 #include "compile/memory_plan.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// How compile() computes each fusible op (op_table.h): the element-wise and reduction formulas.
 #include "compile/op_table.h"
 
 #include <algorithm>

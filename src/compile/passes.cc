@@ -1,3 +1,4 @@
+// Graph-to-graph passes before fusion (passes.h): dead code, common subexpressions, constants.
 #include "compile/passes.h"
 
 #include <map>

@@ -1,3 +1,4 @@
+// A compiled Program (program.h): the passes, fusion and memory plans and generated code together.
 #include "compile/program.h"
 
 #include "compile/cpp_codegen.h"

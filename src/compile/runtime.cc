@@ -1,3 +1,4 @@
+// One guard entry of a compiled function (runtime.h): built once, run on the named backend.
 #include "compile/runtime.h"
 
 #include <set>

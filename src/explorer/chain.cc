@@ -1,3 +1,4 @@
+// The dependency chain of one event (chain.h): flows and correlations followed down the lanes.
 #include "explorer/chain.h"
 
 #include <algorithm>

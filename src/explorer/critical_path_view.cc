@@ -1,3 +1,4 @@
+// The Explorer's critical path tab (critical_path_view.h): the step's path and idle causes as JSON.
 #include "explorer/critical_path_view.h"
 
 #include <algorithm>
@@ -74,8 +75,8 @@ CriticalPathView MakeCriticalPathView(const TraceIndex& index, const CriticalPat
   w.Field("ok", cp.ok);
   w.Field("error", cp.error);
   w.Field("step", cp.annotation);
-  w.Field("start_ns", cp.start_ns);
-  w.Field("end_ns", cp.end_ns);
+  w.Field("start_ns", index.ToApi(cp.start_ns));
+  w.Field("end_ns", index.ToApi(cp.end_ns));
   w.Field("length_ns", cp.length_ns);
   w.Field("graph_nodes", cp.nodes);
   w.Field("graph_edges", cp.edges);

@@ -1,3 +1,4 @@
+// The Device tab's view of a selection (device_view.h): engines, opcodes and DMA of the executions.
 #include "explorer/device_view.h"
 
 #include <algorithm>
@@ -70,15 +71,16 @@ LaneUse UseOf(const Lane& lane, int64_t t0, int64_t t1) {
   return use;
 }
 
-void WriteRange(const char* key, int64_t t0, int64_t t1, JsonWriter* w) {
+// {"t0","t1"} in API time, or null when the range is empty.
+void WriteRange(const TraceIndex& index, const char* key, int64_t t0, int64_t t1, JsonWriter* w) {
   w->Key(key);
   if (t1 <= t0) {
     w->Null();
     return;
   }
   w->BeginObject();
-  w->Field("t0", t0);
-  w->Field("t1", t1);
+  w->Field("t0", index.ToApi(t0));
+  w->Field("t1", index.ToApi(t1));
   w->EndObject();
 }
 
@@ -178,8 +180,8 @@ void WriteDeviceView(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   w->Key("execution");
   index.WriteSliceRef(execs.front(), w);
   w->Field("executions", static_cast<uint64_t>(execs.size()));
-  w->Field("t0", t0);
-  w->Field("t1", t1);
+  w->Field("t0", index.ToApi(t0));
+  w->Field("t1", index.ToApi(t1));
   w->Key("lanes");
   w->BeginArray();
   for (uint32_t lane : lanes) w->Int(lane);
@@ -206,10 +208,10 @@ void WriteDeviceView(const TraceIndex& index, uint32_t slice, JsonWriter* w) {
   // Neuron: the stretch before the first instruction is the execution's launch (its phases before
   // the engines: library load, program switch, launch, tensor binding, eager dispatch), the one
   // after the last its completion (docs/neuron-model.md, "What one device execution costs").
-  WriteRange("launch", engines && first != INT64_MAX ? t0 : 0, engines ? std::min(first, t1) : 0,
-             w);
-  WriteRange("completion", engines && last != INT64_MIN ? std::max(last, t0) : 0, engines ? t1 : 0,
-             w);
+  WriteRange(index, "launch", engines && first != INT64_MAX ? t0 : 0,
+             engines ? std::min(first, t1) : 0, w);
+  WriteRange(index, "completion", engines && last != INT64_MIN ? std::max(last, t0) : 0,
+             engines ? t1 : 0, w);
   WritePhases(index, phase_lane, t0, t1, w);
   if (engines) WriteIssuingOps(index, lanes, t0, t1, w);
   w->EndObject();

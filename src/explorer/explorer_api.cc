@@ -1,3 +1,4 @@
+// ExplorerApi (explorer_api.h): the JSON API's routes and the UI assets, one handler per route.
 #include "explorer/explorer_api.h"
 
 #include <fmt/format.h>
@@ -21,7 +22,9 @@ namespace {
 constexpr int kMaxWidthPx = 20000;
 constexpr size_t kMaxLaneList = 100000;
 constexpr size_t kMaxRegexLength = 256;
-constexpr size_t kMaxMatchedNameBytes = 512;  // longer names are matched on their first 512 bytes
+constexpr size_t kMaxLiteralLength = 8192;  // a pasted templated kernel name runs to KBs
+// Regular expressions match names on their first 512 bytes; a literal text the whole name.
+constexpr size_t kMaxMatchedNameBytes = 512;
 constexpr int64_t kRegexMemoryBytes = 8 << 20;
 constexpr int kMaxListLimit = 10000;
 constexpr int64_t kMaxTime = INT64_MAX / 4;
@@ -56,12 +59,13 @@ struct TimeRange {
   int64_t t0, t1;
 };
 
-// t0/t1 (default: the whole trace), t1 > t0.
+// t0/t1 in API time (ns since the trace's start; default: the whole trace), t1 > t0; returned
+// in the trace's own time.
 TimeRange RangeParams(const HttpRequest& req, const TraceIndex& index) {
-  const int64_t t0 = IntParam(req, "t0", index.start_ns(), -kMaxTime, kMaxTime);
-  const int64_t t1 = IntParam(req, "t1", index.end_ns(), -kMaxTime, kMaxTime);
+  const int64_t t0 = IntParam(req, "t0", index.ToApi(index.start_ns()), -kMaxTime, kMaxTime);
+  const int64_t t1 = IntParam(req, "t1", index.ToApi(index.end_ns()), -kMaxTime, kMaxTime);
   if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
-  return {t0, t1};
+  return {index.FromApi(t0), index.FromApi(t1)};
 }
 
 std::vector<uint32_t> LaneListParam(const HttpRequest& req, size_t num_lanes) {
@@ -115,18 +119,43 @@ bool Abandoned(const HttpRequest& req, HttpResponse& res) {
   return true;
 }
 
-// Marks the names (string ids) that `pattern` matches; false when the time ran out first.
-bool MatchNames(const StringTable& strings, const RE2& pattern, const HttpRequest& req,
-                std::chrono::steady_clock::time_point until, std::vector<bool>* names) {
+// Marks the names (string ids) that `pattern` matches within their first `name_bytes`; false
+// when the time ran out first.
+bool MatchNames(const StringTable& strings, const RE2& pattern, size_t name_bytes,
+                const HttpRequest& req, std::chrono::steady_clock::time_point until,
+                std::vector<bool>* names) {
   for (size_t i = 1; i < strings.size(); ++i) {
     if ((i & 1023) == 0 && (req.Cancelled() || std::chrono::steady_clock::now() > until)) {
       return false;
     }
     std::string_view s = strings.Get(static_cast<StringId>(i));
-    s = s.substr(0, kMaxMatchedNameBytes);
+    s = s.substr(0, name_bytes);
     (*names)[i] = RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), pattern);
   }
   return true;
+}
+
+// The kinds a search is narrowed to by parameter 'kind' (bit i: ActivityKind i): all, ops
+// (framework ops, annotations, Python frames, host collectives), runtime (runtime and driver
+// calls, synchronisation), kernels (device executions and engine instructions), memory (copies
+// and memsets).
+uint32_t KindsParam(const HttpRequest& req) {
+  auto bits = [](std::initializer_list<ActivityKind> kinds) {
+    uint32_t b = 0;
+    for (ActivityKind k : kinds) b |= 1u << static_cast<int>(k);
+    return b;
+  };
+  const std::string kind = req.HasParam("kind") ? req.Param("kind") : "all";
+  if (kind == "all" || kind.empty()) return ~uint32_t{0};
+  if (kind == "ops") {
+    return bits({ActivityKind::kCpuOp, ActivityKind::kUserAnnotation, ActivityKind::kPythonFunction,
+                 ActivityKind::kCollective});
+  }
+  if (kind == "runtime")
+    return bits({ActivityKind::kRuntime, ActivityKind::kDriver, ActivityKind::kSync});
+  if (kind == "kernels") return bits({ActivityKind::kKernel, ActivityKind::kInstruction});
+  if (kind == "memory") return bits({ActivityKind::kMemcpy, ActivityKind::kMemset});
+  throw BadRequest{"parameter 'kind' must be all, ops, runtime, kernels or memory"};
 }
 
 }  // namespace
@@ -190,6 +219,7 @@ void ExplorerApi::Register(HttpServer* server) {
   server->Route("/api/trace/{n}/critical_path", bind(&ExplorerApi::CriticalPath),
                 [this](const HttpRequest& req) { return CriticalPathIsHeavy(req); });
   server->Route("/api/job", bind(&ExplorerApi::Job));
+  server->Route("/api/job/viewport", bind(&ExplorerApi::JobViewport));
   server->Route("/api/diff", bind(&ExplorerApi::Diff), always);
   server->SetFallback(&ExplorerApi::Asset);
 }
@@ -261,14 +291,16 @@ std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace&
   return view;
 }
 
-void ExplorerApi::SetJobJson(std::string json) {
+void ExplorerApi::SetJob(std::string json, std::shared_ptr<const JobAxis> axis) {
   std::lock_guard<std::mutex> lock(job_mu_);
   job_json_ = std::move(json);
+  job_axis_ = std::move(axis);
 }
 
-void ExplorerApi::ExpectJob(bool expected) {
+void ExplorerApi::ExpectJob(bool expected, std::string why_not) {
   std::lock_guard<std::mutex> lock(job_mu_);
   job_expected_ = expected;
+  not_job_ = std::move(why_not);
 }
 
 void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
@@ -278,6 +310,7 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     w.Field("job", !job_json_.empty());
+    if (!not_job_.empty()) w.Field("not_job", not_job_);
   }
   w.Field("ready", AllLoaded(traces_));
   w.Key("traces");
@@ -292,8 +325,8 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
     w.Field("phase", LoadPhaseKey(phase));
     if (phase == LoadPhase::kReady) {
       w.Field("slices", static_cast<uint64_t>(t.trace->slices().size()));
-      w.Field("start_ns", t.index->start_ns());
-      w.Field("end_ns", t.index->end_ns());
+      w.Field("start_ns", t.index->ToApi(t.index->start_ns()));
+      w.Field("end_ns", t.index->ToApi(t.index->end_ns()));
       w.Field("device_type", t.trace->metadata().device_type);
     }
     w.EndObject();
@@ -304,8 +337,17 @@ void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
 }
 
 void ExplorerApi::LoadStatus(const HttpRequest&, HttpResponse& res) {
+  std::string_view job = "none";
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    if (!job_json_.empty()) {
+      job = "ready";
+    } else if (job_expected_) {
+      job = "loading";
+    }
+  }
   JsonWriter w;
-  WriteLoadStatus(traces_, &w);
+  WriteLoadStatus(traces_, job, &w);
   SendJson(res, w.Take());
 }
 
@@ -404,8 +446,9 @@ void ExplorerApi::Select(const HttpRequest& req, HttpResponse& res) {
 ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
                                                   const HttpRequest& req) const {
   const std::string& q = req.Param("q");
-  if (q.empty()) throw BadRequest{"parameter 'q' (a regular expression) is required"};
+  if (q.empty()) throw BadRequest{"parameter 'q' (the text to find) is required"};
   const bool exact = IntParam(req, "exact", 0, 0, 1) == 1;
+  const bool regex = IntParam(req, "regex", 0, 0, 1) == 1;
   const StringTable& strings = t.trace->strings();
   NameMatch match{std::vector<bool>(strings.size(), false), true};
   if (exact) {  // any name of the trace, however long (templated kernel names run to KBs)
@@ -413,14 +456,21 @@ ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
     if (id != kNone) match.names[id] = true;
     return match;
   }
-  if (q.size() > kMaxRegexLength) {
+  if (regex && q.size() > kMaxRegexLength) {
     throw BadRequest{
         fmt::format("parameter 'q' is too long for a regular expression ({} bytes, "
-                    "at most {}; exact=1 looks up a whole name)",
+                    "at most {}; without regex=1 it is found as text)",
                     q.size(), kMaxRegexLength)};
   }
+  if (!regex && q.size() > kMaxLiteralLength) {
+    throw BadRequest{fmt::format("parameter 'q' is too long ({} bytes, at most {})", q.size(),
+                                 kMaxLiteralLength)};
+  }
+  // Text (the default) is found anywhere in a name, case-insensitive, as pasted: no character
+  // is special. regex=1: an RE2 regular expression.
   RE2::Options re_options;
   re_options.set_case_sensitive(false);
+  re_options.set_literal(!regex);
   re_options.set_log_errors(false);
   re_options.set_max_mem(kRegexMemoryBytes);
   const RE2 pattern(q, re_options);
@@ -428,7 +478,8 @@ ExplorerApi::NameMatch ExplorerApi::MatchingNames(const LoadedTrace& t,
   const auto until =
       std::min(req.deadline(), std::chrono::steady_clock::now() +
                                    std::chrono::milliseconds(options_.search_budget_ms));
-  match.complete = MatchNames(strings, pattern, req, until, &match.names);
+  const size_t name_bytes = regex ? kMaxMatchedNameBytes : std::string_view::npos;
+  match.complete = MatchNames(strings, pattern, name_bytes, req, until, &match.names);
   return match;
 }
 
@@ -436,10 +487,15 @@ void ExplorerApi::Search(const HttpRequest& req, HttpResponse& res) {
   LoadedTrace& t = TraceParam(req);
   const int offset = static_cast<int>(IntParam(req, "offset", 0, 0, INT32_MAX));
   const int limit = static_cast<int>(IntParam(req, "limit", 100, 1, kMaxListLimit));
+  const uint32_t kinds = KindsParam(req);
+  const std::string& sort = req.HasParam("sort") ? req.Param("sort") : std::string("start");
+  if (sort != "start" && sort != "dur") throw BadRequest{"parameter 'sort' must be start or dur"};
   const NameMatch match = MatchingNames(t, req);
   if (Abandoned(req, res)) return;
   JsonWriter w;
-  t.index->WriteSearch(match.names, offset, limit, match.complete, &w);
+  t.index->WriteSearch({&match.names, kinds},
+                       sort == "dur" ? SearchOrder::kDuration : SearchOrder::kStart, offset, limit,
+                       match.complete, &w);
   SendJson(res, w.Take());
 }
 
@@ -456,10 +512,11 @@ void ExplorerApi::Marks(const HttpRequest& req, HttpResponse& res) {
     SendJson(res, w.Take());
     return;
   }
+  const uint32_t kinds = KindsParam(req);
   const NameMatch match = MatchingNames(t, req);
   if (Abandoned(req, res)) return;
   JsonWriter w;
-  WriteMatchMarks(*t.index, match.names, q, &w);
+  WriteMatchMarks(*t.index, {&match.names, kinds}, q, &w);
   SendJson(res, w.Take());
 }
 
@@ -475,16 +532,57 @@ void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
 }
 
 void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
-  std::string json;
+  std::string json, why_not;
   bool expected = false;
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     json = job_json_;
     expected = job_expected_;
+    why_not = not_job_;
   }
   if (!json.empty()) return SendJson(res, std::move(json));
   if (expected) return SetLoadingError(res, "the job's traces are still loading");
-  SetJsonError(res, 404, "these traces were not opened as one job");
+  SetJsonError(res, 404,
+               why_not.empty() ? "these traces were not opened as one job"
+                               : "these traces were not opened as one job: " + why_not);
+}
+
+// The ranks' lanes over an axis range, each rank's mapped from its own trace's times.
+void ExplorerApi::JobViewport(const HttpRequest& req, HttpResponse& res) {
+  std::shared_ptr<const JobAxis> axis;
+  bool expected = false;
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    axis = job_axis_;
+    expected = job_expected_;
+  }
+  if (!axis) {
+    if (expected) return SetLoadingError(res, "the job's traces are still loading");
+    return SetJsonError(res, 404, "these traces were not opened as one job");
+  }
+  const int64_t t0 = IntParam(req, "t0", 0, -kMaxTime, kMaxTime);
+  const int64_t t1 = IntParam(req, "t1", axis->end_ns, -kMaxTime, kMaxTime);
+  if (t1 <= t0) throw BadRequest{"parameter 't1' must be greater than 't0'"};
+  const int width = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
+  // Job lane ids (rank position << kJobLaneBits | lane); default: every lane of every rank.
+  std::vector<uint32_t> lanes = LaneListParam(req, axis->ranks.size() << kJobLaneBits);
+  for (uint32_t id : lanes) {
+    const size_t r = id >> kJobLaneBits;
+    if ((id & ((1u << kJobLaneBits) - 1)) >= axis->ranks[r].index->lanes().size()) {
+      throw BadRequest{fmt::format("parameter 'lanes': {} names no lane of rank {}", id,
+                                   axis->ranks[r].row.rank)};
+    }
+  }
+  if (!req.HasParam("lanes")) {
+    for (size_t r = 0; r < axis->ranks.size(); ++r) {
+      for (uint32_t l = 0; l < axis->ranks[r].index->lanes().size(); ++l) {
+        lanes.push_back(static_cast<uint32_t>(r << kJobLaneBits) | l);
+      }
+    }
+  }
+  JsonWriter w;
+  WriteJobViewport(*axis, t0, t1, width, lanes, &w);
+  SendJson(res, w.Take());
 }
 
 void ExplorerApi::CriticalPath(const HttpRequest& req, HttpResponse& res) {

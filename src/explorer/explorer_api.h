@@ -5,7 +5,12 @@
 //                                       start/end, device
 //   GET /api/status                     loading progress: per trace its phase (queued, importing,
 //                                       indexing, ready, failed), bytes read of total, MB/s, the
-//                                       error of a failed one (file, byte offset)
+//                                       error of a failed one (file, byte offset); "job": none,
+//                                       loading (expected, not yet made) or ready
+//   GET /api/job                        the job view (explorer/job_view.h); 404 when the traces
+//                                       are not one job (saying why), 503 while it is made
+//   GET /api/job/viewport?t0&t1&width&lanes   every rank's lanes on the job's axis in one
+//                                       answer (explorer/job_axis.h; job lane ids)
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
 //   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
@@ -13,14 +18,22 @@
 //   GET /api/trace/N/slice/ID, /chain/ID, /device/ID
 //   GET /api/trace/N/ops?t0&t1&shapes   key_averages rows of the trace or of a time range
 //   GET /api/trace/N/select?t0&t1&lanes&limit
-//   GET /api/trace/N/search?q&offset&limit&exact   q: an RE2 regular expression, case-insensitive
-//   GET /api/trace/N/marks?q&exact&t0&t1&width&lanes   where the matches lie in a viewport
+//   GET /api/trace/N/search?q&regex&exact&kind&sort&offset&limit   q: text found anywhere in a
+//                                       name, case-insensitive (regex=1: an RE2 regular
+//                                       expression; exact=1: the whole name); kind: all, ops,
+//                                       runtime, kernels, memory; sort: start or dur (longest
+//                                       first)
+//   GET /api/trace/N/marks?q&regex&exact&kind&t0&t1&width&lanes   where the matches lie
 //   GET /api/trace/N/marks?critical_path=1&step&instance&t0&t1&width&lanes
 //                                       where the critical path's events lie in a viewport
 //   GET /api/trace/N/critical_path?step&instance   HTA's critical path of a step
 //                                       (explorer/critical_path_view.h)
 //   GET /api/trace/N/summary
 //   GET /api/diff?a&b
+//
+// Times, in parameters (t0, t1) and in answers (ts, t0, t1, start_ns, ...), are ns relative to
+// the trace's start (TraceIndex::ToApi): exact integers a browser holds in a double at any zoom,
+// even for epoch timestamps. /api/trace/N/memory alone is the report's JSON, in trace time.
 //
 // Bad parameters answer 400 with {"error","status"}. A request naming a trace still loading
 // answers 503 with Retry-After and {"error","status","loading":true,"phase"}; one naming a trace
@@ -42,6 +55,7 @@
 
 #include "explorer/critical_path_view.h"
 #include "explorer/http_server.h"
+#include "explorer/job_axis.h"
 #include "explorer/trace_index.h"
 #include "opscope/trace.h"
 
@@ -98,8 +112,6 @@ struct ExplorerApiOptions {
   bool compare = false;  // reported by /api/info: the UI opens the comparison first
   // Time a search may spend matching names before it answers with "complete": false.
   int search_budget_ms = 2000;
-  // /api/job (explorer/job_view.h); empty when the traces are not one job.
-  std::string job_json;
 };
 
 class ExplorerApi {
@@ -107,15 +119,17 @@ class ExplorerApi {
   // `traces` must outlive the API and not change (in number) once the server runs; its entries
   // are published as LoadedTrace says.
   ExplorerApi(const std::vector<std::unique_ptr<LoadedTrace>>& traces, ExplorerApiOptions options)
-      : traces_(traces), options_(options), job_json_(options_.job_json) {}
+      : traces_(traces), options_(options) {}
 
   // Adds every route, and the UI assets as the fallback.
   void Register(HttpServer* server);
 
   // The job's /api/job body (explorer/job_view.h), set while serving; before it is set,
-  // `expected` makes /api/job answer 503 (still loading) instead of 404. Thread-safe.
-  void SetJobJson(std::string json);
-  void ExpectJob(bool expected);
+  // `expected` makes /api/job answer 503 (still loading) instead of 404, and /api/status say
+  // "job": "loading". `why_not` (traces that turned out not to be one job): the reason, in
+  // /api/job's 404 and /api/info's "not_job". Thread-safe.
+  void SetJob(std::string json, std::shared_ptr<const JobAxis> axis);
+  void ExpectJob(bool expected, std::string why_not = {});
 
  private:
   void Info(const HttpRequest& req, HttpResponse& res);
@@ -133,6 +147,7 @@ class ExplorerApi {
   void Summary(const HttpRequest& req, HttpResponse& res);
   void Diff(const HttpRequest& req, HttpResponse& res);
   void Job(const HttpRequest& req, HttpResponse& res);
+  void JobViewport(const HttpRequest& req, HttpResponse& res);
   void CriticalPath(const HttpRequest& req, HttpResponse& res);
   static void Asset(const HttpRequest& req, HttpResponse& res);
 
@@ -146,8 +161,9 @@ class ExplorerApi {
   std::shared_ptr<const CriticalPathView> CriticalPathOf(LoadedTrace& t,
                                                          const HttpRequest& req) const;
 
-  // The names (a bitmap over string ids) that parameter 'q' matches (the exact name when
-  // exact=1); `complete` is false when matching stopped at the time budget.
+  // The names (a bitmap over string ids) that parameter 'q' matches: as text anywhere in the
+  // name, a regular expression with regex=1, the exact name with exact=1; `complete` is false
+  // when matching stopped at the time budget.
   struct NameMatch {
     std::vector<bool> names;
     bool complete = true;
@@ -161,9 +177,11 @@ class ExplorerApi {
 
   const std::vector<std::unique_ptr<LoadedTrace>>& traces_;
   ExplorerApiOptions options_;
-  mutable std::mutex job_mu_;  // guards job_json_ and job_expected_
+  mutable std::mutex job_mu_;  // guards job_json_, job_axis_, job_expected_ and not_job_
   std::string job_json_;
+  std::shared_ptr<const JobAxis> job_axis_;
   bool job_expected_ = false;
+  std::string not_job_;
 };
 
 // Writes {"error": message, "status": status} into `res`.

@@ -2,6 +2,9 @@
 // same-origin API calls) and the server's lifetime. Routes are in explorer_api.cc, connections
 // in http_server.cc.
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -111,7 +114,11 @@ struct Explorer::Impl {
   std::string token;
   int port = 0;
   std::string job_json;  // /api/job (explorer/job_view.h); empty when the traces are not a job
+  std::shared_ptr<const explorer::JobAxis> job_axis;  // /api/job/viewport's, with job_json
   bool job_expected = false;
+  std::string not_job;     // why the traces are not one job, once known
+  std::mutex deferred_mu;  // guards `deferred`
+  std::thread deferred;    // builds the job's deferred index parts (SetJob)
   std::mutex job_mu;  // guards job_json, job_expected and `api`'s job state (SetJob, ExpectJob)
 
   std::mutex stop_mu;  // one Stop at a time
@@ -206,6 +213,8 @@ Explorer::Explorer(ExplorerOptions options) : impl_(std::make_unique<Impl>()) {
 Explorer::~Explorer() {
   Stop();
   impl_->server.reset();  // waits for handlers still running
+  std::lock_guard<std::mutex> lock(impl_->deferred_mu);
+  if (impl_->deferred.joinable()) impl_->deferred.join();
 }
 
 size_t Explorer::AddTrace(std::string name, Trace trace, std::string source) {
@@ -335,21 +344,32 @@ void Explorer::SetJob(const JobReport& report) {
       }
     }
   }
+  auto axis = std::make_shared<const explorer::JobAxis>(explorer::MakeJobAxis(report, ranks));
   JsonWriter w;
-  explorer::WriteJobView(report, ranks, &w);
+  explorer::WriteJobView(report, *axis, &w);
   {
     std::lock_guard<std::mutex> lock(impl_->job_mu);
     impl_->job_json = w.Take();
-    if (impl_->api) impl_->api->SetJobJson(impl_->job_json);
+    impl_->job_axis = axis;
+    if (impl_->api) impl_->api->SetJob(impl_->job_json, axis);
   }
-  BuildDeferredIndexes();  // left out while the ranks loaded (CompleteTrace)
+  // Left out while the ranks loaded (CompleteTrace): built now on a thread of the lowest
+  // priority (its ParallelFor threads inherit it), so that the job's first view, /api/job and its
+  // viewport, gets the cores first; a query that needs a part sooner builds it itself.
+  std::lock_guard<std::mutex> lock(impl_->deferred_mu);
+  if (impl_->deferred.joinable()) impl_->deferred.join();
+  impl_->deferred = std::thread([this] {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    BuildDeferredIndexes();
+  });
 }
 
-void Explorer::ExpectJob(bool expected) {
+void Explorer::ExpectJob(bool expected, std::string why_not) {
   {
     std::lock_guard<std::mutex> lock(impl_->job_mu);
     impl_->job_expected = expected;
-    if (impl_->api) impl_->api->ExpectJob(expected);
+    impl_->not_job = why_not;
+    if (impl_->api) impl_->api->ExpectJob(expected, std::move(why_not));
   }
   if (!expected) BuildDeferredIndexes();  // not a job after all: what CompleteTrace left out
 }
@@ -372,9 +392,9 @@ Status Explorer::Start() {
   {
     std::lock_guard<std::mutex> lock(im.job_mu);
     im.api = std::make_unique<explorer::ExplorerApi>(
-        im.traces,
-        explorer::ExplorerApiOptions{.compare = im.options.compare, .job_json = im.job_json});
-    im.api->ExpectJob(im.job_expected);
+        im.traces, explorer::ExplorerApiOptions{.compare = im.options.compare});
+    if (!im.job_json.empty()) im.api->SetJob(im.job_json, im.job_axis);
+    im.api->ExpectJob(im.job_expected, im.not_job);
   }
   im.api->Register(im.server.get());
   im.server->SetFilter(

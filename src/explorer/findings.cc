@@ -1,3 +1,4 @@
+// The Summary's plain-language findings (findings.h), each citing the report's figures.
 #include "explorer/findings.h"
 
 #include <fmt/format.h>

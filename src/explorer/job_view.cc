@@ -10,11 +10,10 @@
 namespace opscope::explorer {
 namespace {
 
+// A rank of the axis and its summary.
 struct RankView {
-  const RankRow* row = nullptr;
+  const JobAxis::Rank* axis = nullptr;
   const RankSummary* summary = nullptr;
-  const JobRankTrace* trace = nullptr;
-  int64_t base_ns = 0;  // the trace's base time: its epoch ns = base_ns + ts
 };
 
 void WriteLanesOf(const TraceIndex& index, JsonWriter* w) {
@@ -26,22 +25,25 @@ void WriteLanesOf(const TraceIndex& index, JsonWriter* w) {
     w->BeginObject();
     w->Field("id", i);
     w->Field("group", LaneGroupKey(lanes[i].group));
+    w->Field("role", LaneRoleKey(lanes[i].role));
     w->Field("title", lanes[i].title);
     w->Field("rows", static_cast<uint32_t>(lanes[i].rows.size()));
+    w->Field("events", static_cast<uint64_t>(lanes[i].num_events));
     w->EndObject();
   }
   w->EndArray();
 }
 
-void WriteRank(const RankView& v, int64_t origin_ns, JsonWriter* w) {
-  const RankRow& row = *v.row;
-  const TraceIndex& index = *v.trace->index;
+void WriteRank(const JobAxis& axis, size_t r, JsonWriter* w) {
+  const JobAxis::Rank& k = axis.ranks[r];
+  const RankRow& row = k.row;
+  const TraceIndex& index = *k.index;
   w->BeginObject();
   w->Field("rank", row.rank);
-  w->Field("trace", static_cast<uint64_t>(v.trace->trace));
+  w->Field("trace", static_cast<uint64_t>(k.trace));
   w->Field("file", row.file);
-  w->Field("start_ns", index.start_ns());
-  w->Field("axis_at_start_ns", row.ToReference(v.base_ns + index.start_ns()) - origin_ns);
+  w->Field("start_ns", index.ToApi(index.start_ns()));  // 0: the trace's API time
+  w->Field("axis_at_start_ns", axis.ToAxis(r, index.start_ns()));
   w->Field("scale", 1.0 / (1.0 + row.clock_drift_ppm / 1e6));
   w->Field("clock_offset_us", row.clock_offset_ns / 1e3);
   w->Field("clock_drift_ppm", row.clock_drift_ppm);
@@ -86,15 +88,16 @@ void WriteCollectives(const JobReport& report, const std::map<int, RankView>& vi
       const auto view = views.find(in.ranks[i]);
       if (rec == of_rank.end() || view == views.end()) continue;
       const CollectiveRecord& c = *rec->second;
-      const TraceIndex& index = *view->second.trace->index;
+      const TraceIndex& index = *view->second.axis->index;
       const bool served = c.slice < index.trace().slices().size();
       w->BeginArray();
       w->Int(in.ranks[i]);
       w->Int(served ? int64_t{c.slice} : -1);
       w->Int(served ? int64_t{index.LaneOf(c.slice)} : -1);
       w->Int(served ? int64_t{index.DepthOf(c.slice)} : -1);
-      w->Int(view->second.row->ToReference(c.start_ns) - origin_ns);
-      w->Int(view->second.row->ToReference(c.end_ns) - origin_ns);
+      // The kernel on the axis exactly as /api/job/viewport draws it (c's times are its own).
+      w->Int(view->second.axis->row.ToReference(c.start_ns) - origin_ns);
+      w->Int(view->second.axis->row.ToReference(c.end_ns) - origin_ns);
       w->Int(in.wait_ns[i]);
       w->EndArray();
     }
@@ -131,8 +134,8 @@ void WriteSteps(const JobReport& report, const std::map<int, RankView>& views, i
           w->Null();
           continue;
         }
-        const int64_t s = v.row->ToReference(it->second->start_ns);
-        const int64_t e = v.row->ToReference(it->second->end_ns);
+        const int64_t s = v.axis->row.ToReference(it->second->start_ns);
+        const int64_t e = v.axis->row.ToReference(it->second->end_ns);
         w->Int(start ? s - origin_ns : e - s);
       }
       w->EndArray();
@@ -155,6 +158,30 @@ void WriteSteps(const JobReport& report, const std::map<int, RankView>& views, i
   w->EndObject();
 }
 
+// Per (collective, size): the table `opscope report` prints for the job, in ns.
+void WriteCollectiveSummary(const JobReport& report, JsonWriter* w) {
+  w->Key("collective_summary");
+  w->BeginArray();
+  for (const CollectiveSummaryRow& s : report.collective_summary) {
+    w->BeginObject();
+    w->Field("name", s.name);
+    w->Field("bytes", s.bytes);
+    w->Field("count", s.count);
+    w->Field("mean_skew_ns", s.mean_skew_ns);
+    w->Field("median_skew_ns", s.median_skew_ns);
+    w->Field("max_skew_ns", s.max_skew_ns);
+    w->Field("mean_transfer_ns", s.mean_transfer_ns);
+    w->Key("busbw_gbps");
+    if (s.busbw_gbps < 0) {
+      w->Null();
+    } else {
+      w->Double(s.busbw_gbps);
+    }
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
 void WriteStrings(std::string_view key, const std::vector<std::string>& values, JsonWriter* w) {
   w->Key(key);
   w->BeginArray();
@@ -164,41 +191,35 @@ void WriteStrings(std::string_view key, const std::vector<std::string>& values, 
 
 }  // namespace
 
-void WriteJobView(const JobReport& report, const std::vector<JobRankTrace>& ranks, JsonWriter* w) {
-  std::map<int, RankView> views;  // ranks that have a row, a summary and a served trace
-  for (const JobRankTrace& t : ranks) {
-    RankView v;
-    v.trace = &t;
-    v.base_ns = t.index->trace().metadata().base_time_ns;
-    for (const RankRow& row : report.ranks) {
-      if (row.rank == t.rank) v.row = &row;
-    }
+void WriteJobView(const JobReport& report, const JobAxis& axis, JsonWriter* w) {
+  std::map<int, RankView> views;  // the axis's ranks with their summaries
+  for (const JobAxis::Rank& k : axis.ranks) {
     for (const RankSummary& s : report.summaries) {
-      if (s.rank == t.rank && s.error.empty()) v.summary = &s;
+      if (s.rank == k.row.rank && s.error.empty()) views[k.row.rank] = {&k, &s};
     }
-    if (v.row && v.summary) views[t.rank] = v;
   }
-  int64_t origin_ns = std::numeric_limits<int64_t>::max();
-  int64_t end_ns = std::numeric_limits<int64_t>::min();
-  for (const auto& [rank, v] : views) {
-    origin_ns = std::min(origin_ns, v.row->ToReference(v.base_ns + v.trace->index->start_ns()));
-    end_ns = std::max(end_ns, v.row->ToReference(v.base_ns + v.trace->index->end_ns()));
-  }
-  if (views.empty()) origin_ns = end_ns = 0;
+  const int64_t origin_ns = axis.origin_ns;
   w->BeginObject();
   w->Field("world_size", report.world_size);
   w->Field("clocks_aligned", report.clocks_aligned);
   w->Field("reference_rank", report.reference_rank);
   w->Field("partial", report.partial);
-  w->Field("origin_ns", origin_ns);
-  w->Field("t1", std::max<int64_t>(end_ns - origin_ns, 1));
+  w->Field("origin_ns", std::to_string(origin_ns));  // may not fit a double: a string
+  w->Field("t1", axis.end_ns);
   WriteStrings("findings", report.findings, w);
   WriteStrings("warnings", report.warnings, w);
+  w->Key("kinds");  // names of the kind codes in the viewport's items
+  w->BeginArray();
+  for (int k = 0; k <= static_cast<int>(ActivityKind::kOther); ++k) {
+    w->String(ActivityKindName(static_cast<ActivityKind>(k)));
+  }
+  w->EndArray();
   w->Key("ranks");
   w->BeginArray();
-  for (const auto& [rank, v] : views) WriteRank(v, origin_ns, w);
+  for (size_t r = 0; r < axis.ranks.size(); ++r) WriteRank(axis, r, w);
   w->EndArray();
   WriteCollectives(report, views, origin_ns, w);
+  WriteCollectiveSummary(report, w);
   w->Key("stragglers");
   w->BeginArray();
   for (const StragglerRow& s : report.stragglers) {

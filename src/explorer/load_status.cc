@@ -1,3 +1,4 @@
+// Answers about traces not served yet (load_status.h): loading progress and load errors.
 #include "explorer/load_status.h"
 
 #include <fmt/format.h>
@@ -93,9 +94,11 @@ bool AllLoaded(const std::vector<std::unique_ptr<LoadedTrace>>& traces) {
   return true;
 }
 
-void WriteLoadStatus(const std::vector<std::unique_ptr<LoadedTrace>>& traces, JsonWriter* w) {
+void WriteLoadStatus(const std::vector<std::unique_ptr<LoadedTrace>>& traces, std::string_view job,
+                     JsonWriter* w) {
   w->BeginObject();
   w->Field("ready", AllLoaded(traces));
+  w->Field("job", job);
   w->Key("traces");
   w->BeginArray();
   for (size_t i = 0; i < traces.size(); ++i) {

@@ -42,11 +42,13 @@ void SetLoadingError(HttpResponse& res, std::string_view message);
 // True when no trace is still loading (each is served or failed).
 bool AllLoaded(const std::vector<std::unique_ptr<LoadedTrace>>& traces);
 
-// {"ready": AllLoaded, "traces": [{"index","name","source","phase","bytes_read","bytes_total",
+// {"ready": AllLoaded, "job": `job` (none, loading, ready), "traces":
+// [{"index","name","source","phase","bytes_read","bytes_total",
 //  "fraction" (of bytes_total read; 0 when unknown), "mb_per_s" (import speed so far, 1 MB =
 //  1e6 bytes), "seconds" (since loading began; until served or failed once done),
 //  "import_seconds" (once imported), and for a failed one "error", "file", "offset"}]}.
-void WriteLoadStatus(const std::vector<std::unique_ptr<LoadedTrace>>& traces, JsonWriter* w);
+void WriteLoadStatus(const std::vector<std::unique_ptr<LoadedTrace>>& traces, std::string_view job,
+                     JsonWriter* w);
 
 }  // namespace opscope::explorer
 

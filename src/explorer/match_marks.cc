@@ -1,3 +1,4 @@
+// Search matches in one viewport (match_marks.h), merged to about one mark per pixel.
 #include "explorer/match_marks.h"
 
 #include <algorithm>
@@ -44,8 +45,8 @@ void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery
   int64_t matches = 0;
   std::vector<Mark> marks;
   w->BeginObject();
-  w->Field("t0", q.t0);
-  w->Field("t1", q.t1);
+  w->Field("t0", index.ToApi(q.t0));
+  w->Field("t1", index.ToApi(q.t1));
   w->Key("lanes");
   w->BeginArray();
   for (uint32_t lane_id : which) {
@@ -65,7 +66,7 @@ void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery
       }
       for (const Mark& m : marks) {
         w->BeginArray();
-        w->Int(m.start);
+        w->Int(index.ToApi(m.start));
         w->Int(m.end - m.start);
         w->Int(static_cast<int64_t>(r));
         w->Int(m.count);
@@ -85,16 +86,11 @@ void WriteMarks(const TraceIndex& index, const Match& match, const ViewportQuery
 
 }  // namespace
 
-void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
-                     const ViewportQuery& q, JsonWriter* w) {
+void WriteMatchMarks(const TraceIndex& index, const SliceFilter& filter, const ViewportQuery& q,
+                     JsonWriter* w) {
   const auto& slices = index.trace().slices();
   WriteMarks(
-      index,
-      [&](uint32_t id) {
-        const StringId name = slices[id].name;
-        return name < names.size() && names[name];
-      },
-      q, w);
+      index, [&](uint32_t id) { return filter.Keeps(slices[id]); }, q, w);
 }
 
 void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,

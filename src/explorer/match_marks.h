@@ -10,13 +10,13 @@
 
 namespace opscope::explorer {
 
-// `names` is a bitmap over string ids (the names that match). Writes
+// `filter` says which slices match (names and kinds). Writes
 // {"t0","t1","matches":N,"lanes":[{"lane","items":[[ts,dur,row,count],...]}]}: for each drawn
 // lane with a match in [q.t0, q.t1), marks in time order per row; matches closer than a pixel
 // merge into one mark whose count says how many it holds. `matches` counts the matches in range.
 // Cost: one pass over the events in range of the queried lanes, no allocation per event.
-void WriteMatchMarks(const TraceIndex& index, const std::vector<bool>& names,
-                     const ViewportQuery& q, JsonWriter* w);
+void WriteMatchMarks(const TraceIndex& index, const SliceFilter& filter, const ViewportQuery& q,
+                     JsonWriter* w);
 // The same for the slices set in `slices` (a bitmap over slice indices), e.g. a critical path's.
 void WriteSliceMarks(const TraceIndex& index, const std::vector<bool>& slices,
                      const ViewportQuery& q, JsonWriter* w);

@@ -1,3 +1,4 @@
+// MemoryLanes (memory_lanes.h): memory counter lanes per device, sampled for the viewport.
 #include "explorer/memory_lanes.h"
 
 #include <algorithm>
@@ -20,7 +21,7 @@ bool MemoryLanes::Extent(int64_t* first_ns, int64_t* last_ns) const {
   return any;
 }
 
-void MemoryLanes::WriteDevice(size_t d, JsonWriter* w) const {
+void MemoryLanes::WriteDevice(size_t d, int64_t origin_ns, JsonWriter* w) const {
   const DeviceMemory& m = timeline_.devices[d];
   w->BeginObject();
   w->Field("device", m.device);
@@ -29,7 +30,7 @@ void MemoryLanes::WriteDevice(size_t d, JsonWriter* w) const {
   w->Field("allocations", m.allocations);
   w->Field("frees", m.frees);
   w->Field("peak_allocated", m.peak_allocated);
-  w->Field("peak_ts_ns", m.peak_ts_ns);
+  w->Field("peak_ts_ns", internal::SatSub(m.peak_ts_ns, origin_ns));
   w->Field("peak_reserved", m.peak_reserved);
   w->Field("samples", static_cast<uint64_t>(m.samples.size()));
   w->Key("holders_at_peak");
@@ -46,7 +47,7 @@ void MemoryLanes::WriteDevice(size_t d, JsonWriter* w) const {
 }
 
 void MemoryLanes::WritePoints(size_t d, int64_t t0_ns, int64_t t1_ns, int64_t bucket_ns,
-                              JsonWriter* w) const {
+                              int64_t origin_ns, JsonWriter* w) const {
   const std::vector<DeviceMemory::Sample>& s = timeline_.devices[d].samples;
   bucket_ns = std::max<int64_t>(1, bucket_ns);
   size_t i =
@@ -66,7 +67,8 @@ void MemoryLanes::WritePoints(size_t d, int64_t t0_ns, int64_t t1_ns, int64_t bu
       reserved = std::max(reserved, s[j].reserved);
     }
     w->BeginArray();
-    for (int64_t v : {bucket_ts, lo, hi, s[j - 1].allocated, reserved, s[j - 1].reserved})
+    for (int64_t v : {internal::SatSub(bucket_ts, origin_ns), lo, hi, s[j - 1].allocated, reserved,
+                      s[j - 1].reserved})
       w->Int(v);
     w->EndArray();
     i = j;

@@ -34,14 +34,16 @@ class MemoryLanes {
 
   // One device's figures, as `report --memory --json` names them: {"device", "device_type",
   // "device_id", "allocations", "frees", "peak_allocated", "peak_ts_ns", "peak_reserved",
-  // "samples" (their number), "holders_at_peak": [{"op", "bytes", "allocations"}]}.
-  void WriteDevice(size_t d, JsonWriter* w) const;
+  // "samples" (their number), "holders_at_peak": [{"op", "bytes", "allocations"}]}; peak_ts_ns
+  // relative to `origin_ns` (the trace's start: TraceIndex::ToApi).
+  void WriteDevice(size_t d, int64_t origin_ns, JsonWriter* w) const;
 
   // Device d's samples in [t0_ns, t1_ns] (and the one in force at t0_ns) in buckets of at least
   // bucket_ns: [[ts_ns, allocated_min, allocated_max, allocated_last, reserved_max,
-  // reserved_last], ...], ts_ns the bucket's first sample; reserved is -1 where the trace does
-  // not say.
-  void WritePoints(size_t d, int64_t t0_ns, int64_t t1_ns, int64_t bucket_ns, JsonWriter* w) const;
+  // reserved_last], ...], ts_ns the bucket's first sample, written relative to `origin_ns`;
+  // reserved is -1 where the trace does not say.
+  void WritePoints(size_t d, int64_t t0_ns, int64_t t1_ns, int64_t bucket_ns, int64_t origin_ns,
+                   JsonWriter* w) const;
 
  private:
   MemoryTimeline timeline_;

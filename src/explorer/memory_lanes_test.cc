@@ -150,10 +150,11 @@ TEST(MemoryLanesTest, ViewportStartsAtTheSampleInForce) {
   const MemoryLanes lanes(trace);
   ASSERT_EQ(lanes.size(), 2u);
   JsonWriter w;
-  // [1004, 1006] at 1 ns: the sample at 1003 (in force at 1004) and the one at 1006.
-  lanes.WritePoints(1, 1004, 1006, 1, &w);
+  // [1004, 1006] at 1 ns: the sample at 1003 (in force at 1004) and the one at 1006, written
+  // relative to the origin.
+  lanes.WritePoints(1, 1004, 1006, 1, 1000, &w);
   EXPECT_EQ(w.Take(),
-            "[[1003,100,100,100,2000000000,2000000000],[1006,200,200,200,2000000000,2000000000]]");
+            "[[3,100,100,100,2000000000,2000000000],[6,200,200,200,2000000000,2000000000]]");
 }
 
 TEST(MemoryLanesTest, NoMemoryEventsNoLanes) {

@@ -16,7 +16,8 @@ namespace opscope::explorer {
 Trace SliceTimeRange(const Trace& trace, int64_t t0_ns, int64_t t1_ns);
 
 // {"device":"NEURON","rows":[{"name","input_shapes","count","self_cpu_ns","cpu_total_ns",
-//  "self_device_ns","device_total_ns"}...]} of the whole trace, or of the slices in `subset`
+//  "self_device_ns","device_total_ns", "search" (a regular expression finding the events of a row
+//  that groups several names: ProfilerStep*)}...]} of the whole trace, or of the slices in `subset`
 // (sorted slice indices, e.g. TraceIndex::SlicesOverlapping) when given.
 void WriteOpTable(const Trace& trace, bool group_by_input_shape, JsonWriter* w,
                   const std::vector<uint32_t>* subset = nullptr);

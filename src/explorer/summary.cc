@@ -1,3 +1,4 @@
+// GET /api/trace/N/summary (summary.h): the report's figures written for the Summary tab.
 #include "explorer/summary.h"
 
 #include "explorer/findings.h"
@@ -17,7 +18,7 @@ void WriteGaps(const TraceIndex& index, const IdleGaps& gaps, JsonWriter* w) {
   w->BeginArray();
   for (const IdleGap& g : gaps.largest) {
     w->BeginObject();
-    w->Field("ts", g.ts_ns);
+    w->Field("ts", index.ToApi(g.ts_ns));
     w->Field("dur", g.dur_ns);
     w->Key("before");
     index.WriteSliceRef(g.before, w);

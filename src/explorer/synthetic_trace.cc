@@ -1,3 +1,4 @@
+// The generated Neuron-style trace (synthetic_trace.h) for tests, benchmarks and --synthetic.
 #include "explorer/synthetic_trace.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// TraceIndex (trace_index.h): lanes, level-of-detail tiles and queries over one finalized trace.
 #include "explorer/trace_index.h"
 
 #include <fmt/format.h>
@@ -485,9 +486,10 @@ void TraceIndex::WriteTraceHeader(JsonWriter* w) const {
   const TraceMetadata& md = trace_.metadata();
   w->Key("trace");
   w->BeginObject();
-  w->Field("start_ns", start_ns_);
-  w->Field("end_ns", end_ns_);
-  w->Field("base_time_ns", md.base_time_ns);
+  w->Field("start_ns", ToApi(start_ns_));
+  w->Field("end_ns", ToApi(end_ns_));
+  w->Field("origin_ns", std::to_string(start_ns_));
+  w->Field("base_time_ns", std::to_string(md.base_time_ns));
   w->Field("device_type", md.device_type);
   w->Field("neuron", neuron_style_);
   w->Field("slices", static_cast<uint64_t>(trace_.slices().size()));
@@ -525,7 +527,7 @@ void TraceIndex::WriteLane(uint32_t lane_id, JsonWriter* w) const {
   }
   if (lane.group == LaneGroup::kMemory) {
     w->Key("memory");
-    memory_.WriteDevice(lane.memory_device, w);
+    memory_.WriteDevice(lane.memory_device, start_ns_, w);
   }
   w->EndObject();
 }
@@ -589,24 +591,23 @@ struct TraceIndex::ViewportScale {
   int64_t px_ns;   // one pixel, rounded up, ns
 };
 
-// The names a viewport answer uses, numbered in order of first use ("strings").
-class TraceIndex::NameTable {
- public:
-  uint32_t Index(StringId id) {
-    auto [it, inserted] = local_.emplace(id, static_cast<uint32_t>(names_.size()));
-    if (inserted) names_.push_back(id);
-    return it->second;
-  }
-  const std::vector<StringId>& names() const { return names_; }
+uint32_t ViewportNames::Index(uint32_t source, const Trace& trace, StringId id) {
+  const uint64_t key = (uint64_t{source} << 32) | id;
+  auto [it, inserted] = index_.emplace(key, static_cast<uint32_t>(names_.size()));
+  if (inserted) names_.push_back(trace.Str(id));
+  return it->second;
+}
 
- private:
-  std::unordered_map<StringId, uint32_t> local_;
-  std::vector<StringId> names_;
-};
+void ViewportNames::Write(JsonWriter* w) const {
+  w->Key("strings");
+  w->BeginArray();
+  for (std::string_view name : names_) w->String(name);
+  w->EndArray();
+}
 
 void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
   const ViewportScale scale(q);
-  NameTable names;
+  ViewportNames names;
   std::vector<uint32_t> all;
   const std::vector<uint32_t>* which = &q.lanes;
   if (q.lanes.empty()) {
@@ -619,15 +620,15 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     return lane_id < lanes_.size() ? std::optional<LaneGroup>(lanes_[lane_id].group) : std::nullopt;
   };
   w->BeginObject();
-  w->Field("t0", q.t0);
-  w->Field("t1", q.t1);
+  w->Field("t0", ToApi(q.t0));
+  w->Field("t1", ToApi(q.t1));
   w->Field("ns_per_px", scale.ns_per_px);
   w->Key("lanes");
   w->BeginArray();
   for (uint32_t lane_id : *which) {
     const auto g = group_of(lane_id);
     if (g && *g != LaneGroup::kCounters && *g != LaneGroup::kMemory) {
-      WriteSliceItems(lane_id, q, scale, &names, w);
+      WriteSliceItems(lane_id, q, scale, 0, &names, w);
     }
   }
   w->EndArray();
@@ -644,35 +645,47 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
     w->BeginObject();
     w->Field("lane", lane_id);
     w->Key("points");
-    memory_.WritePoints(lanes_[lane_id].memory_device, q.t0, q.t1, scale.px_ns, w);
+    memory_.WritePoints(lanes_[lane_id].memory_device, q.t0, q.t1, scale.px_ns, start_ns_, w);
     w->EndObject();
   }
   w->EndArray();
-  w->Key("strings");
-  w->BeginArray();
-  for (StringId id : names.names()) w->String(trace_.Str(id));
-  w->EndArray();
+  names.Write(w);
   w->EndObject();
 }
 
+void TraceIndex::WriteSliceLanes(const ViewportQuery& q, uint32_t source, ViewportNames* names,
+                                 JsonWriter* w) const {
+  const ViewportScale scale(q);
+  for (uint32_t lane_id : q.lanes) {
+    if (lane_id >= lanes_.size()) continue;
+    const LaneGroup g = lanes_[lane_id].group;
+    if (g != LaneGroup::kCounters && g != LaneGroup::kMemory) {
+      WriteSliceItems(lane_id, q, scale, source, names, w);
+    }
+  }
+}
+
 // A slice lane's items: slices at least min_px wide as themselves, runs of narrower ones in a
-// pixel merged into one block.
+// pixel merged into one block; times as q.to_output maps them (API time by default).
 void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
-                                 const ViewportScale& scale, NameTable* names,
+                                 const ViewportScale& scale, uint32_t source, ViewportNames* names,
                                  JsonWriter* w) const {
   const auto& slices = trace_.slices();
   const Lane& lane = lanes_[lane_id];
   w->BeginObject();
-  w->Field("lane", lane_id);
+  w->Field("lane", int64_t{lane_id} + q.lane_base);
   w->Key("items");
   w->BeginArray();
+  auto out = [&](int64_t ts) { return q.to_output ? q.to_output(ts) : ToApi(ts); };
   auto emit = [&](size_t row_index, int64_t ts, int64_t dur, uint32_t id, size_t count,
                   int64_t busy) {
     const Slice& s = slices[id];
+    const int64_t at = out(ts);
     w->BeginArray();
     for (int64_t v :
-         {ts, dur, static_cast<int64_t>(row_index), int64_t{names->Index(s.name)}, int64_t{id},
-          static_cast<int64_t>(count), s.external_id, busy, static_cast<int64_t>(s.kind)}) {
+         {at, q.to_output ? out(ts + dur) - at : dur, static_cast<int64_t>(row_index),
+          int64_t{names->Index(source, trace_, s.name)}, int64_t{id}, static_cast<int64_t>(count),
+          s.external_id, busy, static_cast<int64_t>(s.kind)}) {
       w->Int(v);
     }
     w->EndArray();
@@ -734,7 +747,7 @@ void TraceIndex::WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q,
       hi = std::max(hi, v[j]);
     }
     w->BeginArray();
-    w->Int(bucket_ts);
+    w->Int(ToApi(bucket_ts));
     w->Double(lo);
     w->Double(hi);
     w->Double(v[j - 1]);
@@ -783,8 +796,8 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
                                                 : a.first < b.first;
   });
   w->BeginObject();
-  w->Field("t0", t0);
-  w->Field("t1", t1);
+  w->Field("t0", ToApi(t0));
+  w->Field("t1", ToApi(t1));
   w->Field("events", total_events);
   w->Field("time_ns", total_time);
   w->Field("names", static_cast<uint64_t>(rows.size()));
@@ -801,33 +814,37 @@ void TraceIndex::WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32
   w->EndObject();
 }
 
-void TraceIndex::WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
-                             JsonWriter* w) const {
+void TraceIndex::WriteSearch(const SliceFilter& filter, SearchOrder order, int offset, int limit,
+                             bool complete, JsonWriter* w) const {
   const auto& slices = trace_.slices();
   const size_t skip = static_cast<size_t>(std::max(0, offset));
   const size_t keep = skip + static_cast<size_t>(std::max(0, limit));
-  auto earlier = [&](uint32_t a, uint32_t b) {
-    return slices[a].ts_ns != slices[b].ts_ns ? slices[a].ts_ns < slices[b].ts_ns : a < b;
+  auto before = [&](uint32_t a, uint32_t b) {
+    const Slice& x = slices[a];
+    const Slice& y = slices[b];
+    if (order == SearchOrder::kDuration && x.dur_ns != y.dur_ns) return x.dur_ns > y.dur_ns;
+    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : a < b;
   };
-  std::vector<uint32_t> first;  // max-heap by time of the `keep` earliest hits
+  std::vector<uint32_t> first;  // max-heap (by `before`) of the `keep` first hits
   uint64_t total = 0;
   for (uint32_t i = 0; i < slices.size(); ++i) {
-    if (slices[i].name >= names.size() || !names[slices[i].name]) continue;
+    if (!filter.Keeps(slices[i])) continue;
     ++total;
     if (first.size() < keep) {
       first.push_back(i);
-      std::push_heap(first.begin(), first.end(), earlier);
-    } else if (keep > 0 && earlier(i, first.front())) {
-      std::pop_heap(first.begin(), first.end(), earlier);
+      std::push_heap(first.begin(), first.end(), before);
+    } else if (keep > 0 && before(i, first.front())) {
+      std::pop_heap(first.begin(), first.end(), before);
       first.back() = i;
-      std::push_heap(first.begin(), first.end(), earlier);
+      std::push_heap(first.begin(), first.end(), before);
     }
   }
-  std::sort_heap(first.begin(), first.end(), earlier);
+  std::sort_heap(first.begin(), first.end(), before);
   w->BeginObject();
   w->Field("total", total);
   w->Field("offset", static_cast<uint64_t>(std::min<size_t>(skip, first.size())));
   w->Field("complete", complete);
+  w->Field("order", order == SearchOrder::kDuration ? "duration" : "start");
   w->Key("events");
   w->BeginArray();
   for (size_t i = skip; i < first.size(); ++i) WriteSliceRef(first[i], w);
@@ -857,7 +874,7 @@ void TraceIndex::WriteSliceRef(uint32_t slice, JsonWriter* w) const {
   w->BeginObject();
   w->Field("id", slice);
   w->Field("name", trace_.Str(s.name));
-  w->Field("ts", s.ts_ns);
+  w->Field("ts", ToApi(s.ts_ns));
   w->Field("dur", s.dur_ns);
   w->Field("lane", slice_lane_[slice] == kNone ? int64_t{-1} : int64_t{slice_lane_[slice]});
   w->Field("row", static_cast<uint32_t>(slice_depth_[slice]));
@@ -875,7 +892,7 @@ void TraceIndex::WriteSlice(uint32_t slice, JsonWriter* w) const {
   w->Field("name", trace_.Str(s.name));
   w->Field("category", trace_.Str(s.category));
   w->Field("kind", ActivityKindName(s.kind));
-  w->Field("ts", s.ts_ns);
+  w->Field("ts", ToApi(s.ts_ns));
   w->Field("dur", s.dur_ns);
   w->Field("external_id", s.external_id);
   w->Field("correlation", s.correlation);

@@ -10,6 +10,11 @@
 // with a few binary searches per pixel: its cost depends on the viewport's width in pixels, not
 // on how many events the range holds.
 //
+// Times: the index and its internal queries (ViewportQuery, SlicesOverlapping) use the trace's own
+// ns. Every time it writes to JSON, and every time the API reads from a request, is in API time:
+// ns relative to the trace's start (ToApi / FromApi), an exact integer that a browser's double
+// holds without loss at any zoom (an epoch timestamp, ~1.7e18 ns, is past a double's 2^53).
+//
 // Thread safety: built by the constructor (its per-lane parts on `threads` threads, the index
 // the same for every count), except what IndexBuild::kDeferred leaves for later; every const
 // method may run concurrently, a deferred part being built once by whichever needs it first.
@@ -18,6 +23,7 @@
 #define OPSCOPE_EXPLORER_TRACE_INDEX_H_
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/saturating.h"
 #include "explorer/memory_lanes.h"
 #include "opscope/trace.h"
 
@@ -84,13 +91,42 @@ struct Lane {
 };
 
 struct ViewportQuery {
-  int64_t t0 = 0;
+  int64_t t0 = 0;  // trace ns
   int64_t t1 = 0;
   int width_px = 1000;
   std::vector<uint32_t> lanes;  // empty = every lane
   // Slices narrower than this many pixels are merged into blocks.
   double min_px = 1.0;
+  // The times items are written in: API time (ToApi) when empty; the job's viewport maps each
+  // rank's times onto its aligned axis. Must be non-decreasing.
+  std::function<int64_t(int64_t)> to_output;
+  uint32_t lane_base = 0;  // added to every lane id written (the job's rank-unique lane ids)
 };
+
+// The names a viewport answer uses ("strings"), numbered in order of first use. One table may
+// serve the lanes of several traces (the job's viewport), each under its own `source` number.
+// The traces must outlive it.
+class ViewportNames {
+ public:
+  uint32_t Index(uint32_t source, const Trace& trace, StringId id);
+  void Write(JsonWriter* w) const;  // "strings": [...]
+
+ private:
+  std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<std::string_view> names_;
+};
+
+// What a search keeps: slices whose name is set in `names` (a bitmap over string ids) and whose
+// kind's bit is set in `kinds` (bit i: ActivityKind i), listed by start or by duration (longest
+// first).
+struct SliceFilter {
+  const std::vector<bool>* names = nullptr;
+  uint32_t kinds = ~uint32_t{0};
+  bool Keeps(const Slice& s) const {
+    return s.name < names->size() && (*names)[s.name] && ((kinds >> static_cast<int>(s.kind)) & 1);
+  }
+};
+enum class SearchOrder : uint8_t { kStart, kDuration };
 
 // What the constructor builds. kDeferred leaves out what the first view (lanes and viewports)
 // does not use, the External id and correlation lookups (WithExternalId, WithCorrelation: the
@@ -114,6 +150,9 @@ class TraceIndex {
   const std::vector<Lane>& lanes() const { return lanes_; }
   int64_t start_ns() const { return start_ns_; }
   int64_t end_ns() const { return end_ns_; }
+  // A trace time as the API writes it (ns since start_ns()), and an API time as a trace time.
+  int64_t ToApi(int64_t ts_ns) const { return internal::SatSub(ts_ns, start_ns_); }
+  int64_t FromApi(int64_t api_ns) const { return internal::SatAdd(api_ns, start_ns_); }
   bool neuron_style() const { return neuron_style_; }
   uint32_t LaneOf(uint32_t slice) const { return slice_lane_[slice]; }
   uint32_t DepthOf(uint32_t slice) const { return slice_depth_[slice]; }
@@ -121,7 +160,9 @@ class TraceIndex {
   // The memory timeline of `opscope report --memory`, one lane per device.
   const MemoryLanes& memory() const { return memory_; }
 
-  // {"trace":{...}, "groups":[{"key","title","lanes":[...]}]}. Memory lanes are a group
+  // {"trace":{"start_ns" (0),"end_ns","origin_ns" (start_ns() in the trace's clock, a decimal
+  // string: it may not fit a double),...}, "groups":[{"key","title","lanes":[...]}]}. Memory lanes
+  // are a group
   // {"key":"memory","top":true,...} in "groups" of the hardware group (drawn above its lanes);
   // each memory lane carries "memory" (MemoryLanes::WriteDevice).
   void WriteLanes(JsonWriter* w) const;
@@ -131,16 +172,20 @@ class TraceIndex {
   // the id, name, External id and kind of its first slice; `kind` indexes the "kinds" list of
   // WriteLanes.
   void WriteViewport(const ViewportQuery& q, JsonWriter* w) const;
-  // Box selection: per name count and time (clipped to the range) of slices in `lanes` that
-  // overlap [t0, t1); at most `limit` names, most time first.
+  // WriteViewport's "lanes" entries alone (slice lanes of q.lanes, in order), names indexed in
+  // `names` under `source`: the job's viewport writes several traces' lanes into one answer.
+  void WriteSliceLanes(const ViewportQuery& q, uint32_t source, ViewportNames* names,
+                       JsonWriter* w) const;
+  // Box selection (times in trace ns; written as API times): per name count and time (clipped to
+  // the range) of slices in `lanes` that overlap [t0, t1); at most `limit` names, most time first.
   void WriteSelection(int64_t t0, int64_t t1, const std::vector<uint32_t>& lanes, int limit,
                       JsonWriter* w) const;
-  // Slices whose name matches `names` (a bitmap over string ids), in time order: `limit` of
-  // them from the `offset`-th on. {"total","offset","complete","events":[slice refs]};
-  // `complete` is passed through (false: `names` was only partly computed). Memory is
+  // Slices `filter` keeps, in `order` (start, or longest first; ties by start): `limit` of them
+  // from the `offset`-th on. {"total","offset","complete","order","events":[slice refs]};
+  // `complete` is passed through (false: the names were only partly matched). Memory is
   // O(offset + limit), not O(matches).
-  void WriteSearch(const std::vector<bool>& names, int offset, int limit, bool complete,
-                   JsonWriter* w) const;
+  void WriteSearch(const SliceFilter& filter, SearchOrder order, int offset, int limit,
+                   bool complete, JsonWriter* w) const;
   // The slices overlapping [t0_ns, t1_ns] (start < t1_ns and end >= t0_ns), in slice order, found
   // through the lane rows without a pass over the whole trace.
   std::vector<uint32_t> SlicesOverlapping(int64_t t0_ns, int64_t t1_ns) const;
@@ -187,9 +232,8 @@ class TraceIndex {
   void WriteGroup(LaneGroup g, JsonWriter* w) const;
   // WriteViewport's parts, one lane each; `scale` holds the query's pixel size.
   struct ViewportScale;
-  class NameTable;
   void WriteSliceItems(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
-                       NameTable* names, JsonWriter* w) const;
+                       uint32_t source, ViewportNames* names, JsonWriter* w) const;
   void WriteCounterPoints(uint32_t lane_id, const ViewportQuery& q, const ViewportScale& scale,
                           JsonWriter* w) const;
   void TitleLanes();

@@ -5,13 +5,35 @@
 
 #include "import/kineto/kineto_reader.h"
 #include "import/neuron/neuron_reader.h"
+#include "import/nsys/nsys_reader.h"
+#include "import/perfetto/perfetto_reader.h"
+#include "import/xplane/xplane_reader.h"
 
 namespace opscope::import {
 namespace {
 
 constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
+constexpr std::string_view kXPlaneNames[] = {".xplane.pb", ".xplane.pb.gz"};
+constexpr std::string_view kPerfettoNames[] = {".pftrace", ".perfetto-trace", ".pftrace.gz",
+                                               ".perfetto-trace.gz"};
 
+// Stricter detection first: an XSpace opens with a plane named like a device or host, which a
+// Perfetto TracePacket (also field 1, bytes) does not.
 constexpr std::array kReaders = {
+    FormatReader{TraceFormat::kXPlane, "xplane",
+                 "XLA XPlane (an XSpace protobuf, *.xplane.pb, as JAX / TensorFlow write it)",
+                 &LooksLikeXSpace, kXPlaneNames, nullptr, &ReadXPlane},
+    FormatReader{TraceFormat::kNsysSqlite,
+                 "nsys-sqlite",
+                 "Nsight Systems SQLite export (nsys export --type sqlite)",
+                 &LooksLikeNsysSqlite,
+                 {},
+                 nullptr,
+                 &ReadNsysSqlite},
+    FormatReader{TraceFormat::kPerfetto, "perfetto",
+                 "Perfetto protobuf trace (TracePacket stream: .pftrace, .perfetto-trace, plain or "
+                 "gzip)",
+                 &LooksLikePerfetto, kPerfettoNames, nullptr, &ReadPerfetto},
     FormatReader{TraceFormat::kNeuronExplorer, "neuron-explorer",
                  "Neuron Explorer output directory (Parquet tables, with a Metadata or "
                  "SystemProfileMetadata table)",

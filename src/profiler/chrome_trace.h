@@ -1,18 +1,25 @@
-// Kineto-compatible chrome trace export of the trace model (opscope/export.h), and the cleanup of
-// what an interrupted export leaves.
+// Kineto-compatible chrome trace export of the trace model.
 #ifndef OPSCOPE_SRC_PROFILER_CHROME_TRACE_H_
 #define OPSCOPE_SRC_PROFILER_CHROME_TRACE_H_
 
 #include <cstddef>
 #include <string>
 
-#include "opscope/export.h"
+#include "opscope/status.h"
+#include "opscope/trace.h"
+#include "profiler/trace_file.h"  // RemoveStaleTempTraces
 
 namespace opscope::internal {
 
-// Removes "*.json[.gz].tmp.<pid>[@<host>]" files of this host whose process is gone (left by a
-// process killed while exporting) under `dir`, descending `depth` directories. Returns how many.
-size_t RemoveStaleTempTraces(const std::string& dir, int depth);
+// The whole document as Kineto writes it: schemaVersion, deviceProperties, extra metadata keys,
+// droppedEvents, displayTimeUnit, baseTimeNanoseconds, traceEvents (M, X, i, C, s/f), traceName
+// last. Times are microseconds with three decimals relative to baseTimeNanoseconds; negative
+// times are clamped to 0. `trace` must be finalized.
+std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
+
+// Writes ChromeTraceJson to `path` (gzip when it ends in ".gz") through WriteTraceFile: a
+// temporary file and a rename, so readers never see a partial file; errors as it gives them.
+Status WriteChromeTrace(const Trace& trace, const std::string& path);
 
 }  // namespace opscope::internal
 

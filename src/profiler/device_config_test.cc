@@ -1,3 +1,4 @@
+// Tests of the device config (core lists, NeuronConfig defaults) and of schedules against torch's.
 #include <gtest/gtest.h>
 
 #include "opscope/profiler.h"

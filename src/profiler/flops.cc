@@ -1,3 +1,4 @@
+// FLOPs of ATen ops from their input shapes (flops.h), as torch.profiler's with_flops counts them.
 #include "profiler/flops.h"
 
 #include <charconv>

@@ -1,3 +1,4 @@
+// The "[memory]" events of a trace (memory_events.h): read once, and their one writer.
 #include "profiler/memory_events.h"
 
 #include <algorithm>

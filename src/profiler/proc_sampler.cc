@@ -1,3 +1,4 @@
+// CPU_UTIL and HOST_MEMORY samplers (proc_sampler.h): /proc read on a background thread.
 #include "profiler/proc_sampler.h"
 
 #include <unistd.h>

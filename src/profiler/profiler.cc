@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "opscope/export.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/device_hooks.h"
 #include "profiler/proc_sampler.h"
@@ -251,6 +252,13 @@ KeyAverages Profiler::key_averages(bool group_by_input_shape) const {
 
 void Profiler::export_chrome_trace(const std::string& path) const {
   const Status st = WriteChromeTrace(*trace_, path);
+  if (!st.ok()) {
+    throw ProfilerError(st.message());  // the trace stays here: the caller may export it again
+  }
+}
+
+void Profiler::export_perfetto(const std::string& path) const {
+  const Status st = WritePerfettoTrace(*trace_, path);
   if (!st.ok()) {
     throw ProfilerError(st.message());  // the trace stays here: the caller may export it again
   }

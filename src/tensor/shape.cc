@@ -1,3 +1,4 @@
+// Shape arithmetic (shape.h): strides, broadcasting and view strides.
 #include "tensor/shape.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Host clocks for the record path (clock.h): the TSC, its calibration and the monotonic clock.
 #include "trace/clock.h"
 
 #include <sys/syscall.h>

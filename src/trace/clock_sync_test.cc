@@ -1,3 +1,4 @@
+// Tests of ClockSync: device clocks mapped to host time through sync points.
 #include <gtest/gtest.h>
 
 #include <cmath>

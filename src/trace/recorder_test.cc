@@ -1,3 +1,4 @@
+// Tests of the record path's internals: records, per-thread buffers, session collection.
 #include "trace/recorder.h"
 
 #include <gtest/gtest.h>

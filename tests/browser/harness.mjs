@@ -27,6 +27,23 @@ export async function api(p) {
   return res.json();
 }
 
+// The server of a folder of single traces (OPSCOPE_SINGLES_URL: the job page URL it printed), its
+// API, and the index of its trace whose file name starts with `prefix`.
+export const SINGLES_BASE = process.env.OPSCOPE_SINGLES_URL ? new URL('/', process.env.OPSCOPE_SINGLES_URL).toString() : null;
+
+export async function singlesApi(p) {
+  const res = await fetch(new URL(p, SINGLES_BASE));
+  assert.equal(res.status, 200, `${p}: HTTP ${res.status}`);
+  return res.json();
+}
+
+export async function singlesTrace(prefix) {
+  const info = await singlesApi('/api/info');
+  const t = info.traces.find((x) => x.name.split('/').pop().startsWith(prefix));
+  assert.ok(t, `${prefix} is served: ${JSON.stringify(info.traces)}`);
+  return t.index;
+}
+
 // The browser context (for pages a link opens in a new tab).
 export const browserContext = () => context;
 
@@ -102,7 +119,7 @@ before(async () => {
   T.info = await api('/api/info');
   for (const t of T.info.traces) {
     if (t.device_type === 'NEURON') {
-      const mul = await api(`/api/trace/${t.index}/search?q=${encodeURIComponent('^aten::mul$')}&limit=1`);
+      const mul = await api(`/api/trace/${t.index}/search?regex=1&q=${encodeURIComponent('^aten::mul$')}&limit=1`);
       const region = await api(`/api/trace/${t.index}/search?q=${encodeURIComponent('Torch-Compiled Region')}&limit=1`);
       if (mul.total > 0 && T.neuron < 0) T.neuron = t.index;
       if (region.total > 0 && T.compiled < 0) T.compiled = t.index;

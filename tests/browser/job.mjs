@@ -122,7 +122,7 @@ test('the straggler finding selects where it made the others wait; a member open
   await page.click('#job-straggler-link');
   const sel = await page.evaluate(() => window.opscopeJob.state.sel);
   assert.equal(keyOf(sel), `${top.worst_group}:${top.worst_seq}`);
-  assert.ok(page.url().endsWith(`#coll=${encodeURIComponent(keyOf(sel))}`), page.url());
+  await page.waitForFunction((k) => new URLSearchParams(location.hash.slice(1)).get('coll') === k, keyOf(sel));
   await ready(page);
   await shot(page, 'job-straggler-selected');
 

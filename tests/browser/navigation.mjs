@@ -98,15 +98,16 @@ test('a real trace opens with its device streams on screen and deep Python stack
   await page.close();
 });
 
-test('search steps with Enter / Shift+Enter, marks every match and scrolls to it', async () => {
+test('a regex search steps with Enter / Shift+Enter, marks every match and scrolls to it', async () => {
   const lanes = await lanesOf(T.deep);
   const deep = lanes.filter((l) => l.role === 'python').reduce((a, b) => (a.rows > b.rows ? a : b));
   // Every Python row open: the device stream starts below the visible lanes.
   const page = await openPage(`trace=${T.deep}&tab=details&rows=${deep.id}`);
   await drawn(page);
   const q = '^Cijk_';
-  const total = (await api(`/api/trace/${T.deep}/search?q=${encodeURIComponent(q)}&limit=1`)).total;
+  const total = (await api(`/api/trace/${T.deep}/search?regex=1&q=${encodeURIComponent(q)}&limit=1`)).total;
   assert.ok(total > 10, 'the trace has GEMM kernels');
+  await page.click('#search-regex');  // a regular expression, not text
   await page.fill('#search', q);
   await page.press('#search', 'Enter');
   await page.waitForFunction(() => /^1 \/ /.test(document.getElementById('search-count').textContent));
@@ -166,8 +167,8 @@ async function inView(page, name) {
 test('jumping from the URL, a chain link and the op table scrolls the event into view', async () => {
   const lanes = await lanesOf(T.deep);
   const deep = lanes.filter((l) => l.role === 'python').reduce((a, b) => (a.rows > b.rows ? a : b));
-  const kernel = (await api(`/api/trace/${T.deep}/search?q=${encodeURIComponent('^Cijk_')}&limit=50`)).events[40];
-  const mm = (await api(`/api/trace/${T.deep}/search?q=${encodeURIComponent('^aten::mm$')}&limit=50`)).events[40];
+  const kernel = (await api(`/api/trace/${T.deep}/search?regex=1&q=${encodeURIComponent('^Cijk_')}&limit=50`)).events[40];
+  const mm = (await api(`/api/trace/${T.deep}/search?regex=1&q=${encodeURIComponent('^aten::mm$')}&limit=50`)).events[40];
   // A link naming only the event (no t0/t1 or y), with every Python row open above the streams.
   const page = await openPage(`trace=${T.deep}&tab=details&rows=${deep.id}&sel=${mm.id}`);
   await page.waitForFunction((id) => (window.opscopeApp.state.slice || {}).id === id, mm.id);
@@ -220,7 +221,7 @@ test('keyboard: help, focus, mark, pan and a zoom-out bound; grid and legend', a
   });
   assert.ok(bound.span <= bound.extent * 1.1 + 1, `zoom-out bound: ${JSON.stringify(bound)}`);
   // Select an event, F focuses it, M marks its range.
-  const mul = (await api(`/api/trace/${T.neuron}/search?q=${encodeURIComponent('^aten::mul$')}&limit=3`)).events[2];
+  const mul = (await api(`/api/trace/${T.neuron}/search?regex=1&q=${encodeURIComponent('^aten::mul$')}&limit=3`)).events[2];
   await page.evaluate((id) => window.opscopeApp.select(id), mul.id);
   await page.waitForFunction(() => window.opscopeApp.state.slice !== null);
   await page.keyboard.press('f');

@@ -12,7 +12,7 @@ function fmtMs(ns) {
 
 // An aten::mul whose dependency chain reaches a device execution.
 async function mulWithDevice() {
-  const hits = await api(`/api/trace/${T.neuron}/search?q=${encodeURIComponent('^aten::mul$')}&limit=50`);
+  const hits = await api(`/api/trace/${T.neuron}/search?regex=1&q=${encodeURIComponent('^aten::mul$')}&limit=50`);
   assert.ok(hits.total > 0, 'the Neuron trace has aten::mul events');
   for (const e of hits.events) {
     const chain = await api(`/api/trace/${T.neuron}/chain/${e.id}`);
@@ -147,7 +147,7 @@ test('a CUDA fixture: lanes, summary, and the device tab shows kernels per strea
   await shot(page, 'cuda-fixture');
   await page.click('#tabs button[data-tab="device"]');
   assert.match(await page.$eval('#device-legend', (e) => e.textContent), /kernels per stream/);
-  const kernel = (await api(`/api/trace/${T.cuda}/search?q=${encodeURIComponent('^void')}&limit=1`)).events[0];
+  const kernel = (await api(`/api/trace/${T.cuda}/search?regex=1&q=${encodeURIComponent('^void')}&limit=1`)).events[0];
   await page.evaluate((k) => window.opscopeApp.select(k.id, {keepTab: true}), kernel);
   await page.waitForFunction(() => /Kernels per stream/.test(document.getElementById('device-legend').textContent));
   const text = await page.$eval('#panel-device', (e) => e.textContent);

@@ -182,6 +182,43 @@ TEST_F(ExploreCliTest, ServesItsProgressBeforeTheImportIsDone) {
   EXPECT_EQ(p.Wait(std::chrono::seconds(5)), 0);
 }
 
+// The other profilers' formats are served as JSON traces are: an XPlane (its GPUs by plane name)
+// and an Nsight Systems export (its GPU as "GPU 0").
+TEST_F(ExploreCliTest, XPlaneAndNsysProfilesAreServed) {
+  const char* fixtures = std::getenv("OPSCOPE_FIXTURES_DIR");
+  ASSERT_NE(fixtures, nullptr) << "OPSCOPE_FIXTURES_DIR is not set (run the test through ctest)";
+  const std::pair<const char*, const char*> cases[] = {
+      {"traces/xplane/tensorflow-profiler/34.83.195.179_6003.xplane.pb", "/device:GPU:4"},
+      {"nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "GPU 0"},
+  };
+  for (const auto& [relative, device] : cases) {
+    SCOPED_TRACE(relative);
+    const fs::path file = fs::path(fixtures) / relative;
+    ExploreProcess p({"explore", file.string(), "--port", "0"});
+    const int port = p.Port();
+    ASSERT_GT(port, 0) << p.output();
+    httplib::Client client("127.0.0.1", port);
+    int code = 0;
+    std::string lanes;
+    for (auto until = Clock::now() + std::chrono::seconds(20); Clock::now() < until;) {
+      auto res = client.Get("/api/trace/0/lanes");
+      code = res ? res->status : 0;
+      if (code != 503) {
+        lanes = res ? res->body : "";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(code, 200) << lanes;
+    EXPECT_NE(lanes.find(device), std::string::npos) << lanes.substr(0, 2000);
+    auto summary = client.Get("/api/trace/0/summary");
+    ASSERT_TRUE(summary);
+    EXPECT_EQ(summary->status, 200) << summary->body;
+    kill(p.pid(), SIGTERM);
+    EXPECT_EQ(p.Wait(std::chrono::seconds(5)), 0);
+  }
+}
+
 // SIGTERM stops the server promptly even while heavy requests are running.
 TEST_F(ExploreCliTest, SigtermStopsWithinASecondWhateverIsRunning) {
   ExploreProcess p({"explore", "--synthetic", "300000", "--port", "0"});
@@ -189,8 +226,8 @@ TEST_F(ExploreCliTest, SigtermStopsWithinASecondWhateverIsRunning) {
   ASSERT_GT(port, 0) << p.output();
   std::vector<std::thread> clients;
   for (const char* path : {"/api/trace/0/summary", "/api/trace/0/ops?shapes=1",
-                           "/api/trace/0/search?q=%28.%2A%29%7B20%7Dx", "/api/trace/0/select",
-                           "/api/trace/0/viewport?width=20000"}) {
+                           "/api/trace/0/search?regex=1&q=%28.%2A%29%7B20%7Dx",
+                           "/api/trace/0/select", "/api/trace/0/viewport?width=20000"}) {
     clients.emplace_back([port, path] {
       httplib::Client client("127.0.0.1", port);
       client.set_read_timeout(5, 0);

@@ -159,7 +159,7 @@ TEST_F(ExplorerApiTest, ViewportConservesEventsAndBoundsItems) {
 
 TEST_F(ExplorerApiTest, ZoomedViewportReturnsSingleSlices) {
   simdjson::dom::parser p;
-  auto hit = Parse(p, Get("/api/trace/0/search?q=%5Eaten::mul%24&limit=1"));
+  auto hit = Parse(p, Get("/api/trace/0/search?regex=1&q=%5Eaten::mul%24&limit=1"));
   auto ev = simdjson::dom::array(hit["events"]).at(0);
   const int64_t ts = ev["ts"];
   const int64_t dur = ev["dur"];
@@ -191,8 +191,12 @@ TEST_F(ExplorerApiTest, BadParametersGet400) {
   Get("/api/trace/0/slice/123456789", 400);
   Get("/api/trace/0/chain/-1", 404);
   Get("/api/trace/0/search", 400);
-  Get("/api/trace/0/search?q=(", 400);
-  Get("/api/trace/0/search?q=" + std::string(300, 'a'), 400);
+  Get("/api/trace/0/search?regex=1&q=(", 400);
+  Get("/api/trace/0/search?regex=1&q=" + std::string(300, 'a'), 400);
+  Get("/api/trace/0/search?q=" + std::string(9000, 'a'), 400);
+  Get("/api/trace/0/search?q=a&kind=nope", 400);
+  Get("/api/trace/0/search?q=a&sort=size", 400);
+  Get("/api/trace/0/marks?q=a&kind=nope", 400);
   Get("/api/trace/0/select?limit=0", 400);
   Get("/api/trace/0/ops?shapes=2", 400);
   Get("/api/trace/0/memory?samples=2", 400);
@@ -216,7 +220,7 @@ TEST_F(ExplorerApiTest, SliceDetails) {
 
 TEST_F(ExplorerApiTest, ChainOfAnOpReachesInstructions) {
   simdjson::dom::parser p;
-  auto hit = Parse(p, Get("/api/trace/0/search?q=%5Eaten::mul%24&limit=1"));
+  auto hit = Parse(p, Get("/api/trace/0/search?regex=1&q=%5Eaten::mul%24&limit=1"));
   const int64_t id = simdjson::dom::array(hit["events"]).at(0)["id"];
   simdjson::dom::parser cp;
   auto chain = Parse(cp, Get(fmt::format("/api/trace/0/chain/{}", id)));
@@ -240,7 +244,7 @@ TEST_F(ExplorerApiTest, ChainOfAnOpReachesInstructions) {
 
 TEST_F(ExplorerApiTest, ChainOfAnInstructionWalksUp) {
   simdjson::dom::parser p;
-  auto hit = Parse(p, Get("/api/trace/0/search?q=%5EMatMult%24&limit=1"));
+  auto hit = Parse(p, Get("/api/trace/0/search?regex=1&q=%5EMatMult%24&limit=1"));
   const int64_t id = simdjson::dom::array(hit["events"]).at(0)["id"];
   simdjson::dom::parser cp;
   auto chain = Parse(cp, Get(fmt::format("/api/trace/0/chain/{}", id)));
@@ -266,7 +270,7 @@ TEST_F(ExplorerApiTest, OpTableSearchSelectionSummaryDeviceAndDiff) {
   EXPECT_EQ(mul_count, 2 * mean_count);
 
   simdjson::dom::parser sp;
-  auto search = Parse(sp, Get("/api/trace/0/search?q=aten::m(ul%7Cean)&limit=5"));
+  auto search = Parse(sp, Get("/api/trace/0/search?regex=1&q=aten::m(ul%7Cean)&limit=5"));
   EXPECT_EQ(int64_t(search["total"]), 3 * mean_count);
   EXPECT_EQ(simdjson::dom::array(search["events"]).size(), 5u);
 
@@ -284,7 +288,7 @@ TEST_F(ExplorerApiTest, OpTableSearchSelectionSummaryDeviceAndDiff) {
   EXPECT_TRUE(rms_finding) << Get("/api/trace/0/summary");
 
   simdjson::dom::parser hp;
-  auto hit = Parse(hp, Get("/api/trace/0/search?q=%5Eaten::mul%24&limit=1"));
+  auto hit = Parse(hp, Get("/api/trace/0/search?regex=1&q=%5Eaten::mul%24&limit=1"));
   const int64_t id = simdjson::dom::array(hit["events"]).at(0)["id"];
   simdjson::dom::parser dp;
   auto device = Parse(dp, Get(fmt::format("/api/trace/0/device/{}", id)));
@@ -406,14 +410,14 @@ TEST_F(ExplorerApiTest, PathologicalSearchesDoNotTieUpTheServer) {
     threads.emplace_back([&] {
       httplib::Client client("127.0.0.1", explorer_->port());
       client.set_read_timeout(5, 0);
-      auto res = client.Get("/api/trace/0/search?q=%28.%2A%29%7B20%7Dx");  // (.*){20}x
+      auto res = client.Get("/api/trace/0/search?regex=1&q=%28.%2A%29%7B20%7Dx");  // (.*){20}x
       if (res && res->status == 200 && IsValidJson(res->body)) ++ok;
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 9);
   simdjson::dom::parser p;
-  auto doc = Parse(p, Get("/api/trace/0/search?q=%28a%7Caa%29%2A%28a%7Caa%29%2Ab&limit=1"));
+  auto doc = Parse(p, Get("/api/trace/0/search?regex=1&q=%28a%7Caa%29%2A%28a%7Caa%29%2Ab&limit=1"));
   EXPECT_TRUE(bool(doc["complete"]));
   Get("/api/info");
 }
@@ -452,7 +456,9 @@ TEST_F(ExplorerApiTest, OpsOfATimeRangeEqualTheTableOfTheCopiedRange) {
     for (int shapes : {0, 1}) {
       JsonWriter expected;
       explorer::WriteOpTable(explorer::SliceTimeRange(same, t0, t1), shapes == 1, &expected);
-      EXPECT_EQ(Get(fmt::format("/api/trace/0/ops?t0={}&t1={}&shapes={}", t0, t1, shapes)),
+      // The API's times count from the trace's start.
+      EXPECT_EQ(Get(fmt::format("/api/trace/0/ops?t0={}&t1={}&shapes={}", index.ToApi(t0),
+                                index.ToApi(t1), shapes)),
                 expected.str())
           << "range " << part << " shapes " << shapes;
     }

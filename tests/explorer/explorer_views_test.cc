@@ -48,7 +48,7 @@ class ExplorerViewsTest : public ::testing::Test {
 
   static int64_t FirstId(const std::string& query) {
     simdjson::dom::parser p;
-    auto hit = Get(p, "/api/trace/0/search?limit=1&q=" + query);
+    auto hit = Get(p, "/api/trace/0/search?regex=1&limit=1&q=" + query);
     return simdjson::dom::array(hit["events"]).at(0)["id"];
   }
 
@@ -73,14 +73,59 @@ TEST_F(ExplorerViewsTest, SearchPagesThroughEveryMatchInTimeOrder) {
   EXPECT_EQ(simdjson::dom::array(end["events"]).size(), 0u);
 }
 
+// Text is found as pasted (no character is special), a kind narrows the matches, and the longest
+// come first on request; marks follow the same filter.
+TEST_F(ExplorerViewsTest, SearchFindsTextAsPastedByKindLongestFirst) {
+  simdjson::dom::parser text_p, regex_p, paren_p;
+  const int64_t text = Get(text_p, "/api/trace/0/search?q=aten%3A%3Am&limit=1")["total"];
+  const int64_t regex = Get(regex_p, "/api/trace/0/search?regex=1&q=aten%3A%3Am&limit=1")["total"];
+  EXPECT_GT(text, 0);
+  EXPECT_EQ(text, regex) << "plain text finds what the same regular expression finds";
+  // "(" and "*" are text: a name with them is found, none here has them, and it is no error.
+  EXPECT_EQ(int64_t(Get(paren_p, "/api/trace/0/search?q=aten%3A%3Am(*&limit=1")["total"]), 0);
+  simdjson::dom::parser all_p, ops_p, kern_p;
+  const int64_t all = Get(all_p, "/api/trace/0/search?q=e&limit=1")["total"];
+  auto ops = Get(ops_p, "/api/trace/0/search?q=e&kind=ops&limit=10000");
+  auto kernels = Get(kern_p, "/api/trace/0/search?q=e&kind=kernels&limit=10000");
+  const int64_t n_ops = ops["total"], n_kernels = kernels["total"];
+  EXPECT_GT(n_ops, 0);
+  EXPECT_GT(n_kernels, 0);
+  EXPECT_LT(n_ops + n_kernels, all + 1);
+  for (auto e : simdjson::dom::array(ops["events"])) {
+    const std::string_view kind = e["kind"];
+    EXPECT_TRUE(kind == "cpu_op" || kind == "user_annotation" || kind == "python_function") << kind;
+  }
+  for (auto e : simdjson::dom::array(kernels["events"])) {
+    const std::string_view kind = e["kind"];
+    EXPECT_TRUE(kind == "kernel" || kind == "instruction") << kind;
+  }
+  simdjson::dom::parser dur_p, page_p;
+  auto longest = Get(dur_p, "/api/trace/0/search?q=e&sort=dur&limit=50");
+  EXPECT_EQ(std::string_view(longest["order"]), "duration");
+  int64_t previous = INT64_MAX;
+  std::vector<int64_t> ids;
+  for (auto e : simdjson::dom::array(longest["events"])) {
+    EXPECT_LE(int64_t(e["dur"]), previous);
+    previous = e["dur"];
+    ids.push_back(e["id"]);
+  }
+  auto page = Get(page_p, "/api/trace/0/search?q=e&sort=dur&offset=20&limit=10");
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(int64_t(simdjson::dom::array(page["events"]).at(i)["id"]), ids[20 + i]);
+  }
+  simdjson::dom::parser mp;
+  EXPECT_EQ(int64_t(Get(mp, "/api/trace/0/marks?q=e&kind=kernels&width=20000")["matches"]),
+            n_kernels);
+}
+
 // Marks count every match in range however coarse the viewport, merging within a pixel.
 TEST_F(ExplorerViewsTest, MarksCoverEveryMatch) {
   simdjson::dom::parser sp;
-  const int64_t total = Get(sp, "/api/trace/0/search?q=%5Eaten::m&limit=1")["total"];
+  const int64_t total = Get(sp, "/api/trace/0/search?regex=1&q=%5Eaten::m&limit=1")["total"];
   ASSERT_GT(total, 10);
   for (int width : {20, 500, 20000}) {
     simdjson::dom::parser mp;
-    auto marks = Get(mp, fmt::format("/api/trace/0/marks?q=%5Eaten::m&width={}", width));
+    auto marks = Get(mp, fmt::format("/api/trace/0/marks?regex=1&q=%5Eaten::m&width={}", width));
     int64_t sum = 0;
     std::map<std::pair<int64_t, int64_t>, int64_t> per_row;
     for (auto lane : simdjson::dom::array(marks["lanes"])) {

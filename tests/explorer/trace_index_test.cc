@@ -136,6 +136,50 @@ TEST(TraceIndexTest, ViewportMergesSubPixelSlices) {
   EXPECT_GE(singles, 2);        // A and B
 }
 
+// Epoch timestamps (~1.67e18 ns) are past a double's 2^53: every time the index writes counts from
+// the trace's start, exact at the nanosecond, and the start itself is written as a string.
+TEST(TraceIndexTest, WritesTimesRelativeToTheTraceStart) {
+  Trace t;
+  const uint32_t host = t.AddProcess(10, "python");
+  const uint32_t thread = t.AddThreadTrack(host, 10, "main");
+  constexpr int64_t kStart = 1'670'000'000'000'000'357;
+  for (int64_t at : {int64_t{0}, int64_t{1}, int64_t{257}}) {
+    Slice s;
+    s.name = t.Intern("op");
+    s.kind = ActivityKind::kCpuOp;
+    s.track = thread;
+    s.ts_ns = kStart + at;
+    s.dur_ns = 1;
+    t.AddSlice(s);
+  }
+  t.Finalize();
+  const TraceIndex index(t);
+  EXPECT_EQ(index.ToApi(kStart + 257), 257);
+  EXPECT_EQ(index.FromApi(257), kStart + 257);
+  ViewportQuery q;
+  q.t0 = index.FromApi(-10);
+  q.t1 = index.FromApi(300);
+  q.width_px = 310;
+  JsonWriter w;
+  index.WriteViewport(q, &w);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(w.str()).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(doc["t0"]), -10);
+  EXPECT_EQ(int64_t(doc["t1"]), 300);
+  std::vector<int64_t> starts;
+  for (simdjson::dom::element item : simdjson::dom::array(doc["lanes"].at(0)["items"])) {
+    starts.push_back(int64_t(item.at(0)));
+  }
+  EXPECT_EQ(starts, (std::vector<int64_t>{0, 1, 257}));
+  JsonWriter lanes;
+  index.WriteLanes(&lanes);
+  ASSERT_EQ(parser.parse(lanes.str()).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(doc["trace"]["start_ns"]), 0);
+  EXPECT_EQ(int64_t(doc["trace"]["end_ns"]), 258);
+  EXPECT_EQ(std::string_view(doc["trace"]["origin_ns"]), "1670000000000000357");
+}
+
 TEST(TraceIndexTest, DescendantsStayInsideTheSlice) {
   const Trace trace = SmallTrace();
   const TraceIndex index(trace);

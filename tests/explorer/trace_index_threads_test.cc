@@ -36,7 +36,8 @@ std::string Answers(const TraceIndex& index) {
   const Trace& trace = index.trace();
   std::vector<bool> names(trace.strings().size(), false);
   for (size_t id = 1; id < names.size(); id += 3) names[id] = true;
-  index.WriteSearch(names, 5, 50, true, &w);
+  index.WriteSearch({&names}, SearchOrder::kStart, 5, 50, true, &w);
+  index.WriteSearch({&names}, SearchOrder::kDuration, 5, 50, true, &w);
   const auto n = static_cast<uint32_t>(trace.slices().size());
   for (uint32_t i = 0; i < n; i += std::max<uint32_t>(1, n / 97)) index.WriteSlice(i, &w);
   w.EndArray();

@@ -861,7 +861,7 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
     std::string text = std::to_string(1 + next() % 9);
     for (int d = 1; d < whole_digits; ++d) text += static_cast<char>('0' + next() % 10);
     if (next() % 8 == 0) text = "0";
-    const int frac_digits = static_cast<int>(next() % 7);
+    const int frac_digits = static_cast<int>(next() % 10);
     std::string frac;
     for (int d = 0; d < frac_digits; ++d) frac += static_cast<char>('0' + next() % 10);
     const bool negative = next() % 5 == 0;
@@ -870,9 +870,11 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
     // Reference in 128-bit arithmetic.
     unsigned __int128 whole = 0;
     for (char c : text) whole = whole * 10 + static_cast<unsigned>(c - '0');
-    unsigned ns = 0;
-    for (int d = 0; d < 3; ++d) ns = ns * 10 + (d < frac_digits ? frac[d] - '0' : 0);
-    if (frac_digits > 3 && frac[3] >= '5') ++ns;
+    // The picoseconds (six decimals, rounded half up by the seventh), then the nanoseconds.
+    unsigned ps = 0;
+    for (int d = 0; d < 6; ++d) ps = ps * 10 + (d < frac_digits ? frac[d] - '0' : 0);
+    if (frac_digits > 6 && frac[6] >= '5') ++ps;
+    const unsigned ns = ps / 1000 + (ps % 1000 >= 500 ? 1 : 0);
     const unsigned __int128 total = whole * 1000 + ns;
     const bool fits = whole <= static_cast<unsigned __int128>(INT64_MAX / 1000 - 1);
     int64_t got = 0;
@@ -905,6 +907,13 @@ TEST(NumberTextTest, MicrosToNanosIsExact) {
   EXPECT_FALSE(import::ParseMicrosToNanos("1.", &v));
   EXPECT_TRUE(import::ParseMicrosToNanos("1.5e3", &v));
   EXPECT_EQ(v, 1500000);
+  // XProf's %.17g of ps / 1e6: 3000500 ps is a half ns, rounded up; 1020123456 ps + noise.
+  EXPECT_TRUE(import::ParseMicrosToNanos("3.0004999999999999", &v));
+  EXPECT_EQ(v, 3001);
+  EXPECT_TRUE(import::ParseMicrosToNanos("1020.1234560000001", &v));
+  EXPECT_EQ(v, 1020123);
+  EXPECT_TRUE(import::ParseMicrosToNanos("0.99999999", &v));  // 1000000 ps: carried
+  EXPECT_EQ(v, 1000);
   EXPECT_FALSE(import::ParseInt64("99999999999999999999", &v));
   EXPECT_TRUE(import::ParseInt64("9223372036854775807", &v));
   EXPECT_EQ(v, INT64_MAX);

@@ -1,7 +1,9 @@
 // The Explorer's job view (/api/job) on a rank set generated from the real NCCL fixture, with
 // shifted and drifting clocks and one rank arriving late: the collectives land on one aligned
 // axis (the injected lateness is the skew, the clock offsets are gone), each member points at its
-// kernel in its rank's served trace, and the per-rank map puts that kernel where the member says.
+// kernel in its rank's served trace, and the per-rank map and the job's viewport put that kernel
+// where the member says.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <simdjson.h>
@@ -20,6 +22,9 @@ namespace opscope {
 namespace {
 
 namespace fs = std::filesystem;
+
+// /api/job/viewport's lane ids: a rank's position in /api/job's "ranks" << 20 | its lane's id.
+constexpr int kJobLaneBits = 20;
 
 class ExplorerJob : public ::testing::Test {
  protected:
@@ -124,6 +129,25 @@ TEST_F(ExplorerJob, CollectivesOnOneAlignedAxisPointAtTheirKernels) {
       EXPECT_NEAR(
           static_cast<double>(end - start),
           r["scale"].get_double().value() * static_cast<double>(s["dur"].get_int64().value()), 2.0);
+      // The job viewport draws the kernel's bar on the axis exactly where the member says, with
+      // every rank's clock fit (rank 2 drifts), at a 1 us window.
+      const std::string view_path =
+          fmt::format("/api/job/viewport?t0={}&t1={}&width=1000&lanes={}", start - 300, start + 700,
+                      (rank << kJobLaneBits) | lane);
+      simdjson::dom::parser view_parser;
+      simdjson::dom::element view;
+      ASSERT_EQ(view_parser.parse(Get(view_path)).get(view), simdjson::SUCCESS) << view_path;
+      bool drawn = false;
+      for (simdjson::dom::element l : view["lanes"].get_array()) {
+        EXPECT_EQ(l["lane"].get_int64().value(), (rank << kJobLaneBits) | lane);
+        for (simdjson::dom::element item : l["items"].get_array()) {
+          if (item.at(4).get_int64().value() != slice) continue;
+          drawn = true;
+          EXPECT_EQ(item.at(0).get_int64().value(), start) << view_path;
+          EXPECT_EQ(item.at(0).get_int64().value() + item.at(1).get_int64().value(), end);
+        }
+      }
+      EXPECT_TRUE(drawn) << view_path;
       bool lane_listed = false;
       const simdjson::dom::array lanes = r["lanes"].get_array().value();
       for (simdjson::dom::element l : lanes) {

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <string>
 
+#include "import/xplane/xprof_trace.h"
+
 namespace opscope::import {
 
 void EventTranslator::Flush() {
@@ -200,6 +202,9 @@ void EventTranslator::Finish(int threads) {
   md.skipped_events = stats_.skipped;
   md.warnings = stats_.warnings;
   stage_.MoveTo(trace_);
+  // XProf's trace viewer JSON names no categories: its processes and threads say what each
+  // event is (xprof_trace.h).
+  if (LooksLikeXprofTrace(*trace_)) ApplyXprofConventions(trace_);
   trace_->Finalize(threads);
   stats_.finish_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

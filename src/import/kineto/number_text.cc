@@ -87,17 +87,24 @@ bool MicrosToNanos(std::string_view text, int64_t* ns) {
   if (p < end && *p == '.') {
     ++p;
     if (p == end || !IsDigit(*p)) return false;
+    // The first six decimals are picoseconds; digits below a picosecond round it (half up),
+    // then the picoseconds round to the nanosecond (half up). Writers of fractional
+    // microseconds have picoseconds at most: XProf's trace viewer writes ps / 1e6 with %.17g,
+    // whose digits past the sixth decimal are the double's rounding ("3.0004999999999999" is
+    // 3000500 ps, 3001 ns, not 3000).
     int n = 0;
-    bool round_up = false;
+    uint64_t frac_ps = 0;
+    bool ps_up = false;
     for (; p < end && IsDigit(*p); ++p, ++n) {
-      if (n < 3) {
-        frac_ns = frac_ns * 10 + static_cast<uint64_t>(*p - '0');
-      } else if (n == 3) {
-        round_up = *p >= '5';
+      if (n < 6) {
+        frac_ps = frac_ps * 10 + static_cast<uint64_t>(*p - '0');
+      } else if (n == 6) {
+        ps_up = *p >= '5';
       }
     }
-    for (int k = n; k < 3; ++k) frac_ns *= 10;
-    if (round_up) ++frac_ns;
+    for (int k = n; k < 6; ++k) frac_ps *= 10;
+    if (ps_up) ++frac_ps;  // up to 1000000: a whole microsecond, carried below
+    frac_ns = frac_ps / 1000 + (frac_ps % 1000 >= 500 ? 1 : 0);
   }
   if (p < end && (*p == 'e' || *p == 'E')) {
     // Rare in traces: fall back to a double, with a range check.

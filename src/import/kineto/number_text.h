@@ -8,7 +8,8 @@
 namespace opscope::import {
 
 // Parses a JSON number of microseconds ("123.456", "1694039968955744", "-2", "1.5e3") into
-// nanoseconds, exactly for plain decimals (digits past the third decimal are rounded half up).
+// nanoseconds, exactly for plain decimals: digits past the sixth decimal round the picosecond,
+// then the picoseconds round to the nanosecond, both half up (number_text.cc says why).
 // Returns false when the text is not a JSON number or the value does not fit in int64 ns.
 bool ParseMicrosToNanos(std::string_view text, int64_t* ns);
 // The same, for text inside a padded buffer: may read up to 8 bytes past its end (a simdjson

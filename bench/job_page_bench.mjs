@@ -1,0 +1,257 @@
+// The job page as a user meets it, in headless Chromium: the time from starting `opscope explore
+// DIR` to the job page's first full view (every rank's lanes drawn), and how long a zoom, a pan
+// and a click on a collective take to fresh data once it is up (then a zoom and a pan in the trace
+// view of rank 0, dispatched in the page and timed there); for this build and a baseline
+// build, interleaved round by round (a run can only be slowed by other work: the best of each is
+// kept, the median printed beside it).
+//
+//   node bench/job_page_bench.mjs --new build/opscope --old OLD/opscope [--ranks 8] [--steps 10]
+//        [--collectives 202] [--kernels 800] [--repeat 3] [--dir DIR] [--keep]
+//
+// The job is generated (unless --dir): `--ranks` rank traces at epoch timestamps (~1.67e18 ns,
+// with sub-microsecond parts, as torch.profiler writes them), each `--steps` steps of `--kernels`
+// compute kernels (op -> cudaLaunchKernel -> kernel) and `--collectives` NCCL collectives in two
+// process groups of three sizes; rank 5 computes 10% longer (the straggler) and every rank's
+// clock is offset by up to +-2 ms. Defaults: 8 ranks x 2,020 collectives, ~9 MB a rank.
+// Target (issue 34): first view under 2 s, interactions under 100 ms to fresh data.
+// playwright-core comes from tests/browser (tools/run_browser_tests.sh installs it).
+import {createRequire} from 'node:module';
+import {spawn} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(HERE, '../tests/browser/package.json'));
+const {chromium} = require('playwright-core');
+
+function args() {
+  const a = {ranks: 8, steps: 10, collectives: 202, kernels: 800, repeat: 3, keep: false, dir: null, new: null, old: null};
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i].replace(/^--/, '');
+    if (k === 'keep') a.keep = true;
+    else if (k in a) a[k] = ['dir', 'new', 'old'].includes(k) ? argv[++i] : Number(argv[++i]);
+    else throw new Error(`unknown option ${argv[i]}`);
+  }
+  if (!a.new) throw new Error('usage: node bench/job_page_bench.mjs --new BIN [--old BIN] [--ranks N] ...');
+  return a;
+}
+
+// ---- the generated job ------------------------------------------------------------------------
+
+const US = (ns) => `${ns / 1000n}.${String(ns % 1000n).padStart(3, '0')}`;
+const SIZES = [1048576n, 16777216n, 67108864n];  // elements (float): 4 MB, 64 MB, 256 MB messages
+
+// Every rank's trace, generated in lockstep: a collective ends on every rank when the last rank
+// has arrived (on the common clock) plus the transfer, as NCCL's kernels do.
+function rankTraces(o) {
+  let seed = 1;
+  const rnd = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return BigInt(seed % n);
+  };
+  const ranks = [...Array(o.ranks).keys()].map((rank) => ({
+    rank, pid: 1000 + rank, out: [], ext: 1n,
+    offset: BigInt(rank * 450_000) - 1_800_000n,  // its clock: up to +-2 ms off the common one
+    slow: rank === 5 ? 11n : 10n,                 // rank 5 computes 10% longer
+    t: 1670000000000000357n,                      // on the common clock, a sub-us part
+  }));
+  const ev = (r, cat, name, tid, ts, dur, args) => r.out.push(
+      `{"ph":"X","cat":"${cat}","name":"${name}","pid":${tid === 7 || tid >= 20 ? 0 : r.pid},"tid":${tid},` +
+      `"ts":${US(ts + r.offset)},"dur":${US(dur)},"args":{${args}}}`);
+  const seqs = [0, 0];
+  const per = Math.max(1, Math.floor(o.kernels / o.collectives));
+  for (let step = 0; step < o.steps; step++) {
+    const marks = ranks.map((r) => [r.out.length, r.t]);
+    for (let c = 0; c < o.collectives; c++) {
+      for (const r of ranks) {
+        for (let k = 0; k < per; k++) {
+          const e = r.ext++;
+          const corr = 1_000_000n + e;
+          const dur = (8_000n + rnd(4000)) * r.slow / 10n;
+          ev(r, 'cpu_op', 'aten::linear', r.pid, r.t, 9000n, `"External id":${e}`);
+          ev(r, 'cuda_runtime', 'cudaLaunchKernel', r.pid, r.t + 2000n, 3000n, `"External id":${e},"correlation":${corr}`);
+          ev(r, 'kernel', `void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_${64 << (k % 3)}x64_32x6_nn_align4>(Params)`, 7,
+             r.t + 6000n, dur, `"External id":${e},"correlation":${corr},"device":0,"stream":7`);
+          r.t += dur + 500n;
+        }
+      }
+      const group = c % 5 === 4 ? 1 : 0;
+      const nelems = SIZES[c % 3];
+      const name = c % 2 ? 'allgather' : 'allreduce';
+      const coll = `"Collective name":"${name}","In msg nelems":${nelems},"Out msg nelems":${nelems},` +
+          `"Group size":${o.ranks},"dtype":"Float","Process Group Name":"${group}","Seq":${seqs[group]++}`;
+      const last = ranks.reduce((m, r) => (r.t > m ? r.t : m), 0n) + 3000n;
+      const end = last + 20_000n + nelems / 8000n;
+      for (const r of ranks) {
+        const e = r.ext++;
+        const corr = 1_000_000n + e;
+        const arrive = r.t + 3000n;
+        ev(r, 'cpu_op', 'record_param_comms', r.pid, r.t, 2000n, `"External id":${e},${coll}`);
+        ev(r, 'cuda_runtime', 'cudaLaunchKernel', r.pid, r.t + 500n, 2000n, `"External id":${e},"correlation":${corr}`);
+        ev(r, 'kernel', `ncclDevKernel_${name === 'allreduce' ? 'AllReduce_Sum' : 'AllGather'}_f32_RING_LL(ncclDevComm*, unsigned long)`,
+           20 + group, arrive, end - arrive, `"External id":${e},"correlation":${corr},"device":0,"stream":${20 + group},${coll}`);
+        r.t += 4000n;  // the host goes on; the next collective's kernel waits for this one
+      }
+      for (const r of ranks) if (r.t < end) r.t = end;
+    }
+    ranks.forEach((r, i) => r.out.splice(marks[i][0], 0,
+        `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#${step}","pid":${r.pid},"tid":${r.pid},` +
+        `"ts":${US(marks[i][1] + r.offset)},"dur":${US(r.t - marks[i][1] + 1000n)},"args":{}}`));
+    for (const r of ranks) r.t += 50_000n;
+  }
+  return ranks.map((r) => `{"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100"}],` +
+      `"distributedInfo":{"backend":"nccl","rank":${r.rank},"world_size":${o.ranks}},"traceEvents":[\n${r.out.join(',\n')}\n]}\n`);
+}
+
+function generate(o) {
+  const dir = o.dir || path.join(os.tmpdir(), `opscope_job_page_${o.ranks}x${o.collectives * o.steps}`);
+  fs.mkdirSync(dir, {recursive: true});
+  const files = [...Array(o.ranks).keys()].map((r) => path.join(dir, `rank${r}.json`));
+  if (!o.dir && !files.every((f) => fs.existsSync(f))) rankTraces(o).forEach((text, r) => fs.writeFileSync(files[r], text));
+  const bytes = fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+  return {dir, bytes};
+}
+
+// ---- one run ----------------------------------------------------------------------------------
+
+function startServer(bin, dir) {
+  const child = spawn(bin, ['explore', dir, '--port', '0', '--quiet'], {stdio: ['ignore', 'pipe', 'pipe']});
+  let out = '';
+  const url = new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:\d+\/job\.html/.exec(out);
+      if (m) resolve(m[0]);
+    });
+    child.on('exit', () => reject(new Error(`${bin} exited: ${out}`)));
+  });
+  return {child, url};
+}
+
+// Waits (in the page) until the job page is drawn with data from every rank: its ready flag, and
+// no viewport request in flight.
+const READY = () => document.body.dataset.ready === '1';
+
+// The time from an input, dispatched in the page, to the page's next full draw with fresh data
+// from every rank, measured in the page (the new page counts its completed fetches in
+// window.opscopeJob.fetches, the old one its fetch generations and says "shown" when done).
+async function interaction(page, act) {
+  return page.evaluate(async (kind) => {
+    const j = window.opscopeJob;
+    const canvas = document.querySelector('canvas');
+    const b = canvas.getBoundingClientRect();
+    const x = b.left + b.width * 0.6;
+    const y = b.top + 120;
+    const fresh = j.fetches !== undefined ? ((n) => () => j.fetches > n && !j.loading())(j.fetches)
+                                          : ((g) => () => j.state.generation > g && /shown$/.test(document.getElementById('job-status').textContent))(j.state.generation);
+    const t0 = performance.now();
+    if (kind === 'zoom') {
+      canvas.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: x, clientY: y, bubbles: true, cancelable: true}));
+    } else if (kind === 'pan') {
+      canvas.dispatchEvent(new MouseEvent('mousedown', {clientX: x, clientY: y, buttons: 1, bubbles: true}));
+      for (const dx of [100, 200]) {
+        (j.fetches !== undefined ? window : canvas).dispatchEvent(new MouseEvent('mousemove', {clientX: x - dx, clientY: y, buttons: 1, bubbles: true}));
+      }
+      window.dispatchEvent(new MouseEvent('mouseup', {clientX: x - 200, clientY: y, bubbles: true}));
+    } else {
+      const c = j.state.job.collectives[Math.floor(j.state.job.collectives.length / 2)];
+      j.selectByKey(`${c.group}:${c.seq}`);
+    }
+    while (!fresh()) await new Promise((r) => requestAnimationFrame(r));
+    return Math.round(performance.now() - t0);
+  }, act);
+}
+
+// The same in the trace view of one rank (its Timeline: the trace view's own viewport requests).
+async function traceInteraction(page, kind) {
+  return page.evaluate(async (k) => {
+    const tl = window.opscopeApp.timeline();
+    const canvas = tl.canvas;
+    const b = canvas.getBoundingClientRect();
+    const x = b.left + b.width * 0.6;
+    const y = b.top + 120;
+    const before = tl.accepted;
+    const t0 = performance.now();
+    if (k === 'zoom') {
+      canvas.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: x, clientY: y, bubbles: true, cancelable: true}));
+    } else {
+      canvas.dispatchEvent(new MouseEvent('mousedown', {clientX: x, clientY: y, buttons: 1, bubbles: true}));
+      for (const dx of [100, 200]) window.dispatchEvent(new MouseEvent('mousemove', {clientX: x - dx, clientY: y, buttons: 1, bubbles: true}));
+      window.dispatchEvent(new MouseEvent('mouseup', {clientX: x - 200, clientY: y, bubbles: true}));
+    }
+    while (!(tl.accepted > before && !tl.fetchTimer)) await new Promise((r) => requestAnimationFrame(r));
+    return Math.round(performance.now() - t0);
+  }, kind);
+}
+
+async function run(browser, bin, dir) {
+  const t0 = Date.now();
+  const {child, url} = startServer(bin, dir);
+  const page = await browser.newPage();
+  await page.setViewportSize({width: 1500, height: 950});
+  try {
+    await page.goto(await url);
+    await page.waitForFunction(READY, null, {timeout: 120000, polling: 'raf'});
+    const first = (Date.now() - t0) / 1000;
+    await page.waitForTimeout(300);  // the page settles (tables laid out, deferred work done)
+    const zoom = await interaction(page, 'zoom');
+    const pan = await interaction(page, 'pan');
+    const select = await interaction(page, 'select');
+    await page.goto(new URL('/#trace=0&tab=details', page.url()).toString());
+    await page.waitForFunction(READY, null, {timeout: 60000, polling: 'raf'});
+    await page.waitForTimeout(300);
+    const traceZoom = await traceInteraction(page, 'zoom');
+    const tracePan = await traceInteraction(page, 'pan');
+    return {first, zoom, pan, select, traceZoom, tracePan};
+  } finally {
+    await page.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+  }
+}
+
+const best = (xs) => Math.min(...xs);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  const o = args();
+  const job = generate(o);
+  console.log(`job: ${o.ranks} ranks, ${o.steps * o.collectives} collectives, ${(job.bytes / 1e6).toFixed(1)} MB in ${job.dir}`);
+  const browser = await chromium.launch({executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+                                         args: ['--no-sandbox', '--disable-gpu']});
+  const builds = [['this build', o.new]];
+  if (o.old) builds.push(['baseline', o.old]);
+  const figures = new Map(builds.map(([name]) => [name, []]));
+  try {
+    for (let round = 0; round < o.repeat; round++) {
+      for (const [name, bin] of round % 2 ? [...builds].reverse() : builds) {
+        const f = await run(browser, bin, job.dir);
+        figures.get(name).push(f);
+        console.log(`  round ${round + 1} ${name}: first view ${f.first.toFixed(2)} s, zoom ${f.zoom} ms, pan ${f.pan} ms, ` +
+                    `select ${f.select} ms; trace view zoom ${f.traceZoom} ms, pan ${f.tracePan} ms`);
+      }
+    }
+  } finally {
+    await browser.close();
+    if (!o.keep && !o.dir) fs.rmSync(job.dir, {recursive: true, force: true});
+  }
+  const heads = ['first view s', 'job zoom ms', 'job pan ms', 'job select ms', 'trace zoom ms', 'trace pan ms'];
+  console.log(`\n${'build'.padEnd(12)} ${heads.map((h) => h.padStart(15)).join(' ')}   (best / median of ${o.repeat})`);
+  for (const [name, fs_] of figures) {
+    const col = (k, d) => `${best(fs_.map((f) => f[k])).toFixed(d)} / ${median(fs_.map((f) => f[k])).toFixed(d)}`;
+    const cols = [col('first', 2), col('zoom', 0), col('pan', 0), col('select', 0), col('traceZoom', 0), col('tracePan', 0)];
+    console.log(`${name.padEnd(12)} ${cols.map((c) => c.padStart(15)).join(' ')}`);
+  }
+  if (o.old) {
+    const ratio = best(figures.get('baseline').map((f) => f.first)) / best(figures.get('this build').map((f) => f.first));
+    console.log(`first view: ${ratio.toFixed(2)}x the baseline's speed (target: under 2 s; interactions under 100 ms)`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,326 @@
+// TrackEvent fields to the event assembler (track_event_reader.h).
+#include "import/perfetto/track_event_reader.h"
+
+#include <simdjson.h>
+
+#include "base/json_escape.h"
+#include "import/kineto/event_category.h"
+#include "import/perfetto/proto_read.h"
+#include "trace/perfetto_protos.h"
+
+namespace opscope::import::perfetto {
+namespace {
+
+namespace pe = opscope::perfetto::event;
+namespace pl = opscope::perfetto::legacy;
+using protozero::pbf_reader;
+using protozero::pbf_wire_type;
+
+bool UsToNs(int64_t us, int64_t* ns) { return !__builtin_mul_overflow(us, int64_t{1000}, ns); }
+
+void ReadLegacy(protozero::data_view view, TrackEventReader::Fields* f) {
+  f->has_legacy = true;
+  pbf_reader r(view);
+  while (r.next()) {
+    const bool bytes = r.wire_type() == pbf_wire_type::length_delimited;
+    switch (r.tag()) {
+      case pl::kNameIid:
+        f->legacy_name_iid = Uvarint(r);
+        break;
+      case pl::kPhase:
+        f->phase = static_cast<int32_t>(Varint(r).value_or(0));
+        break;
+      case pl::kDurationUs:
+        f->duration_us = Varint(r);
+        break;
+      case pl::kUnscopedId:
+        f->unscoped_id = Uvarint(r);
+        break;
+      case pl::kLocalId:
+        f->local_id = Uvarint(r);
+        break;
+      case pl::kGlobalId:
+        f->global_id = Uvarint(r);
+        break;
+      case pl::kBindId:
+        f->bind_id = Uvarint(r);
+        break;
+      case pl::kBindToEnclosing:
+        f->bind_to_enclosing = Uvarint(r).value_or(0) != 0;
+        break;
+      case pl::kFlowDirection:
+        f->flow_direction = static_cast<uint32_t>(Uvarint(r).value_or(0));
+        break;
+      case pl::kInstantEventScope:
+        f->instant_scope = static_cast<uint32_t>(Uvarint(r).value_or(0));
+        break;
+      case pl::kPidOverride: {
+        if (auto v = Varint(r)) f->pid_override = static_cast<int32_t>(*v);
+        break;
+      }
+      case pl::kTidOverride: {
+        if (auto v = Varint(r)) f->tid_override = static_cast<int32_t>(*v);
+        break;
+      }
+      case pl::kIdScope:
+        if (bytes) {
+          f->id_scope = AsText(r.get_view());
+        } else {
+          r.skip();
+        }
+        break;
+      default:
+        r.skip();
+    }
+  }
+}
+
+}  // namespace
+
+void TrackEventReader::Fields::Clear() {
+  // Members one by one, so the vectors keep their capacity from event to event.
+  type = 0;
+  track_uuid.reset();
+  name_iid.reset();
+  name.reset();
+  category_iids.clear();
+  categories.clear();
+  counter_value.reset();
+  double_counter_value.reset();
+  has_extra_uuids = has_extra_double_uuids = false;
+  extra_uuids.clear();
+  extra_double_uuids.clear();
+  extra_values.clear();
+  extra_double_values.clear();
+  flow_ids.clear();
+  terminating_flow_ids.clear();
+  correlation_id.reset();
+  annotations.clear();
+  ts_delta_us.reset();
+  ts_absolute_us.reset();
+  thread_time_delta_us.reset();
+  thread_time_absolute_us.reset();
+  instructions_delta.reset();
+  instructions_absolute.reset();
+  has_legacy = false;
+  legacy_name_iid.reset();
+  phase = 0;
+  duration_us.reset();
+  unscoped_id.reset();
+  local_id.reset();
+  global_id.reset();
+  bind_id.reset();
+  id_scope = {};
+  bind_to_enclosing = false;
+  flow_direction = 0;
+  instant_scope = 0;
+  pid_override.reset();
+  tid_override.reset();
+}
+
+TrackEventReader::TrackEventReader(Trace* trace, TrackTable* tracks, EventAssembler* assembler,
+                                   ClockConverter* clocks, ImportLog* log,
+                                   const ImportOptions& options)
+    : trace_(trace),
+      tracks_(tracks),
+      assembler_(assembler),
+      clocks_(clocks),
+      log_(log),
+      options_(options),
+      args_(options.max_depth) {}
+
+StringId TrackEventReader::Name(std::string_view bytes) {
+  if (simdjson::validate_utf8(bytes.data(), bytes.size())) return trace_->Intern(bytes);
+  return trace_->Intern(internal::ValidUtf8(bytes));
+}
+
+void TrackEventReader::ReadFields(protozero::data_view event, Fields* f) {
+  f->Clear();
+  pbf_reader r(event);
+  while (r.next()) {
+    const bool bytes = r.wire_type() == pbf_wire_type::length_delimited;
+    switch (r.tag()) {
+      case pe::kType:
+        f->type = static_cast<uint32_t>(Uvarint(r).value_or(0));
+        break;
+      case pe::kTrackUuid:
+        f->track_uuid = Uvarint(r);
+        break;
+      case pe::kNameIid:
+        f->name_iid = Uvarint(r);
+        break;
+      case pe::kName:
+        if (bytes) {
+          f->name = AsText(r.get_view());
+        } else {
+          r.skip();
+        }
+        break;
+      case pe::kCategoryIids:
+        ReadUints(r, &f->category_iids);
+        break;
+      case pe::kCategories:
+        if (bytes) {
+          f->categories.push_back(AsText(r.get_view()));
+        } else {
+          r.skip();
+        }
+        break;
+      case pe::kCounterValue:
+        f->counter_value = Varint(r);
+        break;
+      case pe::kDoubleCounterValue:
+        if (r.wire_type() == pbf_wire_type::fixed64) {
+          f->double_counter_value = r.get_double();
+        } else {
+          r.skip();
+        }
+        break;
+      case pe::kExtraCounterTrackUuids:
+        f->has_extra_uuids = true;
+        ReadUints(r, &f->extra_uuids);
+        break;
+      case pe::kExtraCounterValues:
+        ReadInts(r, &f->extra_values);
+        break;
+      case pe::kExtraDoubleCounterTrackUuids:
+        f->has_extra_double_uuids = true;
+        ReadUints(r, &f->extra_double_uuids);
+        break;
+      case pe::kExtraDoubleCounterValues:
+        ReadDoubles(r, &f->extra_double_values);
+        break;
+      case pe::kFlowIds:
+        ReadFixed(r, &f->flow_ids);
+        break;
+      case pe::kFlowIdsOld:
+        ReadUints(r, &f->flow_ids);
+        break;
+      case pe::kTerminatingFlowIds:
+        ReadFixed(r, &f->terminating_flow_ids);
+        break;
+      case pe::kTerminatingFlowIdsOld:
+        ReadUints(r, &f->terminating_flow_ids);
+        break;
+      case pe::kCorrelationId:
+        f->correlation_id = Uvarint(r);
+        break;
+      case pe::kDebugAnnotations:
+        if (bytes) {
+          f->annotations.push_back(r.get_view());
+        } else {
+          r.skip();
+        }
+        break;
+      case pe::kTimestampDeltaUs:
+        f->ts_delta_us = Varint(r);
+        break;
+      case pe::kTimestampAbsoluteUs:
+        f->ts_absolute_us = Varint(r);
+        break;
+      case pe::kThreadTimeDeltaUs:
+        f->thread_time_delta_us = Varint(r);
+        break;
+      case pe::kThreadTimeAbsoluteUs:
+        f->thread_time_absolute_us = Varint(r);
+        break;
+      case pe::kThreadInstructionCountDelta:
+        f->instructions_delta = Varint(r);
+        break;
+      case pe::kThreadInstructionCountAbsolute:
+        f->instructions_absolute = Varint(r);
+        break;
+      case pe::kLegacyEvent:
+        if (bytes) {
+          ReadLegacy(r.get_view(), f);
+        } else {
+          r.skip();
+        }
+        break;
+      default:
+        r.skip();
+    }
+  }
+}
+
+std::string TrackEventReader::EventTime(const Fields& f, uint32_t sequence_id, SequenceState* seq,
+                                        std::optional<int64_t> packet_ts, int64_t* ts_ns) {
+  namespace pc = opscope::perfetto::clock;
+  // The legacy microsecond fields are on CLOCK_MONOTONIC, as Chrome wrote them.
+  int64_t us = 0, ns = 0;
+  if (f.ts_absolute_us) {
+    us = *f.ts_absolute_us;
+  } else if (f.ts_delta_us) {
+    if (__builtin_add_overflow(seq->reference_ts_us, *f.ts_delta_us, &us)) {
+      return "its timestamp_delta_us overflows";
+    }
+    seq->reference_ts_us = us;
+  } else if (packet_ts) {
+    *ts_ns = *packet_ts;
+    return "";
+  } else {
+    return "it has no valid timestamp";
+  }
+  if (!UsToNs(us, &ns) || !clocks_->NsToPrimary(sequence_id, pc::kMonotonic, ns, ts_ns)) {
+    return "its timestamp (" + std::to_string(us) + " us) is out of range";
+  }
+  return "";
+}
+
+uint32_t TrackEventReader::TrackOf(const Fields& f, SequenceState* seq, bool legacy,
+                                   std::string_view name) {
+  if (!legacy && !f.pid_override && !f.tid_override) {  // the common case first
+    if (f.track_uuid) return tracks_->ForUuid(*f.track_uuid);
+    if (seq->has_default_track) {
+      if (seq->default_track_slot == kNone) {
+        seq->default_track_slot = tracks_->ForUuid(seq->default_track_uuid);
+      }
+      return seq->default_track_slot;
+    }
+    if (seq->has_thread) return tracks_->ForThread(seq->pid, seq->tid);
+    return tracks_->ForUuid(0);
+  }
+  // The legacy thread: the sequence's ThreadDescriptor, else the thread of its default track.
+  std::optional<int32_t> pid;
+  uint32_t thread = kNone;
+  if (seq->has_thread) {
+    pid = seq->pid;
+  } else if (seq->has_default_track) {
+    const uint32_t d = tracks_->ForUuid(seq->default_track_uuid);
+    thread = tracks_->ThreadOf(d);
+    pid = tracks_->PidOf(d);
+  }
+  if (f.pid_override) pid = f.pid_override;
+  if (f.tid_override) return tracks_->ForThread(pid.value_or(0), *f.tid_override);
+  if (f.pid_override) return tracks_->ForProcess(*f.pid_override);
+  if (f.track_uuid && *f.track_uuid != 0) return tracks_->ForUuid(*f.track_uuid);
+  switch (f.phase) {
+    case 'b':
+    case 'e':
+    case 'n':
+    case 'S':
+    case 'T':
+    case 'p':
+    case 'F': {
+      const std::optional<uint64_t> id = f.global_id  ? f.global_id
+                                         : f.local_id ? f.local_id
+                                                      : f.unscoped_id;
+      if (!id) break;
+      return tracks_->ForAsync(!f.global_id, pid.value_or(0), *id, std::string(f.id_scope),
+                               std::string(name));
+    }
+    case 'I':
+    case 'i':
+    case 'R':
+      if (f.instant_scope == pl::kScopeGlobal) return tracks_->ForGlobalLegacy();
+      if (f.instant_scope == pl::kScopeProcess && pid) return tracks_->ForProcess(*pid);
+      break;
+    default:
+      break;
+  }
+  if (seq->has_thread) return tracks_->ForThread(seq->pid, seq->tid);
+  if (thread != kNone) return thread;
+  return tracks_->ForUuid(0);
+}
+
+}  // namespace opscope::import::perfetto
