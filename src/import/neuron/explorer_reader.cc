@@ -202,12 +202,12 @@ void ExplorerProfile::CountUnknown(const ProfileDir& dir) {
 
 Status ExplorerProfile::ReadDeviceProfile(ProfileDir* dir) {
   builder_->SortExecutions();
-  for (auto* read : {&ExplorerProfile::ReadFlows, &ExplorerProfile::ReadExecutions}) {
+  for (auto read : {&ExplorerProfile::ReadFlows, &ExplorerProfile::ReadExecutions}) {
     if (Status st = (this->*read)(*dir); !st.ok()) return st;
   }
   if (!builder_->HasExecutions(dir->device)) builder_->SynthesizedExecution(dir->device);
   builder_->SortExecutions();
-  for (auto* read : {&ExplorerProfile::ReadInstructions, &ExplorerProfile::ReadDma,
+  for (auto read : {&ExplorerProfile::ReadInstructions, &ExplorerProfile::ReadDma,
                      &ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
                      &ExplorerProfile::ReadWarnings, &ExplorerProfile::ReadSummaries}) {
     if (Status st = (this->*read)(*dir); !st.ok()) return st;
@@ -245,7 +245,7 @@ Status ExplorerProfile::Read(const std::string& path) {
     if (Status st = CheckVersion(&d); !st.ok()) return st;
   }
   builder_->SetBaseTime(0);  // a profile that states no time at all
-  for (auto* read : {&ExplorerProfile::ReadDeviceProfileList, &ExplorerProfile::ReadSystemEvents,
+  for (auto read : {&ExplorerProfile::ReadDeviceProfileList, &ExplorerProfile::ReadSystemEvents,
                      &ExplorerProfile::ReadSystemHbmUsage}) {
     if (Status st = (this->*read)(root); !st.ok()) return st;
   }

@@ -240,11 +240,10 @@ Status BuildView(const std::vector<FieldRequest>& fields, const std::vector<int>
   view.fields.resize(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     FieldColumn& f = view.fields[i];
-    f.data_ = nullptr;
-    f.value_of_row_.clear();
-    f.list_offsets_.clear();
-    f.list_values_.clear();
-    if (columns[i] == -1) continue;
+    if (columns[i] == -1) {
+      (void)f.Bind(schema, nullptr, false);
+      continue;
+    }
     const parquet::ColumnDescriptor* d = columns[i] >= 0 ? &schema.column(columns[i]) : nullptr;
     if (d == nullptr || !TypeFits(fields[i].type, d->type, d->max_rep)) {
       const std::string found =
@@ -255,28 +254,35 @@ Status BuildView(const std::vector<FieldRequest>& fields, const std::vector<int>
                         "expected " + std::string(FieldTypeName(fields[i].type)) +
                             " as the documented schema says, the file stores " + found);
     }
-    const ColumnData* c = slot->data.Find(columns[i]);
-    f.data_ = c;
-    if (fields[i].type == FieldType::kStringList) {
-      parquet::Lists lists;
-      if (Status st = parquet::AssembleLists(schema, *c, &lists); !st.ok()) {
-        return TableError(view, fields[i].name, st.message());
-      }
-      f.list_offsets_ = std::move(lists.offsets);
-      f.list_values_ = std::move(lists.value_index);
-      if (!lists.valid.empty()) {  // a null list reads as an empty one
-        for (size_t r = 0; r < lists.valid.size(); ++r) {
-          if (!lists.valid[r]) f.list_offsets_[r + 1] = f.list_offsets_[r];
-        }
-      }
-    } else {
-      MapRows(*c, &f.value_of_row_);
+    const bool list = fields[i].type == FieldType::kStringList;
+    if (Status st = f.Bind(schema, slot->data.Find(columns[i]), list); !st.ok()) {
+      return TableError(view, fields[i].name, st.message());
     }
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+Status FieldColumn::Bind(const parquet::Schema& schema, const ColumnData* c, bool list) {
+  data_ = c;
+  value_of_row_.clear();
+  list_offsets_.clear();
+  list_values_.clear();
+  if (c == nullptr) return Status::Ok();
+  if (!list) {
+    MapRows(*c, &value_of_row_);
+    return Status::Ok();
+  }
+  parquet::Lists lists;
+  if (Status st = parquet::AssembleLists(schema, *c, &lists); !st.ok()) return st;
+  list_offsets_ = std::move(lists.offsets);
+  list_values_ = std::move(lists.value_index);
+  for (size_t r = 0; r < lists.valid.size(); ++r) {  // a null list reads as an empty one
+    if (!lists.valid[r]) list_offsets_[r + 1] = list_offsets_[r];
+  }
+  return Status::Ok();
+}
 
 Status ProfileTable::Read(const TableRead& read) const {
   struct Unit {

@@ -76,6 +76,10 @@ class FieldColumn {
   // kStringList: the row's elements (null elements left out).
   std::vector<std::string_view> StrList(int64_t row) const;
 
+  // Points this field at `c` of the decoded row group (nullptr: absent); a string list is
+  // assembled from its levels. Errors are the assembler's, without the place.
+  Status Bind(const parquet::Schema& schema, const parquet::ColumnData* c, bool list);
+
  private:
   friend class ProfileTable;
   int64_t Value(int64_t row) const { return value_of_row_.empty() ? row : value_of_row_[row]; }
