@@ -46,12 +46,12 @@ int64_t FirstGroupSize(std::string_view groups) {
 // the correlation of the execution it ran in, so it is linked to that execution's launch.
 Status ExplorerProfile::ReadCollectives(const ProfileDir& dir) {
   const std::vector<FieldRequest> fields = {
-      {"start_ts", FieldType::kInt, true},         {"end_ts", FieldType::kInt, true},
-      {"operation", FieldType::kString, true},     {"algorithm", FieldType::kString},
-      {"num_elements", FieldType::kInt},           {"dtype", FieldType::kString},
-      {"replica_group", FieldType::kString},       {"replica_group_id", FieldType::kInt},
-      {"input_size", FieldType::kInt},             {"output_size", FieldType::kInt},
-      {"stream_id", FieldType::kInt},              {"op_id", FieldType::kInt},
+      {"start_ts", FieldType::kInt, true},     {"end_ts", FieldType::kInt, true},
+      {"operation", FieldType::kString, true}, {"algorithm", FieldType::kString},
+      {"num_elements", FieldType::kInt},       {"dtype", FieldType::kString},
+      {"replica_group", FieldType::kString},   {"replica_group_id", FieldType::kInt},
+      {"input_size", FieldType::kInt},         {"output_size", FieldType::kInt},
+      {"stream_id", FieldType::kInt},          {"op_id", FieldType::kInt},
   };
   std::unique_ptr<ProfileTable> t;
   if (Status st = OpenTable(dir, "CcOp", fields, &t); !st.ok() || !t) return st;
@@ -136,9 +136,9 @@ Status ExplorerProfile::ReadDeviceCounters(const ProfileDir& dir) {
       for (int64_t r = 0; r < rg.rows; ++r) {
         if (rg.field(1).IsNull(r)) continue;
         const int64_t pcore = rg.field(2).Int(r);
-        const std::string name =
-            pcore > 0 ? fmt::format("{} (physical core {})", series.counter, pcore)
-                      : std::string(series.counter);
+        const std::string name = pcore > 0
+                                     ? fmt::format("{} (physical core {})", series.counter, pcore)
+                                     : std::string(series.counter);
         CounterSample c;
         c.ts_ns = builder_->ToTrace(internal::SatAdd(rg.field(0).Int(r), dir.clock_offset));
         c.value = rg.field(1).Float(r);
@@ -159,8 +159,8 @@ Status ExplorerProfile::ReadFlows(const ProfileDir& dir) {
   flow_tables.clear();
   flow_edges.clear();
   const std::vector<FieldRequest> fields = {
-      {"in_id", FieldType::kInt, true},         {"out_id", FieldType::kInt, true},
-      {"in_table", FieldType::kString, true},   {"out_table", FieldType::kString, true},
+      {"in_id", FieldType::kInt, true},        {"out_id", FieldType::kInt, true},
+      {"in_table", FieldType::kString, true},  {"out_table", FieldType::kString, true},
       {"dependency_type", FieldType::kString},
   };
   std::unique_ptr<ProfileTable> t;
@@ -222,9 +222,10 @@ void ExplorerProfile::BindFlows(const ProfileDir& dir) {
     ++stats_->flow_endpoints;
   }
   if (unbound > 0) {
-    Warn(fmt::format("{}: {} of {} Flow edges name rows opscope did not read (only Instruction, "
-                     "DmaPacket and DmaPacketAggregated rows become slices); they were left out",
-                     dir.path, unbound, flow_edges.size()));
+    Warn(
+        fmt::format("{}: {} of {} Flow edges name rows opscope did not read (only Instruction, "
+                    "DmaPacket and DmaPacketAggregated rows become slices); they were left out",
+                    dir.path, unbound, flow_edges.size()));
   }
   flow_edges.clear();
   flow_slices.clear();
@@ -253,14 +254,20 @@ Status ExplorerProfile::ReadWarnings(const ProfileDir& dir) {
 // Summary and OpcodeSummary, kept as they are under neuronProfile ("summaries",
 // "opcode_summaries", one entry per device profile) for the report's agreement check.
 Status ExplorerProfile::ReadSummaries(const ProfileDir& dir) {
-  static constexpr const char* kSummaryFloats[] = {
-      "total_time",           "tensor_engine_active_time", "vector_engine_active_time",
-      "scalar_engine_active_time", "gpsimd_engine_active_time", "sync_engine_active_time",
-      "dma_active_time"};
-  static constexpr const char* kSummaryInts[] = {
-      "tensor_engine_instruction_count", "vector_engine_instruction_count",
-      "scalar_engine_instruction_count", "gpsimd_engine_instruction_count",
-      "sync_engine_instruction_count",   "dma_transfer_total_bytes", "cc_op_count"};
+  static constexpr const char* kSummaryFloats[] = {"total_time",
+                                                   "tensor_engine_active_time",
+                                                   "vector_engine_active_time",
+                                                   "scalar_engine_active_time",
+                                                   "gpsimd_engine_active_time",
+                                                   "sync_engine_active_time",
+                                                   "dma_active_time"};
+  static constexpr const char* kSummaryInts[] = {"tensor_engine_instruction_count",
+                                                 "vector_engine_instruction_count",
+                                                 "scalar_engine_instruction_count",
+                                                 "gpsimd_engine_instruction_count",
+                                                 "sync_engine_instruction_count",
+                                                 "dma_transfer_total_bytes",
+                                                 "cc_op_count"};
   std::vector<FieldRequest> fields;
   for (const char* f : kSummaryFloats) fields.push_back({f, FieldType::kFloat});
   for (const char* f : kSummaryInts) fields.push_back({f, FieldType::kInt});
@@ -295,10 +302,8 @@ Status ExplorerProfile::ReadSummaries(const ProfileDir& dir) {
     builder_->AppendInfo("summaries", summaries);
   }
   const std::vector<FieldRequest> op_fields = {
-      {"engine", FieldType::kString, true},
-      {"opcode", FieldType::kString, true},
-      {"instruction_count", FieldType::kInt, true},
-      {"instruction_time_ns", FieldType::kInt, true},
+      {"engine", FieldType::kString, true},         {"opcode", FieldType::kString, true},
+      {"instruction_count", FieldType::kInt, true}, {"instruction_time_ns", FieldType::kInt, true},
       {"active_time_ns", FieldType::kInt},
   };
   if (Status st = OpenTable(dir, "OpcodeSummary", op_fields, &t); !st.ok() || !t) return st;

@@ -70,7 +70,8 @@ std::vector<StringId> InternDictionary(Trace* trace, const FieldColumn& column) 
   if (!column.present()) return ids;
   const parquet::ValueBuffer& dict = column.dictionary();
   ids.resize(static_cast<size_t>(dict.count));
-  for (int64_t i = 0; i < dict.count; ++i) ids[static_cast<size_t>(i)] = trace->Intern(dict.ByteArray(i));
+  for (int64_t i = 0; i < dict.count; ++i)
+    ids[static_cast<size_t>(i)] = trace->Intern(dict.ByteArray(i));
   return ids;
 }
 
@@ -111,9 +112,10 @@ Status ExplorerProfile::ReadDeviceMetadata(ProfileDir* dir) {
     } else if (ParseTimestamp(rg.field(2).Str(0), &epoch)) {
       dir->clock_offset = epoch - first_hw;
     } else if (first_hw != 0 || !rg.field(2).IsNull(0)) {
-      Warn(fmt::format("{}: Metadata.first_ts '{}' is not a time opscope reads; the device's "
-                       "times stay on its own clock",
-                       dir->path, rg.field(2).Str(0)));
+      Warn(
+          fmt::format("{}: Metadata.first_ts '{}' is not a time opscope reads; the device's "
+                      "times stay on its own clock",
+                      dir->path, rg.field(2).Str(0)));
     }
     builder_->SetBaseTime(internal::SatAdd(first_hw, dir->clock_offset));
     dir->nc = rg.field(7).Int(0, 0);
@@ -197,9 +199,12 @@ Status ExplorerProfile::ReadExecutions(const ProfileDir& dir) {
 Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
   const bool want_ids = flow_ids_wanted.count("instruction") > 0;
   std::vector<FieldRequest> fields = {
-      {"start_ts", FieldType::kInt, true},          {"end_ts", FieldType::kInt, true},
-      {"engine", FieldType::kString, true, true},   {"opcode", FieldType::kString, true, true},
-      {"timeline_track", FieldType::kString, false, true}, {"pcore_idx", FieldType::kInt},
+      {"start_ts", FieldType::kInt, true},
+      {"end_ts", FieldType::kInt, true},
+      {"engine", FieldType::kString, true, true},
+      {"opcode", FieldType::kString, true, true},
+      {"timeline_track", FieldType::kString, false, true},
+      {"pcore_idx", FieldType::kInt},
       {want_ids ? "id" : "", FieldType::kInt},
   };
   std::unique_ptr<ProfileTable> t;
@@ -335,7 +340,7 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
     for (size_t i = 0; i < c.lanes.size(); ++i) {
       const LaneKey& k = c.lanes[i];
       const bool by_engine = (k.pcore >> 40) != 0;
-      const std::string queue = k.a >= 0 ? std::string(DictString(rg.field(3), k.a))
+      const std::string queue = k.a >= 0    ? std::string(DictString(rg.field(3), k.a))
                                 : by_engine ? fmt::format("engine {}", k.b)
                                             : std::to_string(k.b);
       tracks[i] = builder_->DmaTrack(dir.device, k.pcore & ((int64_t{1} << 40) - 1), queue);

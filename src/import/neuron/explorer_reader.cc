@@ -118,7 +118,8 @@ Status ExplorerProfile::ReadSchemaFields(ProfileDir* dir) {
   std::unique_ptr<ProfileTable> t;
   if (Status st = ProfileTable::Open(dir->tables.at("SchemaFields"), &t); !st.ok()) return st;
   TableRead read;
-  read.fields = {{"table_name", FieldType::kString, true}, {"field_name", FieldType::kString, true}};
+  read.fields = {{"table_name", FieldType::kString, true},
+                 {"field_name", FieldType::kString, true}};
   read.merge = [&](const RowGroupView& rg, int) {
     for (int64_t r = 0; r < rg.rows; ++r) {
       dir->fields[std::string(rg.field(0).Str(r))].insert(std::string(rg.field(1).Str(r)));
@@ -134,10 +135,9 @@ Status ExplorerProfile::ReadSchemaFields(ProfileDir* dir) {
 Status ExplorerProfile::CheckVersion(ProfileDir* dir) {
   if (dir->version.empty()) return Status::Ok();
   if (!ParseVersion(dir->version, &dir->major)) {
-    return Status::InvalidInput(
-        "table Metadata, column 'profile_schema_version': '" + dir->version +
-            "' is not a MAJOR.MINOR.PATCH schema version",
-        0, dir->path);
+    return Status::InvalidInput("table Metadata, column 'profile_schema_version': '" +
+                                    dir->version + "' is not a MAJOR.MINOR.PATCH schema version",
+                                0, dir->path);
   }
   if (dir->major < kDocumentedMajor) {
     return Status::InvalidInput(
@@ -147,9 +147,10 @@ Status ExplorerProfile::CheckVersion(ProfileDir* dir) {
         0, dir->path);
   }
   if (dir->major > kDocumentedMajor) {
-    Warn(fmt::format("{}: profile schema {} is a MAJOR version past {}, the one opscope was checked "
-                     "against; read because every field opscope needs is present",
-                     dir->path, dir->version, kDocumentedSchemaVersion));
+    Warn(
+        fmt::format("{}: profile schema {} is a MAJOR version past {}, the one opscope was checked "
+                    "against; read because every field opscope needs is present",
+                    dir->path, dir->version, kDocumentedSchemaVersion));
   }
   return Status::Ok();
 }
@@ -208,8 +209,8 @@ Status ExplorerProfile::ReadDeviceProfile(ProfileDir* dir) {
   if (!builder_->HasExecutions(dir->device)) builder_->SynthesizedExecution(dir->device);
   builder_->SortExecutions();
   for (auto read : {&ExplorerProfile::ReadInstructions, &ExplorerProfile::ReadDma,
-                     &ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
-                     &ExplorerProfile::ReadWarnings, &ExplorerProfile::ReadSummaries}) {
+                    &ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
+                    &ExplorerProfile::ReadWarnings, &ExplorerProfile::ReadSummaries}) {
     if (Status st = (this->*read)(*dir); !st.ok()) return st;
   }
   BindFlows(*dir);
@@ -246,7 +247,7 @@ Status ExplorerProfile::Read(const std::string& path) {
   }
   builder_->SetBaseTime(0);  // a profile that states no time at all
   for (auto read : {&ExplorerProfile::ReadDeviceProfileList, &ExplorerProfile::ReadSystemEvents,
-                     &ExplorerProfile::ReadSystemHbmUsage}) {
+                    &ExplorerProfile::ReadSystemHbmUsage}) {
     if (Status st = (this->*read)(root); !st.ok()) return st;
   }
   for (ProfileDir& d : devices) {
@@ -269,7 +270,8 @@ Status ExplorerProfile::Read(const std::string& path) {
     Warn(fmt::format(
         "{} tables and {} fields the Neuron Explorer schema {} does not document were ignored: {}",
         unknown_tables_.size(), unknown_fields_.size(), kDocumentedSchemaVersion,
-        Join(unknown_tables_, 8) + (unknown_tables_.empty() || unknown_fields_.empty() ? "" : "; ") +
+        Join(unknown_tables_, 8) +
+            (unknown_tables_.empty() || unknown_fields_.empty() ? "" : "; ") +
             Join(unknown_fields_, 8)));
   }
   return Status::Ok();

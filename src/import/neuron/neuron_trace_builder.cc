@@ -186,8 +186,7 @@ uint32_t NeuronTraceBuilder::DmaTrack(uint32_t device, int64_t pcore, std::strin
   std::string name = std::string(kDmaLanePrefix) + std::string(queue) + PcoreSuffix(pcore);
   const auto key = std::make_pair(device, name);
   if (auto it = lanes_.find(key); it != lanes_.end()) return it->second;
-  return DeviceLane(device, name,
-                    kDmaSortBase * (2 * pcore + 1) + devices_[device].next_tid);
+  return DeviceLane(device, name, kDmaSortBase * (2 * pcore + 1) + devices_[device].next_tid);
 }
 
 uint32_t NeuronTraceBuilder::CounterTrack(uint32_t process, std::string_view name) {
@@ -229,8 +228,7 @@ const Execution& NeuronTraceBuilder::SynthesizedExecution(uint32_t device, int64
   DeviceState& d = devices_[device];
   if (d.executions.empty()) {
     d.synthesized = true;
-    d.executions.push_back(
-        {0, 0, external_id != 0 ? external_id : NewExternalId(), correlation});
+    d.executions.push_back({0, 0, external_id != 0 ? external_id : NewExternalId(), correlation});
   }
   return d.executions.front();
 }

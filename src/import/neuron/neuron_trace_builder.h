@@ -88,8 +88,7 @@ class NeuronTraceBuilder {
   // Finish as a kernel slice "nc_exec_running" with args {"synthesized": true}; its ids now.
   const Execution& SynthesizedExecution(uint32_t device);
   // The same with the ids of the runtime call that launched it (0: fresh / none).
-  const Execution& SynthesizedExecution(uint32_t device, int64_t external_id,
-                                        int64_t correlation);
+  const Execution& SynthesizedExecution(uint32_t device, int64_t external_id, int64_t correlation);
   // Widens the synthesized execution of `device` (if any) to cover [start, end].
   void CoverActivity(uint32_t device, int64_t start, int64_t end);
 

@@ -246,10 +246,9 @@ Status BuildView(const std::vector<FieldRequest>& fields, const std::vector<int>
     }
     const parquet::ColumnDescriptor* d = columns[i] >= 0 ? &schema.column(columns[i]) : nullptr;
     if (d == nullptr || !TypeFits(fields[i].type, d->type, d->max_rep)) {
-      const std::string found =
-          d == nullptr ? "a group of several columns"
-                       : std::string(parquet::ToString(d->type)) +
-                             (d->max_rep > 0 ? " (repeated)" : "");
+      const std::string found = d == nullptr ? "a group of several columns"
+                                             : std::string(parquet::ToString(d->type)) +
+                                                   (d->max_rep > 0 ? " (repeated)" : "");
       return TableError(view, fields[i].name,
                         "expected " + std::string(FieldTypeName(fields[i].type)) +
                             " as the documented schema says, the file stores " + found);
@@ -347,9 +346,9 @@ Status ProfileTable::Read(const TableRead& read) const {
         if (st.ok()) st = BuildView(read.fields, columns[u.part], files_[u.part]->schema(), &slot);
         if (st.ok() && read.decode) st = read.decode(slot.view, slot_index);
       } catch (const std::bad_alloc&) {
-        st = Status::InvalidInput("table " + name_ + " row group " + std::to_string(u.row_group) +
-                                      ": out of memory",
-                                  0)
+        st = Status::InvalidInput(
+                 "table " + name_ + " row group " + std::to_string(u.row_group) + ": out of memory",
+                 0)
                  .InFile(files_[u.part]->name());
       }
     }

@@ -9,9 +9,9 @@
 //   st = ProfileTable::Open(tables.at("Instruction"), &t);
 //   TableRead read;
 //   read.fields = {{"start_ts", FieldType::kInt, true}, {"engine", FieldType::kString, true}};
-//   read.decode = [&](const RowGroupView& rg, int slot) { ... rg.field(0).Int(row) ... };  // threads
-//   read.merge = [&](const RowGroupView& rg, int slot) { ... };  // one at a time, in row order
-//   st = t->Read(read);
+//   read.decode = [&](const RowGroupView& rg, int slot) { ... rg.field(0).Int(row) ... };  //
+//   threads read.merge = [&](const RowGroupView& rg, int slot) { ... };  // one at a time, in row
+//   order st = t->Read(read);
 //
 // Thread safety: a ProfileTable is immutable once open; Read runs `decode` on several threads.
 #ifndef OPSCOPE_IMPORT_NEURON_PROFILE_TABLES_H_
@@ -97,7 +97,7 @@ struct RowGroupView {
   int part = 0;
   int row_group = 0;
   int64_t rows = 0;
-  int64_t first_row = 0;  // the table's row number of this row group's first row
+  int64_t first_row = 0;            // the table's row number of this row group's first row
   std::vector<FieldColumn> fields;  // in TableRead::fields order
   const FieldColumn& field(size_t i) const { return fields[i]; }
 };

@@ -66,8 +66,8 @@ std::string CategoryOf(std::string_view json) {
 // only valid JSON may go into an args object as it is).
 bool IsJsonObject(simdjson::dom::parser& parser, std::string_view s) {
   simdjson::dom::object object;
-  return s.size() < (size_t{1} << 20) && parser.parse(s.data(), s.size()).get(object) ==
-                                             simdjson::SUCCESS;
+  return s.size() < (size_t{1} << 20) &&
+         parser.parse(s.data(), s.size()).get(object) == simdjson::SUCCESS;
 }
 
 }  // namespace
@@ -286,8 +286,7 @@ void ExplorerProfile::AddSystemEvents(std::vector<SystemEvent>* events) {
       s.category = trace->Intern(e.category.empty() ? KinetoCategory(s.kind) : e.category);
       s.track = builder_->HostTrack(e.instance, e.pid, e.tid);
     }
-    if (!e.args.empty() &&
-        (!options_.keep_args_of || options_.keep_args_of(s.kind, e.name))) {
+    if (!e.args.empty() && (!options_.keep_args_of || options_.keep_args_of(s.kind, e.name))) {
       s.args = trace->AddArgs(e.args);
     }
     e.slice = trace->AddSlice(s);
@@ -316,8 +315,8 @@ void ExplorerProfile::AddSystemEvents(std::vector<SystemEvent>* events) {
 
 Status ExplorerProfile::ReadSystemHbmUsage(const ProfileDir& dir) {
   const std::vector<FieldRequest> fields = {
-      {"timestamp", FieldType::kInt, true},   {"total_bytes", FieldType::kInt, true},
-      {"device_idx", FieldType::kInt, true},  {"hbm_idx", FieldType::kInt, true},
+      {"timestamp", FieldType::kInt, true},      {"total_bytes", FieldType::kInt, true},
+      {"device_idx", FieldType::kInt, true},     {"hbm_idx", FieldType::kInt, true},
       {"instance_id", FieldType::kString, true},
   };
   std::unique_ptr<ProfileTable> t;
@@ -334,12 +333,13 @@ Status ExplorerProfile::ReadSystemHbmUsage(const ProfileDir& dir) {
       int64_t ts = rg.field(0).Int(r);
       if (ts < kEpochNsFloor && base >= kEpochNsFloor) ts = internal::SatAdd(ts, base);
       const int64_t hbm = rg.field(3).Int(r);
-      const std::string counter =
-          hbm > 0 ? fmt::format("{} (HBM {})", kHbmInUseCounter, hbm) : std::string(kHbmInUseCounter);
+      const std::string counter = hbm > 0 ? fmt::format("{} (HBM {})", kHbmInUseCounter, hbm)
+                                          : std::string(kHbmInUseCounter);
       CounterSample c;
       c.ts_ns = builder_->ToTrace(ts);
       c.value = static_cast<double>(rg.field(1).Int(r));
-      c.track = builder_->CounterTrack(builder_->ChipProcess(instance, rg.field(2).Int(r)), counter);
+      c.track =
+          builder_->CounterTrack(builder_->ChipProcess(instance, rg.field(2).Int(r)), counter);
       trace->AddCounter(c);
     }
     return Status::Ok();

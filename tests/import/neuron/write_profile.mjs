@@ -4,7 +4,7 @@
 //   node write_profile.mjs SCHEMA_REFERENCE.md SPEC.json OUT_DIR
 //
 // SPEC: { "tables": { "Instruction": { "columns": { "start_ts": [...], ... }, "parts": 2,
-//          "row_group_rows": 4, "codec": "ZSTD" }, ... },
+//          "row_group_rows": 4, "codec": "ZSTD", "omit": ["opcode"] }, ... },
 //         "schema_fields": { "drop": ["Instruction.engine"], "add": [{ "table", "field", "type" }] }
 //           (false: no SchemaFields table),
 //         "truncate": { "file": "Instruction_1.parquet", "keep_bytes": 100 } }
@@ -23,7 +23,9 @@ for (const [name, t] of Object.entries(spec.tables ?? {})) {
   if (name === 'Metadata' && columns.profile_schema_version === undefined) {
     columns.profile_schema_version = ['7.4.0']
   }
-  writeTable(out, name, schema[name], columns, {
+  // omit: documented fields left out of the file (tests of missing fields).
+  const fields = (schema[name] ?? []).filter((f) => !(t.omit ?? []).includes(f.name))
+  writeTable(out, name, fields, columns, {
     parts: t.parts ?? 1, rowGroupRows: t.row_group_rows ?? 1 << 20, codec: t.codec ?? 'SNAPPY',
     rows: t.rows,
   })
