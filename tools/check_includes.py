@@ -122,9 +122,9 @@ INTERNAL_USES = [
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
-    # benchmark.
+    # benchmark, and the Neuron Explorer reader (tables of Parquet files).
     ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
-                                "bench/parquet_bench.cc"]),
+                                "bench/parquet_bench.cc", "src/import/neuron/*"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the

@@ -33,6 +33,8 @@ enum class TraceFormat : uint8_t {
   kPerfetto,    // Perfetto protobuf trace (TracePacket stream), plain or gzip
   kXPlane,      // XLA's XSpace protobuf (*.xplane.pb: JAX, TensorFlow, XLA), plain or gzip
   kNsysSqlite,  // Nsight Systems' SQLite export (nsys export --type sqlite)
+  // AWS Neuron (docs/neuron-profiles.md):
+  kNeuronExplorer,  // a Neuron Explorer output directory of Parquet tables
 };
 
 // The format's short name, as `opscope report` and the Python module print it: "kineto-json", ...
@@ -72,6 +74,10 @@ struct ImportOptions {
   // Called on the importing thread as the input is read: bytes of input read so far (compressed
   // bytes for gzip) and the input's size (0 when unknown). Empty: not called.
   std::function<void(uint64_t read_bytes, uint64_t total_bytes)> progress;
+  // A profile that holds several ranks (a Neuron system profile of several hosts or processes):
+  // import only this part ("INSTANCE/PID" of a worker process); empty imports every part as one
+  // trace.
+  std::string part;
 };
 
 // What an import read. The counts name Kineto JSON's events; other readers count their own records

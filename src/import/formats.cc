@@ -4,6 +4,7 @@
 #include <array>
 
 #include "import/kineto/kineto_reader.h"
+#include "import/neuron/neuron_reader.h"
 #include "import/nsys/nsys_reader.h"
 #include "import/perfetto/perfetto_reader.h"
 #include "import/xplane/xplane_reader.h"
@@ -33,6 +34,14 @@ constexpr std::array kReaders = {
                  "Perfetto protobuf trace (TracePacket stream: .pftrace, .perfetto-trace, plain or "
                  "gzip)",
                  &LooksLikePerfetto, kPerfettoNames, nullptr, &ReadPerfetto},
+    FormatReader{TraceFormat::kNeuronExplorer,
+                 "neuron-explorer",
+                 "Neuron Explorer output directory (Parquet tables, with a Metadata or "
+                 "SystemProfileMetadata table)",
+                 nullptr,
+                 {},
+                 &neuron::IsNeuronExplorerDir,
+                 &neuron::ReadNeuronExplorer},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",

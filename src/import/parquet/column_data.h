@@ -52,16 +52,21 @@ struct ValueBuffer {
 class ColumnData {
  public:
   ColumnData() = default;
-  explicit ColumnData(const ColumnDescriptor* descriptor) { Reset(descriptor); }
+  explicit ColumnData(const ColumnDescriptor* descriptor, bool dictionary_indexed = false) {
+    Reset(descriptor, dictionary_indexed);
+  }
 
   // Empties this for a new read of `descriptor`'s column, keeping the memory it holds (a reader
   // that reuses its ColumnData does not fault fresh pages in for every row group).
-  void Reset(const ColumnDescriptor* descriptor) {
+  // `dictionary_indexed` (BYTE_ARRAY only): values are kept as indices into dictionary().
+  void Reset(const ColumnDescriptor* descriptor, bool dictionary_indexed = false) {
     descriptor_ = descriptor;
     num_levels_ = 0;
     def_.clear();
     rep_.clear();
     values_.Clear();
+    indices_.clear();
+    indexed_ = dictionary_indexed && descriptor->type == PhysicalType::kByteArray;
     if (descriptor->type == PhysicalType::kByteArray) values_.offsets.push_back(0);
   }
 
@@ -88,8 +93,16 @@ class ColumnData {
   // is type_length bytes at i * type_length; offsets() is empty.
   std::span<const int64_t> offsets() const { return values_.offsets.span(); }
   std::span<const uint8_t> bytes() const { return values_.data.span(); }
+  // Dictionary-indexed columns (ReadOptions::dictionary_index_columns): value i is
+  // dictionary().ByteArray(dictionary_indices()[i]); offsets() and bytes() are then empty. The
+  // dictionary holds the chunk's dictionary page, then the values of any page stored without it.
+  bool dictionary_indexed() const { return indexed_; }
+  std::span<const int32_t> dictionary_indices() const { return indices_.span(); }
+  const ValueBuffer& dictionary() const { return dictionary_; }
+
   // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY value i.
   std::string_view ByteArray(int64_t i) const {
+    if (indexed_) return dictionary_.ByteArray(indices_[i]);
     if (type() == PhysicalType::kByteArray) return values_.ByteArray(i);
     const size_t w = static_cast<size_t>(descriptor_->type_length);
     return {reinterpret_cast<const char*>(values_.data.data()) + i * w, w};
@@ -99,13 +112,15 @@ class ColumnData {
   ValueBuffer* mutable_values() { return &values_; }
   PodBuffer<int16_t>* mutable_def_levels() { return &def_; }
   PodBuffer<int16_t>* mutable_rep_levels() { return &rep_; }
+  PodBuffer<int32_t>* mutable_dictionary_indices() { return &indices_; }
   void add_levels(int64_t n) { num_levels_ += n; }
   // The reader's working memory, kept for the next read: a page decompressed, the dictionary.
   PodBuffer<uint8_t>* mutable_scratch() { return &scratch_; }
   ValueBuffer* mutable_dictionary() { return &dictionary_; }
   // Bytes held (capacity not counted).
   uint64_t bytes_held() const {
-    return values_.data.size() + values_.offsets.size() * 8 + (def_.size() + rep_.size()) * 2;
+    return values_.data.size() + values_.offsets.size() * 8 + (def_.size() + rep_.size()) * 2 +
+           indices_.size() * 4;
   }
 
  private:
@@ -120,6 +135,8 @@ class ColumnData {
   PodBuffer<int16_t> def_;
   PodBuffer<int16_t> rep_;
   ValueBuffer values_;
+  bool indexed_ = false;
+  PodBuffer<int32_t> indices_;  // dictionary-indexed columns: one per value
   PodBuffer<uint8_t> scratch_;
   ValueBuffer dictionary_;
 };

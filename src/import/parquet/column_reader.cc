@@ -107,6 +107,9 @@ class ChunkReader {
   // `data` holds `size` bytes as stored; `raw_size` bytes once decompressed (when `compressed`).
   std::string Values(int32_t encoding, const uint8_t* data, size_t size, size_t raw_size,
                      bool compressed, int64_t levels_before, int64_t n);
+  // Values() for a dictionary-indexed column: indices, or new dictionary entries.
+  std::string IndexedValues(Encoding encoding, const uint8_t* data, size_t size, size_t raw_size,
+                            bool compressed, int64_t count);
   std::string CheckBudget(int64_t n);
 
   const ChunkSource& src_;
@@ -254,8 +257,10 @@ std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t si
   const uint64_t before = out_->bytes_held();
   std::string why;
   const auto width = static_cast<uint64_t>(FixedWidth(column_.type, column_.type_length));
-  if (compressed && encoding == static_cast<int32_t>(Encoding::kPlain) && width > 0 &&
-      column_.type != PhysicalType::kBoolean) {
+  if (out_->dictionary_indexed()) {
+    why = IndexedValues(static_cast<Encoding>(encoding), data, size, raw_size, compressed, count);
+  } else if (compressed && encoding == static_cast<int32_t>(Encoding::kPlain) && width > 0 &&
+             column_.type != PhysicalType::kBoolean) {
     const uint64_t need = static_cast<uint64_t>(count) * width;
     if (need > raw_size)
       return "PLAIN data holds fewer than the page's " + std::to_string(count) + " values";
@@ -276,6 +281,26 @@ std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t si
     }
   }
   if (why.empty()) *src_.row_group_bytes += out_->bytes_held() - before;
+  return why;
+}
+
+std::string ChunkReader::IndexedValues(Encoding encoding, const uint8_t* data, size_t size,
+                                       size_t raw_size, bool compressed, int64_t count) {
+  const uint8_t* raw = data;
+  if (compressed) {
+    if (std::string why = Uncompress(data, size, raw_size, &raw); !why.empty()) return why;
+    size = raw_size;
+  }
+  std::string why;
+  if (encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary) {
+    if (!has_dictionary_ && count > 0) return "dictionary-encoded page without a dictionary page";
+    why =
+        DecodeDictionaryIndices(raw, size, count, dictionary_, out_->mutable_dictionary_indices());
+  } else {
+    why = AppendToDictionary(encoding, column_, raw, size, count, src_.options->max_page_bytes,
+                             &dictionary_, out_->mutable_dictionary_indices());
+  }
+  if (why.empty()) out_->mutable_values()->count += count;
   return why;
 }
 

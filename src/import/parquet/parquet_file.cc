@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -187,10 +188,13 @@ Status ParquetFile::ReadRowGroup(int row_group, std::span<const int> columns,
         out->columns.clear();
         return Status::InvalidArgument(impl_->name + ": no column " + std::to_string(c));
       }
+      const bool indexed = std::find(options.dictionary_index_columns.begin(),
+                                     options.dictionary_index_columns.end(),
+                                     c) != options.dictionary_index_columns.end();
       if (same) {
-        out->columns[i].Reset(&schema.column(c));
+        out->columns[i].Reset(&schema.column(c), indexed);
       } else {
-        out->columns.emplace_back(&schema.column(c));
+        out->columns.emplace_back(&schema.column(c), indexed);
       }
       ColumnData& data = out->columns[i];
       if (Status st = ReadColumnChunk(source, rg.columns[c], schema.column(c), &data); !st.ok()) {

@@ -105,6 +105,46 @@ TEST(ParquetFileTest, NullsDictionaryAndPageV2) {
   EXPECT_EQ(s.ByteArray(4), "green");
 }
 
+// ReadOptions::dictionary_index_columns: indices into the chunk's dictionary, the values of a
+// page stored without it (a writer's fallback) appended to the dictionary, and every value the
+// same as the copied read gives.
+TEST(ParquetFileTest, DictionaryIndicesWithAPlainFallbackPage) {
+  TestFileWriter w({Root(1), Leaf("s", T::BYTE_ARRAY, R::OPTIONAL)});
+  w.BeginRowGroup(7);
+  w.BeginColumn(Codec::kSnappy);
+  w.AddDictionaryPage(2, testing::PlainByteArrays({"tensor", "vector"}));
+  std::string indices = std::string(1, '\x01') + testing::RleHybrid({1, 0, 1}, 1);
+  w.AddDataPageV1(4, testing::Levels({1, 1, 0, 1}, 1) + indices, E::RLE_DICTIONARY);
+  w.AddDataPageV1(3, testing::Levels({1, 1, 1}, 1) + testing::PlainByteArrays({"gpsimd", "", "x"}));
+  w.EndColumn();
+  Opened o = Open(w.Finish());
+  RowGroupData copied, indexed;
+  ASSERT_TRUE(ReadAll(*o.file, &copied).ok());
+  ReadOptions options;
+  options.dictionary_index_columns = {0};
+  ASSERT_TRUE(ReadAll(*o.file, &indexed, 0, options).ok());
+  const ColumnData& c = indexed.columns[0];
+  ASSERT_TRUE(c.dictionary_indexed());
+  EXPECT_FALSE(copied.columns[0].dictionary_indexed());
+  EXPECT_EQ(std::vector<int32_t>(c.dictionary_indices().begin(), c.dictionary_indices().end()),
+            (std::vector<int32_t>{1, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(c.dictionary().count, 5);
+  ASSERT_EQ(c.num_values(), 6);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(c.ByteArray(i), copied.columns[0].ByteArray(i)) << i;
+  EXPECT_EQ(c.ByteArray(3), "gpsimd");
+  // An index past the dictionary is refused, naming the column.
+  TestFileWriter bad({Root(1), Leaf("s", T::BYTE_ARRAY, R::REQUIRED)});
+  bad.BeginRowGroup(1);
+  bad.BeginColumn();
+  bad.AddDictionaryPage(1, testing::PlainByteArrays({"a"}));
+  bad.AddDataPageV1(1, std::string(1, '\x02') + testing::RleHybrid({3}, 2), E::RLE_DICTIONARY);
+  bad.EndColumn();
+  Opened b = Open(bad.Finish());
+  const Status st = ReadAll(*b.file, &indexed, 0, options);
+  EXPECT_NE(st.message().find("column 's' row group 0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("out of range"), std::string::npos) << st.message();
+}
+
 TEST(ParquetFileTest, DeltaEncodedPages) {
   TestFileWriter w({Root(1), Leaf("t", T::INT64, R::REQUIRED)});
   std::vector<int64_t> v;

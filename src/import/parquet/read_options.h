@@ -4,6 +4,7 @@
 #define OPSCOPE_IMPORT_PARQUET_READ_OPTIONS_H_
 
 #include <cstdint>
+#include <vector>
 
 namespace opscope::parquet {
 
@@ -20,6 +21,12 @@ struct ReadOptions {
   uint64_t max_page_bytes = uint64_t{256} << 20;
   // The most bytes the columns read from one row group may decode to.
   uint64_t max_row_group_bytes = uint64_t{16} << 30;
+  // BYTE_ARRAY columns (schema column indices) read as indices into their chunk's dictionary
+  // (ColumnData::dictionary_indices()) instead of copied values: a reader that interns names looks
+  // each distinct string up once per row group, not once per row. Pages a writer stored without the
+  // dictionary (its fallback to PLAIN or DELTA when the dictionary grows large) append their values
+  // to the dictionary, so every value has an index. Other columns listed here read as usual.
+  std::vector<int> dictionary_index_columns;
 };
 
 }  // namespace opscope::parquet

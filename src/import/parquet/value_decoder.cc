@@ -263,4 +263,67 @@ std::string DecodeValues(Encoding encoding, const ColumnDescriptor& column, cons
   return Unsupported(encoding, column);
 }
 
+std::string DecodeDictionaryIndices(const uint8_t* data, size_t size, int64_t count,
+                                    const ValueBuffer& dict, PodBuffer<int32_t>* indices) {
+  if (count == 0) return "";
+  if (size < 1) return "dictionary indices missing";
+  const int width = data[0];
+  if (width > 32) return "dictionary index bit width " + std::to_string(width);
+  RleDecoder decoder(data + 1, size - 1, width);
+  auto* dst = reinterpret_cast<uint32_t*>(indices->Extend(static_cast<size_t>(count)));
+  for (int64_t done = 0; done < count;) {
+    const size_t n = std::min<size_t>(kBatch, static_cast<size_t>(count - done));
+    if (decoder.GetBatch(dst + done, n) != n) {
+      return decoder.error() ? std::string("dictionary indices: ") + decoder.error()
+                             : TooFew("dictionary index", count);
+    }
+    uint32_t max_index = 0;
+    for (size_t i = 0; i < n; ++i) max_index = std::max(max_index, dst[done + i]);
+    if (max_index >= dict.count) {
+      return "dictionary index " + std::to_string(max_index) + " out of range (the dictionary " +
+             "holds " + std::to_string(dict.count) + " values)";
+    }
+    done += static_cast<int64_t>(n);
+  }
+  return "";
+}
+
+std::string AppendToDictionary(Encoding encoding, const ColumnDescriptor& column,
+                               const uint8_t* data, size_t size, int64_t count, uint64_t max_bytes,
+                               ValueBuffer* dict, PodBuffer<int32_t>* indices) {
+  if (dict->offsets.empty()) dict->offsets.push_back(0);  // a chunk with no dictionary page
+  if (dict->count + count > INT32_MAX) return "more than 2^31 distinct values in a column chunk";
+  // Decoded apart, then appended: DELTA_BYTE_ARRAY's first value may share a prefix with the
+  // column's previous value (parquet-mr carries it across pages), which is seeded first.
+  ValueBuffer page;
+  page.offsets.push_back(0);
+  int64_t seed = 0;
+  if (encoding == Encoding::kDeltaByteArray && !indices->empty()) {
+    const std::string_view last = dict->ByteArray((*indices)[indices->size() - 1]);
+    if (!last.empty()) std::memcpy(page.data.Extend(last.size()), last.data(), last.size());
+    page.offsets.push_back(static_cast<int64_t>(last.size()));
+    page.count = seed = 1;
+  }
+  if (std::string why =
+          DecodeValues(encoding, column, data, size, count, nullptr, max_bytes, &page);
+      !why.empty()) {
+    return why;
+  }
+  const auto first = static_cast<int32_t>(dict->count);
+  const int64_t from = page.offsets[static_cast<size_t>(seed)];
+  const int64_t bytes = page.offsets[static_cast<size_t>(page.count)] - from;
+  const int64_t base = dict->offsets[static_cast<size_t>(dict->count)];
+  if (bytes > 0)
+    std::memcpy(dict->data.Extend(static_cast<size_t>(bytes)), page.data.data() + from,
+                static_cast<size_t>(bytes));
+  int64_t* offsets = dict->offsets.Extend(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    offsets[i] = base + page.offsets[static_cast<size_t>(seed + i + 1)] - from;
+  }
+  dict->count += count;
+  int32_t* dst = indices->Extend(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) dst[i] = first + static_cast<int32_t>(i);
+  return "";
+}
+
 }  // namespace opscope::parquet

@@ -39,6 +39,16 @@ inline constexpr size_t kCopySlack = 32;
 std::string DecodePlain(const ColumnDescriptor& column, const uint8_t* data, size_t size,
                         int64_t count, ValueBuffer* out);
 
+// Dictionary-indexed columns (ReadOptions::dictionary_index_columns): appends `count` RLE /
+// bit-packed dictionary indices, each checked against `dict`'s count, to `indices`.
+std::string DecodeDictionaryIndices(const uint8_t* data, size_t size, int64_t count,
+                                    const ValueBuffer& dict, PodBuffer<int32_t>* indices);
+// The values of a page stored without the dictionary, appended to `dict` as new entries, their
+// indices to `indices`.
+std::string AppendToDictionary(Encoding encoding, const ColumnDescriptor& column,
+                               const uint8_t* data, size_t size, int64_t count, uint64_t max_bytes,
+                               ValueBuffer* dict, PodBuffer<int32_t>* indices);
+
 // A dictionary page's values (PLAIN) into an empty `dict`, padded for the gathers.
 std::string DecodeDictionaryPage(const ColumnDescriptor& column, const uint8_t* data, size_t size,
                                  int64_t count, ValueBuffer* dict);

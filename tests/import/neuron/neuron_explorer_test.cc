@@ -1,0 +1,152 @@
+// End-to-end tests of the Neuron Explorer reader: profile directories written at test time by an
+// independent Parquet writer (parquet-wasm, write_profile.mjs, field types from the documented
+// schema) from the JSON descriptions in specs/, opened through ImportTrace. Needs node (skipped
+// with a message without it); installs the writer with `npm ci` here when node_modules lacks it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "opscope/import.h"
+#include "opscope/trace.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kHere = OPSCOPE_NEURON_TEST_DIR;
+const std::string kReference = OPSCOPE_NEURON_SCHEMA_REFERENCE;
+
+// Writes specs/<name>.json as a profile directory; "" when the writer cannot run (`why` says).
+std::string WriteProfile(const std::string& name, std::string* why) {
+  if (std::system("node --version > /dev/null 2>&1") != 0) {
+    *why = "node is not installed: cannot run the Parquet writer";
+    return "";
+  }
+  if (!fs::exists(kHere / "node_modules" / "parquet-wasm" / "package.json")) {
+    const std::string npm =
+        "cd '" + kHere.string() + "' && npm ci --no-audit --no-fund > /dev/null 2>&1";
+    if (std::system(npm.c_str()) != 0) {
+      *why = "npm ci failed in " + kHere.string();
+      return "";
+    }
+  }
+  const fs::path out =
+      fs::temp_directory_path() / ("opscope_neuron_" + name + "_" + std::to_string(::getpid()));
+  const std::string cmd = "node '" + (kHere / "write_profile.mjs").string() + "' '" + kReference +
+                          "' '" + (kHere / "specs" / (name + ".json")).string() + "' '" +
+                          out.string() + "'";
+  if (std::system(cmd.c_str()) != 0) {
+    *why = cmd + " failed";
+    return "";
+  }
+  return out.string();
+}
+
+// Slices per track name.
+std::map<std::string, int> SlicesByTrack(const Trace& trace) {
+  std::map<std::string, int> count;
+  for (const Slice& s : trace.slices())
+    ++count[std::string(trace.Str(trace.tracks()[s.track].name))];
+  return count;
+}
+
+TEST(NeuronExplorerTest, OpensLanesPerEngineAndDmaQueue) {
+  std::string why;
+  const std::string dir = WriteProfile("two_executions", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(DetectTraceFormat(dir), TraceFormat::kNeuronExplorer);
+  Trace trace;
+  ImportStats stats;
+  Status st = ImportTrace(dir, &trace, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.format, TraceFormat::kNeuronExplorer);
+  const std::map<std::string, int> lanes = SlicesByTrack(trace);
+  std::string names;
+  for (const auto& [name, n] : lanes) names += name + "=" + std::to_string(n) + " ";
+  // 4 instructions on 3 engines, 2 executions, 2 DMA transfers on one queue.
+  int instructions = 0, engines = 0;
+  for (const auto& [name, n] : lanes) {
+    if (name.find("TensorMatrix") != std::string::npos) {
+      EXPECT_EQ(n, 2) << names;
+    }
+    if (name.find("TensorMatrix") != std::string::npos ||
+        name.find("Vector") != std::string::npos || name.find("Scalar") != std::string::npos) {
+      instructions += n;
+      ++engines;
+    }
+  }
+  EXPECT_EQ(engines, 3) << names;
+  EXPECT_EQ(instructions, 4) << names;
+  bool dma = false;
+  for (const auto& [name, n] : lanes) dma |= name.find("qSyncIO") != std::string::npos && n == 2;
+  EXPECT_TRUE(dma) << names;
+  // Times stay exact: the first instruction 100 ns after the first hardware timestamp's execution.
+  int64_t first_matmul = -1;
+  for (const Slice& s : trace.slices()) {
+    if (trace.Str(s.name) == "MATMUL" && first_matmul < 0) first_matmul = s.ts_ns;
+  }
+  int64_t first_exec = INT64_MAX;
+  for (const Slice& s : trace.slices()) {
+    const std::string_view track = trace.Str(trace.tracks()[s.track].name);
+    if (track.find("TensorMatrix") == std::string_view::npos) continue;
+    first_exec = std::min(first_exec, s.ts_ns);
+  }
+  EXPECT_EQ(first_matmul, first_exec);
+  fs::remove_all(dir);
+}
+
+// A MAJOR version past the documented one is read when every field opscope needs is there, with a
+// warning naming the version; a field it needs that is missing is an error naming the table.
+TEST(NeuronExplorerTest, MajorVersionChangeWarnsAndChecksFields) {
+  std::string why;
+  const std::string dir = WriteProfile("major_version", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  Trace trace;
+  Status st = ImportTrace(dir, &trace);
+  ASSERT_TRUE(st.ok()) << st.message();
+  bool warned = false;
+  for (const std::string& w : trace.metadata().warnings) {
+    warned |= w.find("8.0.0") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+  fs::remove_all(dir);
+}
+
+TEST(NeuronExplorerTest, MissingRequiredFieldNamesTableAndColumn) {
+  std::string why;
+  const std::string dir = WriteProfile("missing_field", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  Trace trace;
+  Status st = ImportTrace(dir, &trace);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("Instruction"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("opcode"), std::string::npos) << st.message();
+  fs::remove_all(dir);
+}
+
+TEST(NeuronExplorerTest, UnknownFieldsAreIgnoredAndCounted) {
+  std::string why;
+  const std::string dir = WriteProfile("unknown_table", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  Trace trace;
+  ImportStats stats;
+  Status st = ImportTrace(dir, &trace, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  bool warned = false;
+  for (const std::string& w : trace.metadata().warnings) {
+    warned |= w.find("future_field") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(trace.slices().size() >= 1, true);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace opscope
