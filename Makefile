@@ -19,7 +19,7 @@ APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libcla
   openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-pytest python3-pandas python3-numpy \
   python3-pip python3-setuptools python3-wheel python3-venv python3-torch \
   libthrift-dev thrift-compiler libsnappy-dev liblz4-dev libbrotli-dev libsqlite3-dev sqlite3 \
-  python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat nodejs npm
+  python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat
 
 .PHONY: demo test deps build asan fuzz bench unit-test asan-test fuzz-test browser-test format \
   format-check clean
