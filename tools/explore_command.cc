@@ -141,6 +141,9 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, E
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t pool_size = std::min<size_t>(opened->size(), cores);
   ImportOptions options;
+  // A named pipe is served as it is written, however long its writer takes: the page shows the
+  // loading state meanwhile, and SIGTERM stops the server.
+  options.pipe_writer_wait_ms = 0;
   options.threads = threads > 0 || pool_size <= 1
                         ? threads
                         : static_cast<int>(std::max<size_t>(1, cores / pool_size));

@@ -78,6 +78,11 @@ struct ImportOptions {
   // import only this part ("INSTANCE/PID" of a worker process); empty imports every part as one
   // trace.
   std::string part;
+  // How long a named pipe may go without a writer's first bytes (or its close) before the import
+  // fails with kIoError ("a named pipe that no program wrote to within N s"): a pipe nobody writes
+  // to would otherwise block forever. 0 waits as long as it takes (`opscope explore`, which serves
+  // its loading progress meanwhile and stops on SIGTERM).
+  int pipe_writer_wait_ms = 5000;
 };
 
 // What an import read. The counts name Kineto JSON's events; other readers count their own records

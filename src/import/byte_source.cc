@@ -2,6 +2,7 @@
 #include "import/byte_source.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -222,20 +223,17 @@ bool IsGzipSource(const ByteSource* source) {
 
 namespace {
 
-// How long a named pipe may go without a writer's first bytes (or its close) before the open
-// fails: `<(zcat trace.json.gz)` writes within milliseconds; a pipe nobody writes to would block
-// forever.
-constexpr int kPipeWriterWaitMs = 5000;
-
 // Opens the named pipe `path` once a writer has sent something or closed it; nullptr with errno
 // set (ETIMEDOUT when no writer came).
-std::FILE* OpenPipe(const std::string& path) {
+// `wait_ms` <= 0 waits without limit. (`<(zcat trace.json.gz)` writes within milliseconds; a pipe
+// nobody writes to would block forever.)
+std::FILE* OpenPipe(const std::string& path, int wait_ms) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return nullptr;
   pollfd p{fd, POLLIN, 0};
   int ready = 0;
   do {
-    ready = ::poll(&p, 1, kPipeWriterWaitMs);
+    ready = ::poll(&p, 1, wait_ms > 0 ? wait_ms : -1);
   } while (ready < 0 && errno == EINTR);
   const int flags = ::fcntl(fd, F_GETFL);
   std::FILE* f = ready > 0 && flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
@@ -251,14 +249,15 @@ std::FILE* OpenPipe(const std::string& path) {
 
 }  // namespace
 
-Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
+Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out,
+                      int pipe_writer_wait_ms) {
   struct stat named {};
   const bool pipe = ::stat(path.c_str(), &named) == 0 && S_ISFIFO(named.st_mode);
-  std::FILE* f = pipe ? OpenPipe(path) : std::fopen(path.c_str(), "rb");
+  std::FILE* f = pipe ? OpenPipe(path, pipe_writer_wait_ms) : std::fopen(path.c_str(), "rb");
   if (!f && pipe && errno == ETIMEDOUT) {
     return Status::IoError("cannot open " + path +
                                ": a named pipe that no program wrote to within " +
-                               std::to_string(kPipeWriterWaitMs / 1000) + " s",
+                               fmt::format("{:g} s", pipe_writer_wait_ms / 1000.0),
                            path);
   }
   if (!f) {

@@ -29,7 +29,10 @@ class ByteSource {
 // Opens `path`; gzip is detected from the magic bytes, not the name. kNotFound when the file does
 // not exist, else kIoError when it cannot be opened, is a directory or cannot be read; every
 // error names the path.
-Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);
+// A named pipe must get a writer's first bytes (or its close) within `pipe_writer_wait_ms` (0:
+// no limit).
+Status OpenFileSource(const std::string& path, std::unique_ptr<ByteSource>* out,
+                      int pipe_writer_wait_ms = 5000);
 // True when `source` (from OpenFileSource / OpenMemorySource) inflates gzip.
 bool IsGzipSource(const ByteSource* source);
 // `data` must outlive the source. gzip is detected from the magic bytes.

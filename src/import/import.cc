@@ -78,7 +78,7 @@ Status ImportTrace(const std::string& path, Trace* out, ImportStats* stats,
   std::error_code ec;
   if (fs::is_directory(path, ec)) return ImportDirectory(path, out, stats, options);
   std::unique_ptr<ImportInput> in;
-  Status st = ImportInput::OpenFile(path, &in);
+  Status st = ImportInput::OpenFile(path, &in, options.pipe_writer_wait_ms);
   if (!st.ok()) {
     *out = Trace();
     out->Finalize();

@@ -38,9 +38,10 @@ ImportInput::~ImportInput() {
   if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
 }
 
-Status ImportInput::OpenFile(const std::string& path, std::unique_ptr<ImportInput>* out) {
+Status ImportInput::OpenFile(const std::string& path, std::unique_ptr<ImportInput>* out,
+                             int pipe_writer_wait_ms) {
   std::unique_ptr<ByteSource> source;
-  Status st = OpenFileSource(path, &source);
+  Status st = OpenFileSource(path, &source, pipe_writer_wait_ms);
   if (!st.ok()) return st;
   std::unique_ptr<ImportInput> in(new ImportInput());
   in->path_ = path;

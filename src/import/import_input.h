@@ -28,7 +28,9 @@ class ImportInput {
   static constexpr size_t kHeadBytes = size_t{1} << 20;
 
   // A file or named pipe at `path` (gzip detected by content). kNotFound / kIoError name the path.
-  static Status OpenFile(const std::string& path, std::unique_ptr<ImportInput>* out);
+  // `pipe_writer_wait_ms` as ImportOptions has it.
+  static Status OpenFile(const std::string& path, std::unique_ptr<ImportInput>* out,
+                         int pipe_writer_wait_ms = 5000);
   // A folder (one profile made of several files).
   static std::unique_ptr<ImportInput> OpenDirectory(const std::string& path);
   // Bytes in memory (plain or gzip); `data` must outlive the input.

@@ -116,6 +116,15 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(const std::filesy
   return rows;
 }
 
+// True in the sanitizer build (OPSCOPE_SANITIZE): AddressSanitizer's shadow memory and quarantine
+// are in every memory figure, and it reserves terabytes of address space, so checks of peak memory
+// or runs under an address-space limit are left to the other builds.
+#ifdef OPSCOPE_SANITIZE
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // What a command run by RunCommand or RunOpscope did.
 struct CommandResult {
   int exit_code = -1;  // the exit status; -1 when it could not start or was killed by a signal

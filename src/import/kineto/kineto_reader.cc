@@ -84,7 +84,8 @@ Status ReadKinetoJson(ImportInput* in, Trace* out, ImportStats* stats,
   TraceDocumentReader document(&stream, &parser, parallel.get(), &translator, &log);
   if (options.progress) {
     const uint64_t total = in->stored_bytes();
-    document.set_on_batch([&] { options.progress(source->input_bytes(), total); });
+    document.set_on_batch(
+        [&source, &options, total] { options.progress(source->input_bytes(), total); });
   }
   Status st = document.Read();
   if (parallel) threads = parallel->threads_used();

@@ -182,8 +182,9 @@ void PacketDecoder::OnInternedData(data_view data, SequenceState* seq) {
       r.skip();
       continue;
     }
+    const uint32_t tag = r.tag();  // before get_view(): protozero's debug builds reset it there
     const data_view entry = r.get_view();
-    switch (r.tag()) {
+    switch (tag) {
       case pi::kEventNames:
         ForEachInterned(
             entry, [&](uint64_t iid, std::string_view s) { seq->event_names.Set(iid, Text(s)); });
