@@ -27,11 +27,19 @@ endfunction()
 # Tests may include public headers and the internal headers docs/architecture.md lists for them
 # (tools/check_includes.py enforces which). ctest gives them OPSCOPE_SOURCE_DIR,
 # OPSCOPE_BINARY_DIR and OPSCOPE_FIXTURES_DIR (the shared fixture traces) in the environment.
+# Their main() is tests/gtest_main.cc: a run whose every test was skipped exits 77, which ctest
+# reports as skipped; a failed SetUpTestSuite is a failure (ctest's default, a "[  SKIPPED ]"
+# pattern, read it as a skip).
 function(opscope_test)
   cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT TARGET opscope_gtest_main)
+    add_library(opscope_gtest_main STATIC ${PROJECT_SOURCE_DIR}/tests/gtest_main.cc)
+    target_link_libraries(opscope_gtest_main PUBLIC GTest::gtest)
+    target_compile_options(opscope_gtest_main PRIVATE ${OPSCOPE_WARNINGS})
+  endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest opscope_gtest_main)
   target_compile_options(${ARG_NAME} PRIVATE ${OPSCOPE_WARNINGS})
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
@@ -42,7 +50,8 @@ function(opscope_test)
           "OPSCOPE_FIXTURES_DIR=${OPSCOPE_FIXTURES_DIR}")
   set(env_file ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_environment.cmake)
   file(WRITE ${env_file} "if(${ARG_NAME}_TESTS)\n"
-       "  set_tests_properties(\${${ARG_NAME}_TESTS} PROPERTIES ENVIRONMENT [==[${env}]==])\n"
+       "  set_tests_properties(\${${ARG_NAME}_TESTS} PROPERTIES ENVIRONMENT [==[${env}]==]\n"
+       "                       SKIP_REGULAR_EXPRESSION \"\" SKIP_RETURN_CODE 77)\n"
        "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${env_file})
 endfunction()

@@ -105,7 +105,11 @@ class ExplorerFiguresTest : public ::testing::Test {
       ASSERT_TRUE(listed.ok()) << listed.message();
       for (const std::string& f : found) {
         Trace trace;
-        ASSERT_TRUE(ImportTrace(f, &trace).ok()) << f;
+        const Status imported = ImportTrace(f, &trace);
+        // A fixture that is not a valid trace (XPlaneTpuFixtureTest covers the corrupt XSpace
+        // there) has no figures to compare; the demo's traces must all open.
+        if (!imported.ok() && dir != demo_.string()) continue;
+        ASSERT_TRUE(imported.ok()) << f << ": " << imported.message();
         explorer_->AddTrace(f, std::move(trace), f);
         files_.push_back(f);
       }
