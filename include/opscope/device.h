@@ -23,9 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -216,21 +214,8 @@ class CapacityAllocator {
   MemoryStats stats() const;
 
  private:
-  void ReleaseCacheLocked();
-  size_t Round(size_t nbytes) const { return (nbytes + alignment_ - 1) / alignment_ * alignment_; }
-  // The event of one allocation (bytes > 0) or free (bytes < 0) with the totals now; mu_ held.
-  MemoryUsage UsageLocked(void* ptr, int64_t bytes) const;
-
-  Device device_;
-  size_t alignment_;
-  mutable std::mutex mu_;
-  size_t capacity_;
-  size_t allocated_ = 0;  // live blocks, rounded up to the alignment
-  size_t pending_ = 0;    // retired blocks not yet released
-  size_t peak_ = 0;
-  size_t cached_ = 0;  // bytes in cache_
-  size_t cache_limit_;
-  std::multimap<size_t, void*> cache_;  // rounded size -> block
+  struct State;  // the counters, the cache and their mutex (capacity_allocator.cc)
+  std::unique_ptr<State> state_;
 };
 
 // "64.00 MiB", "512 bytes": the byte counts in error messages.
