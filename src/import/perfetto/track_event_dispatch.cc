@@ -302,23 +302,36 @@ void TrackEventReader::AddCounters(const Fields& f, uint32_t slot, uint32_t sequ
   (void)slot;
   (void)sequence_id;
   if (range_start_ && ts_ns < *range_start_) return;
+  // A value on a track that is not a counter track is dropped, as a counter event there is.
+  bool not_counter = false;
+  auto add = [&](uint64_t uuid, double value) {
+    const uint32_t counter = tracks_->ForUuid(uuid);
+    tracks_->NoteEvent(counter, "");
+    if (tracks_->slot(counter).type != TrackTable::SlotType::kCounter) {
+      not_counter = true;
+      return;
+    }
+    CounterSample(counter, seq, ts_ns, value);
+  };
   const std::vector<uint64_t>& uuids =
       f.has_extra_uuids ? f.extra_uuids : seq->default_extra_counters;
   for (size_t i = 0; i < f.extra_values.size() && i < uuids.size(); ++i) {
-    const uint32_t counter = tracks_->ForUuid(uuids[i]);
-    tracks_->NoteEvent(counter, "");
-    CounterSample(counter, seq, ts_ns, static_cast<double>(f.extra_values[i]));
+    add(uuids[i], static_cast<double>(f.extra_values[i]));
   }
   const std::vector<uint64_t>& double_uuids =
       f.has_extra_double_uuids ? f.extra_double_uuids : seq->default_extra_double_counters;
   for (size_t i = 0; i < f.extra_double_values.size() && i < double_uuids.size(); ++i) {
-    const uint32_t counter = tracks_->ForUuid(double_uuids[i]);
-    tracks_->NoteEvent(counter, "");
-    CounterSample(counter, seq, ts_ns, f.extra_double_values[i]);
+    add(double_uuids[i], f.extra_double_values[i]);
   }
   if (f.extra_values.size() > uuids.size() || f.extra_double_values.size() > double_uuids.size()) {
     log_->Warn("an event has more extra counter values than counter tracks; the rest are dropped",
                false);
+  }
+  if (not_counter) {
+    log_->Warn(
+        "an event has an extra counter value on a track that is not a counter track; "
+        "it is dropped",
+        false);
   }
 }
 
