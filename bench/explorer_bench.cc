@@ -38,7 +38,6 @@
 
 #include "base/json_writer.h"
 #include "bench/first_answer.h"
-#include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
@@ -125,11 +124,11 @@ size_t NaiveViewport(const opscope::Trace& t, int64_t t0, int64_t t1) {
 opscope::Trace Generate(double target_mb, const std::string& path) {
   namespace ex = opscope::explorer;
   // Bytes per event, from a small sample written the same way.
-  WriteKinetoJson(ex::MakeSyntheticNeuronTrace({.target_events = 20000}), path);
+  WriteKinetoJson(opscope::MakeSyntheticNeuronTrace({.target_events = 20000}), path);
   const double per_event = static_cast<double>(std::filesystem::file_size(path)) / 20000;
   const auto events = static_cast<int64_t>(target_mb * 1e6 / per_event);
   auto t0 = Clock::now();
-  opscope::Trace generated = ex::MakeSyntheticNeuronTrace({.target_events = events});
+  opscope::Trace generated = opscope::MakeSyntheticNeuronTrace({.target_events = events});
   auto t1 = Clock::now();
   WriteKinetoJson(generated, path);
   std::printf("explorer_bench: generated %zu events in %.0f ms; Kineto JSON %.1f MB\n",

@@ -89,7 +89,6 @@ INTERNAL_USES = [
     # uses it; so do the tests of what it holds.
     ("src/base/*.h", ["src/*", "tests/*"]),
     ("src/base/json_writer.h", ["bench/*"]),
-    ("src/base/json_escape.h", ["tools/demo_rmsnorm.cc", "tools/model_command.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
     # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
@@ -157,15 +156,12 @@ INTERNAL_USES = [
                                  "bench/generated_trace.cc"]),
     # The CPU kernels, timed against memcpy.
     ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
-    # The Explorer's index and summaries (tests, benchmark) and its synthetic trace (tests,
-    # benchmark, `opscope explore --synthetic`).
+    # The Explorer's index and summaries (tests, benchmark).
     ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                     "bench/analysis_bench.cc"]),
     ("src/explorer/summary.h", ["tests/explorer/*"]),
     # A time range's op table is checked against the table of the range copied out.
     ("src/explorer/op_table.h", ["tests/explorer/*"]),
-    ("src/explorer/synthetic_trace.h", ["tests/explorer/*", "bench/explorer_bench.cc",
-                                        "tools/explore_command.cc"]),
     # The CLI's own headers; its demo library (tools/CMakeLists.txt: opscope_demo) is also
     # linked by the demo's tests.
     ("tools/*.h", ["tools/*"]),

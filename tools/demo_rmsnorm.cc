@@ -9,7 +9,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "base/json_escape.h"
 #include "opscope/activity.h"
 #include "opscope/analysis.h"
 #include "opscope/device.h"
@@ -21,8 +20,6 @@
 
 namespace opscope::tools {
 namespace {
-
-using internal::JsonString;
 
 std::string Bytes(double b) {
   if (b <= 0) return "-";
@@ -126,7 +123,7 @@ std::string MemoryJson(const VariantResult& r) {
   return fmt::format(
       "{{\"device\": {}, \"peak_bytes_per_call\": {}, \"allocated_bytes_per_call\": {:.0f}, "
       "\"allocations_per_call\": {:.3f}}}",
-      JsonString(r.memory_device), r.peak_memory_bytes_per_call, r.allocated_bytes_per_call,
+      JsonQuote(r.memory_device), r.peak_memory_bytes_per_call, r.allocated_bytes_per_call,
       r.allocations_per_call);
 }
 
@@ -349,13 +346,13 @@ std::string FormatDemoJson(const DemoReport& report) {
   std::string out = fmt::format(
       "{{\"demo\": \"rmsnorm\", \"device\": {}, \"model\": {}, \"shape\": [{}, {}], \"iters\": {}, "
       "\"warmup\": {}, \"sync\": {}, \"flush_on_stop\": {}, \"variants\": [",
-      JsonString(report.device), JsonString(report.model), o.rows, o.hidden, o.iters, o.warmup,
+      JsonQuote(report.device), JsonQuote(report.model), o.rows, o.hidden, o.iters, o.warmup,
       o.sync, o.flush_on_stop);
   for (size_t i = 0; i < report.variants.size(); ++i) {
     const VariantResult& r = report.variants[i];
     std::string shares;
     for (const auto& [key, share] : r.device_share) {
-      shares += fmt::format("{}{}: {:.6f}", shares.empty() ? "" : ", ", JsonString(key), share);
+      shares += fmt::format("{}{}: {:.6f}", shares.empty() ? "" : ", ", JsonQuote(key), share);
     }
     out += fmt::format(
         "{}{{\"name\": {}, \"description\": {}, \"device_us_per_call\": {:.3f}, "
@@ -363,10 +360,10 @@ std::string FormatDemoJson(const DemoReport& report) {
         "\"wall_us_per_call\": {:.3f}, \"bytes_per_call\": {:.0f}, \"device_share\": {{{}}}, "
         "\"in_flight_at_stop\": {}, \"max_abs_error\": {:.3g}, \"trace\": {}, \"sort_by\": {}, "
         "\"memory\": {}, \"key_averages\": {}}}",
-        i == 0 ? "" : ", ", JsonString(r.name), JsonString(r.description), r.device_us_per_call,
+        i == 0 ? "" : ", ", JsonQuote(r.name), JsonQuote(r.description), r.device_us_per_call,
         r.device_executions_per_call, r.host_self_cpu_us_per_call, r.wall_us_per_call,
-        r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error, JsonString(r.trace_path),
-        JsonString(r.sort_key), MemoryJson(r), r.averages.ToJson(r.sort_key));
+        r.bytes_per_call, shares, r.in_flight_at_stop, r.max_abs_error, JsonQuote(r.trace_path),
+        JsonQuote(r.sort_key), MemoryJson(r), r.averages.ToJson(r.sort_key));
   }
   // The comparison section of the text output: per variant, the time the table compares
   // (device time on a device model, wall time on cpu) and its ratio to the first variant.
@@ -381,7 +378,7 @@ std::string FormatDemoJson(const DemoReport& report) {
         "{}{{\"variant\": {}, \"time\": {}, \"us_per_call\": {:.3f}, \"vs_{}\": {:.4f}, "
         "\"device_executions_per_call\": {:.3f}, \"host_self_cpu_us_per_call\": {:.3f}, "
         "\"bytes_per_call\": {:.0f}}}",
-        i == 0 ? "" : ", ", JsonString(r.name), dev ? "\"device\"" : "\"wall\"", t, base.name,
+        i == 0 ? "" : ", ", JsonQuote(r.name), dev ? "\"device\"" : "\"wall\"", t, base.name,
         t > 0 ? b / t : 0.0, r.device_executions_per_call, r.host_self_cpu_us_per_call,
         r.bytes_per_call);
   }

@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "explorer/synthetic_trace.h"
 #include "opscope/analysis.h"
 #include "opscope/explorer.h"
 #include "opscope/import.h"
@@ -248,9 +247,9 @@ void LoadAll(std::vector<Opened>* opened, bool job, const ExploreArgs& args, siz
   for (const Opened& o : *opened) ok += o.ok ? 1 : 0;
   if (args.synthetic_events > 0) {
     explorer->ReportProgress(synthetic_slot, 0, 0);
-    opscope::explorer::SyntheticTraceOptions synthetic;
+    SyntheticTraceOptions synthetic;
     synthetic.target_events = args.synthetic_events;
-    Trace trace = opscope::explorer::MakeSyntheticNeuronTrace(synthetic);
+    Trace trace = MakeSyntheticNeuronTrace(synthetic);
     std::printf("generated a synthetic Neuron-style trace: %zu events\n", trace.slices().size());
     explorer->CompleteTrace(synthetic_slot, std::move(trace), args.threads);
     ++ok;

@@ -10,15 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "base/json_escape.h"
 #include "device/neuron/model_graph.h"
+#include "opscope/export.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
 
 namespace opscope::tools {
 namespace {
-
-using internal::JsonString;
 
 struct ModelArgs {
   std::string op;
@@ -148,8 +146,8 @@ std::string FormatJson(const Report& r, const ModelArgs& a) {
       "\"eager\": {}, \"device_us\": {:.3f}, \"engines_us\": {:.3f}, \"phases_us\": {{{}}}, "
       "\"breakdown\": {{{}}}, \"ops\": {}, \"instructions\": {}, \"dma_bytes\": {}, "
       "\"spill_bytes\": {}, \"dma_gbps\": {:.2f}, \"program_switch_us\": {:.3f}}}",
-      JsonString(a.op), JsonString(a.graph), shape, neuron::DtypeName(r.elem_bytes),
-      JsonString(r.params.preset), r.eager, Us(c.device_ns), Us(c.makespan_ns), phases, engines,
+      JsonQuote(a.op), JsonQuote(a.graph), shape, neuron::DtypeName(r.elem_bytes),
+      JsonQuote(r.params.preset), r.eager, Us(c.device_ns), Us(c.makespan_ns), phases, engines,
       r.program.ops.size(), c.instructions, c.dma_bytes, c.spill_bytes,
       c.makespan_ns > 0 ? double(c.dma_bytes) / double(c.makespan_ns) : 0.0,
       r.params.program_switch_us);

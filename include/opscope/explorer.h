@@ -35,6 +35,7 @@
 #define OPSCOPE_EXPLORER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -137,6 +138,20 @@ class Explorer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A generated Neuron-style trace of any size, for trying the Explorer without a profile, for tests
+// and benchmarks (`opscope explore --synthetic N`): RMSNorm calls (user_annotation) made of six
+// aten ops, each launching nrta_execute_schedule -> nc_exec_running on NeuronCore 0 -> engine
+// instructions (TensorE/VectorE/ScalarE/GpSimdE/DMA) carrying the op's External id, plus a CPU
+// counter. The same options give the same trace.
+struct SyntheticTraceOptions {
+  int64_t target_events = 10000;  // slices to generate, about (whole RMSNorm calls)
+  int instructions_per_execution = 10;
+  uint64_t seed = 1;
+};
+
+// Returns a finalized trace.
+Trace MakeSyntheticNeuronTrace(const SyntheticTraceOptions& options);
 
 }  // namespace opscope
 

@@ -14,6 +14,7 @@
 #define OPSCOPE_EXPORT_H_
 
 #include <string>
+#include <string_view>
 
 #include "opscope/status.h"
 #include "opscope/trace.h"
@@ -38,6 +39,12 @@ Status WriteChromeTrace(const Trace& trace, const std::string& path);
 // microseconds with three decimals relative to baseTimeNanoseconds; negative times are clamped to
 // 0. `trace` must be finalized.
 std::string ChromeTraceJson(const Trace& trace, const std::string& trace_name);
+
+// `text` as a quoted JSON string, escaped as every opscope writer escapes names: quotes,
+// backslashes and control characters escaped, invalid UTF-8 bytes replaced by U+FFFD, so the
+// result is valid JSON and valid UTF-8 whatever the bytes. For programs that write their own JSON
+// beside opscope's output.
+std::string JsonQuote(std::string_view text);
 
 }  // namespace opscope
 

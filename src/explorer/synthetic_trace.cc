@@ -1,10 +1,11 @@
-// The generated Neuron-style trace (synthetic_trace.h) for tests, benchmarks and --synthetic.
-#include "explorer/synthetic_trace.h"
-
+// The generated Neuron-style trace (MakeSyntheticNeuronTrace, explorer.h) for tests, benchmarks
+// and --synthetic.
 #include <algorithm>
 #include <array>
 
-namespace opscope::explorer {
+#include "opscope/explorer.h"
+
+namespace opscope {
 namespace {
 
 // xorshift64*: deterministic, so generated traces (and test expectations) are reproducible.
@@ -175,4 +176,4 @@ Trace MakeSyntheticNeuronTrace(const SyntheticTraceOptions& options) {
   return gen.Finish();
 }
 
-}  // namespace opscope::explorer
+}  // namespace opscope

@@ -269,4 +269,6 @@ Status WriteChromeTrace(const Trace& trace, const std::string& path) {
                                   path.size() > 3 && path.ends_with(".gz"), "chrome trace");
 }
 
+std::string JsonQuote(std::string_view text) { return internal::JsonString(text); }
+
 }  // namespace opscope

@@ -17,7 +17,6 @@
 
 #include "base/json_writer.h"
 #include "explorer/op_table.h"
-#include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/explorer.h"
 
@@ -69,13 +68,13 @@ class ExplorerApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     explorer_ = new Explorer(ExplorerOptions{});
-    explorer::SyntheticTraceOptions a;
+    SyntheticTraceOptions a;
     a.target_events = kEvents;
-    explorer_->AddTrace("a.json", explorer::MakeSyntheticNeuronTrace(a), "/tmp/a.json");
-    explorer::SyntheticTraceOptions b;
+    explorer_->AddTrace("a.json", MakeSyntheticNeuronTrace(a), "/tmp/a.json");
+    SyntheticTraceOptions b;
     b.target_events = kEvents / 2;
     b.seed = 7;
-    explorer_->AddTrace("b.json", explorer::MakeSyntheticNeuronTrace(b), "/tmp/b.json");
+    explorer_->AddTrace("b.json", MakeSyntheticNeuronTrace(b), "/tmp/b.json");
     const Status st = explorer_->Start();
     ASSERT_TRUE(st.ok()) << st.message();
   }
@@ -445,9 +444,9 @@ TEST_F(ExplorerApiTest, SearchKeepsTheEarliestMatches) {
 // A time range's op table is aggregated over the index; it must equal the table of a trace
 // holding only that range's slices (built by copying, the way it used to be computed).
 TEST_F(ExplorerApiTest, OpsOfATimeRangeEqualTheTableOfTheCopiedRange) {
-  explorer::SyntheticTraceOptions a;
+  SyntheticTraceOptions a;
   a.target_events = kEvents;
-  const Trace same = explorer::MakeSyntheticNeuronTrace(a);  // trace 0, generated again
+  const Trace same = MakeSyntheticNeuronTrace(a);  // trace 0, generated again
   const explorer::TraceIndex index(same);
   const int64_t span = index.end_ns() - index.start_ns();
   for (int part = 0; part < 6; ++part) {
@@ -510,9 +509,9 @@ TEST(ExplorerTokenTest, TokenIsRequiredOnEveryRequest) {
   ExplorerOptions options;
   options.token = "s3cret-token-0123456789";
   Explorer explorer(options);
-  explorer::SyntheticTraceOptions small;
+  SyntheticTraceOptions small;
   small.target_events = 200;
-  explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
+  explorer.AddTrace("t", MakeSyntheticNeuronTrace(small));
   const Status st = explorer.Start();
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_NE(explorer.Url().find("?token=s3cret-token-0123456789"), std::string::npos);
@@ -551,9 +550,9 @@ TEST(ExplorerTokenTest, SlowTokenlessClientsDoNotLockOutTheTokenHolder) {
   options.token = "s3cret-token-0123456789";
   options.threads = 2;
   Explorer explorer(options);
-  explorer::SyntheticTraceOptions small;
+  SyntheticTraceOptions small;
   small.target_events = 200;
-  explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
+  explorer.AddTrace("t", MakeSyntheticNeuronTrace(small));
   const Status st = explorer.Start();
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<int> slow;
@@ -581,9 +580,9 @@ TEST(ExplorerTokenTest, NonLoopbackHostGetsAGeneratedToken) {
   ExplorerOptions options;
   options.host = "0.0.0.0";
   Explorer explorer(options);
-  explorer::SyntheticTraceOptions small;
+  SyntheticTraceOptions small;
   small.target_events = 100;
-  explorer.AddTrace("t", explorer::MakeSyntheticNeuronTrace(small));
+  explorer.AddTrace("t", MakeSyntheticNeuronTrace(small));
   const Status st = explorer.Start();
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(explorer.token().size(), 32u);

@@ -15,16 +15,15 @@
 #include <thread>
 #include <vector>
 
-#include "explorer/synthetic_trace.h"
 #include "opscope/explorer.h"
 
 namespace opscope {
 namespace {
 
 Trace SmallTrace(int64_t events) {
-  explorer::SyntheticTraceOptions o;
+  SyntheticTraceOptions o;
   o.target_events = events;
-  return explorer::MakeSyntheticNeuronTrace(o);
+  return MakeSyntheticNeuronTrace(o);
 }
 
 class ExplorerLoadingTest : public ::testing::Test {

@@ -9,7 +9,6 @@
 #include <map>
 #include <string>
 
-#include "explorer/synthetic_trace.h"
 #include "opscope/explorer.h"
 
 namespace opscope {
@@ -19,14 +18,14 @@ class ExplorerViewsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     explorer_ = new Explorer(ExplorerOptions{});
-    explorer::SyntheticTraceOptions a;
+    SyntheticTraceOptions a;
     a.target_events = 4000;
-    explorer_->AddTrace("a.json", explorer::MakeSyntheticNeuronTrace(a));
-    explorer::SyntheticTraceOptions b;
+    explorer_->AddTrace("a.json", MakeSyntheticNeuronTrace(a));
+    SyntheticTraceOptions b;
     b.target_events = 2000;
     b.instructions_per_execution = 4;
     b.seed = 3;
-    explorer_->AddTrace("b.json", explorer::MakeSyntheticNeuronTrace(b));
+    explorer_->AddTrace("b.json", MakeSyntheticNeuronTrace(b));
     const Status st = explorer_->Start();
     ASSERT_TRUE(st.ok()) << st.message();
   }

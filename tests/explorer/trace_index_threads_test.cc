@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "base/json_writer.h"
-#include "explorer/synthetic_trace.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
+#include "opscope/explorer.h"
 #include "tests/analysis/fixture_traces.h"
 
 namespace opscope::explorer {
