@@ -247,7 +247,8 @@ class Linker {
   // The time rule, for what no id linked: a Neuron runtime call belongs to the innermost torch op
   // enclosing its start on the same thread (same pid and tid), else on any thread (the op that
   // began last); an execution with no runtime call of its own to the torch runtime call that began
-  // last at or before it (its op), else to the innermost op enclosing its start.
+  // last at or before it (its op), unless an op holding its start began later than that call (a
+  // launch the torch trace did not record): then to the innermost such op.
   void LinkByTime() {
     std::map<std::pair<int64_t, int64_t>, uint32_t> torch_threads;
     std::vector<uint32_t> host_tracks;
@@ -290,11 +291,14 @@ class Linker {
                  n_.Str(n_.tracks()[s.track].name) != kCollectivesLane) {
         auto it = std::upper_bound(torch_runtime.begin(), torch_runtime.end(), ts,
                                    [&](int64_t v, uint32_t i) { return v < t_.slices()[i].ts_ns; });
-        if (it != torch_runtime.begin()) {
-          l_.torch_runtime_of[j] = *(it - 1);
-          op = TorchOpOf(t_, *(it - 1));
+        const uint32_t rt = it != torch_runtime.begin() ? *(it - 1) : kNone;
+        const uint32_t holding = any_thread(ts);
+        if (rt != kNone &&
+            (holding == kNone || t_.slices()[rt].ts_ns >= t_.slices()[holding].ts_ns)) {
+          l_.torch_runtime_of[j] = rt;
+          op = TorchOpOf(t_, rt);
         } else {
-          op = any_thread(ts);
+          op = holding;
         }
       }
       if (op == kNone) continue;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,43 @@ TEST_F(TorchMergeTest, MisalignedPairWithoutIdsWarnsAndLinksNothingByTime) {
   ASSERT_NE(Row(avg, "aten::add"), nullptr);
   EXPECT_EQ(Row(avg, "aten::add")->self_device_time_total_ns, 0);
   EXPECT_EQ(avg.unmatched_device_activity(), 1u);
+}
+
+TEST_F(TorchMergeTest, DeviceProfileExecutionsLinkToTheTorchRuntimeCallBeforeThem) {
+  // A device profile alone (no runtime calls): its device clock starts at 1 ms, at kBase.
+  const std::string spec = R"({"tables":{
+ "Metadata":{"columns":{"first_hw_timestamp":[1000000],"first_ts":["2023-11-14 22:13:20 UTC"],
+   "neuroncore_idx":[0]}},
+ "ExecutionInfo":{"columns":{"execution_index":[0,1],"execution_start_ts":[100000,700000],
+   "execution_end_ts":[400000,1103300]}},
+ "Instruction":{"columns":{"start_ts":[1100100,1700100],"end_ts":[1100200,1700300],
+   "engine":["TensorMatrix","Vector"],"opcode":["MATMUL","TENSOR_TENSOR"]}}
+}})";
+  WriteFile(dir_ / "trace.json", TorchTrace(kBase));
+  if (!WriteProfile(spec, dir_ / "neuron", &why_)) GTEST_SKIP() << why_;
+  Trace trace;
+  ASSERT_TRUE(ImportTrace(dir_.string(), &trace).ok());
+  for (const std::string& w : trace.metadata().warnings) ADD_FAILURE() << "warning: " << w;
+  const KeyAverages avg = KeyAverages::FromTrace(trace);
+  ASSERT_NE(Row(avg, "aten::mul"), nullptr);
+  ASSERT_NE(Row(avg, "aten::add"), nullptr);
+  // aten::mul's execution through the torch trace's runtime call (its correlation); aten::add's,
+  // whose launch the torch trace did not record, through the op holding its start.
+  EXPECT_EQ(Row(avg, "aten::mul")->self_device_time_total_ns, 300000);
+  EXPECT_EQ(Row(avg, "aten::add")->self_device_time_total_ns, 403300);
+  // The torch runtime call stays (the profile has none) and the instructions take their op's id.
+  EXPECT_EQ(Row(avg, "nrta_execute_schedule")->count, 1);
+  std::map<std::string, int64_t> op_ids;
+  for (const Slice& s : trace.slices()) {
+    if (s.kind == ActivityKind::kCpuOp) op_ids[std::string(trace.Str(s.name))] = s.external_id;
+  }
+  int instructions = 0;
+  for (const Slice& s : trace.slices()) {
+    if (s.kind != ActivityKind::kInstruction) continue;
+    ++instructions;
+    EXPECT_EQ(s.external_id, op_ids[trace.Str(s.name) == "MATMUL" ? "aten::mul" : "aten::add"]);
+  }
+  EXPECT_EQ(instructions, 2);
 }
 
 TEST_F(TorchMergeTest, ExistingFolderAndJobDetectionUnchanged) {
