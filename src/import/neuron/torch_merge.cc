@@ -303,28 +303,35 @@ void AddStats(const ImportStats& from, ImportStats* into) {
 
 bool FindTorchNeuronParts(const std::string& path, TorchNeuronParts* parts) {
   *parts = TorchNeuronParts();
-  std::vector<std::string> torch, profiles;
+  // The profile first (a listing, no file read), so that a folder with none, such as a job's
+  // folder of torch traces, costs no file's head.
+  std::string profile;
+  std::vector<std::string> json;
+  size_t sub_profiles = 0;
   std::error_code ec;
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->is_directory(ec)) {
-      if (IsNeuronExplorerDir(it->path().string())) profiles.push_back(it->path().string());
-    } else if (it->is_regular_file(ec) && (EndsWith(name, ".json") || EndsWith(name, ".json.gz")) &&
-               DetectTraceFormat(it->path().string()) == TraceFormat::kKinetoJson) {
-      torch.push_back(it->path().string());
-      if (torch.size() > 1) return false;  // several torch traces: a job of ranks
+      if (IsNeuronExplorerDir(it->path().string()) && sub_profiles++ == 0) {
+        profile = it->path().string();
+      }
+    } else if (it->is_regular_file(ec) && (EndsWith(name, ".json") || EndsWith(name, ".json.gz"))) {
+      json.push_back(it->path().string());
     }
   }
-  if (torch.size() != 1) return false;
   if (IsNeuronExplorerDir(path)) {
-    parts->neuron_profile = path;
-  } else if (profiles.size() == 1) {
-    parts->neuron_profile = profiles[0];
-  } else {
+    profile = path;
+  } else if (sub_profiles != 1) {
     return false;
   }
-  parts->torch_trace = torch[0];
-  return true;
+  std::sort(json.begin(), json.end());
+  for (const std::string& file : json) {
+    if (DetectTraceFormat(file) != TraceFormat::kKinetoJson) continue;
+    if (!parts->torch_trace.empty()) return false;  // several torch traces: a job of ranks
+    parts->torch_trace = file;
+  }
+  parts->neuron_profile = profile;
+  return !parts->torch_trace.empty();
 }
 
 bool IsTorchNeuronDir(const std::string& path) {
