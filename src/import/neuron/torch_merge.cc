@@ -301,6 +301,14 @@ void AddStats(const ImportStats& from, ImportStats* into) {
 
 }  // namespace
 
+void MergeTorchNeuron(const Trace& torch, const Trace& neuron, const TorchNeuronParts& parts,
+                      Trace* out, int threads) {
+  const TorchNeuronLinks links = LinkTorchNeuron(torch, neuron);
+  Merger(torch, neuron, links, out).Run();
+  out->metadata().extra.emplace_back("neuronMerge", MergeInfo(parts, links));
+  out->Finalize(threads);
+}
+
 bool FindTorchNeuronParts(const std::string& path, TorchNeuronParts* parts) {
   *parts = TorchNeuronParts();
   // The profile first (a listing, no file read), so that a folder with none, such as a job's
@@ -359,21 +367,23 @@ Status ReadTorchNeuron(ImportInput* in, Trace* out, ImportStats* stats,
   }
   std::unique_ptr<ImportInput> neuron_in = ImportInput::OpenDirectory(parts.neuron_profile);
   Status neuron_st = ReadNeuronExplorer(neuron_in.get(), &neuron, &neuron_stats, options);
-  const TorchNeuronLinks links = LinkTorchNeuron(torch, neuron);
-  Merger(torch, neuron, links, out).Run();
-  out->metadata().extra.emplace_back("neuronMerge", MergeInfo(parts, links));
+  MergeTorchNeuron(torch, neuron, parts, out, internal::DefaultThreadsNow(options.threads));
   AddStats(torch_stats, stats);
   AddStats(neuron_stats, stats);
-  const std::vector<std::string>* lists[] = {&torch_stats.warnings, &neuron_stats.warnings,
-                                             &links.warnings};
+  const std::vector<std::string>* lists[] = {&torch_stats.warnings, &neuron_stats.warnings};
   for (const std::vector<std::string>* w : lists) {
     for (const std::string& m : *w) {
       if (stats->warnings.size() < options.max_warning_messages) stats->warnings.push_back(m);
     }
   }
+  for (size_t i = torch.metadata().warnings.size() + neuron.metadata().warnings.size();
+       i < out->metadata().warnings.size(); ++i) {  // the merge's own
+    if (stats->warnings.size() < options.max_warning_messages) {
+      stats->warnings.push_back(out->metadata().warnings[i]);
+    }
+  }
   stats->slices = out->slices().size();
   stats->counters = out->counters().size();
-  out->Finalize(internal::DefaultThreadsNow(options.threads));
   if (!torch_st.ok()) return std::move(torch_st).InFile(parts.torch_trace);
   return std::move(neuron_st).InFile(parts.neuron_profile);
 }

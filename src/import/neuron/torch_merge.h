@@ -31,6 +31,12 @@ struct TorchNeuronParts {
 bool FindTorchNeuronParts(const std::string& path, TorchNeuronParts* parts);
 bool IsTorchNeuronDir(const std::string& path);
 
+// The merge ReadTorchNeuron runs once both parts are read, apart for tests and fuzzing: `torch`
+// and `neuron` finalized, `out` empty; `out` is finalized on `threads` threads, its
+// TraceMetadata::extra holding "neuronMerge" (the figures of the links, naming `parts`).
+void MergeTorchNeuron(const Trace& torch, const Trace& neuron, const TorchNeuronParts& parts,
+                      Trace* out, int threads = 1);
+
 // Reads both parts and merges them into `out` (finalized whatever happens). The first error of
 // either reader is returned, naming its file; what both read before it is kept and merged.
 Status ReadTorchNeuron(ImportInput* in, Trace* out, ImportStats* stats,
