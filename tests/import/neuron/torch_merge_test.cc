@@ -281,6 +281,25 @@ TEST_F(TorchMergeTest, DeviceProfileExecutionsLinkToTheTorchRuntimeCallBeforeThe
   EXPECT_EQ(instructions, 2);
 }
 
+TEST_F(TorchMergeTest, AFolderOfRunsIsAJobOfMergedRanks) {
+  // Neuron's layout: one folder per process, each holding its torch trace beside its profile.
+  const fs::path runs[] = {dir_ / "i-0abc_pid_100", dir_ / "i-0abc_pid_101"};
+  for (const fs::path& run : runs) {
+    WriteFile(run / "trace.json", TorchTrace(kBase));
+    if (!WriteProfile(SystemProfileSpec(kBase, RunEvents()), run / "neuron", &why_)) {
+      GTEST_SKIP() << why_;
+    }
+    fs::remove((run / "neuron").string() + ".spec.json");
+  }
+  std::vector<std::string> found;
+  ASSERT_TRUE(FindTraces(dir_.string(), &found).ok());
+  ASSERT_EQ(found.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(found[i], runs[i].string());
+    EXPECT_EQ(DetectTraceFormat(found[i]), TraceFormat::kTorchNeuron);
+  }
+}
+
 TEST_F(TorchMergeTest, ExistingFolderAndJobDetectionUnchanged) {
   if (!WriteProfile(SystemProfileSpec(kBase, RunEvents()), dir_ / "neuron", &why_)) {
     GTEST_SKIP() << why_;
