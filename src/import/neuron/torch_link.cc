@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "base/saturating.h"
@@ -136,7 +137,8 @@ class Linker {
 
  private:
   // The torch trace's device activity gives way to the Neuron profile's executions; the Neuron
-  // profile's framework events to the torch trace's ops.
+  // profile's framework events to the torch trace's ops: those of the processes the torch trace
+  // has (same pid), or all of them when no process matches (pids seen through another namespace).
   void Drops() {
     const auto& ts = t_.slices();
     const auto& ns = n_.slices();
@@ -145,12 +147,25 @@ class Linker {
     const bool torch_ops = std::any_of(
         ts.begin(), ts.end(), [](const Slice& s) { return s.kind == ActivityKind::kCpuOp; });
     for (size_t i = 0; neuron_exec && i < ts.size(); ++i) {
-      if (IsDeviceActivity(ts[i].kind)) l_.drop_torch[i] = true, ++l_.torch_device_dropped;
+      if (!IsDeviceActivity(ts[i].kind)) continue;
+      l_.drop_torch[i] = true;
+      ++l_.torch_device_dropped;
     }
+    std::set<int64_t> torch_pids;
+    for (const Process& p : t_.processes()) {
+      if (!p.is_device) torch_pids.insert(p.pid);
+    }
+    // The Neuron reader keeps a host process's OS pid as its sort index.
+    const auto same_pid = [&](const Slice& s) {
+      return torch_pids.count(n_.processes()[n_.tracks()[s.track].process].sort_index) > 0;
+    };
+    const bool any_same = std::any_of(
+        ns.begin(), ns.end(), [&](const Slice& s) { return !OnDevice(n_, s) && same_pid(s); });
     for (size_t i = 0; torch_ops && i < ns.size(); ++i) {
-      if (!OnDevice(n_, ns[i]) && !IsRuntime(ns[i].kind)) {
-        l_.drop_neuron[i] = true, ++l_.neuron_framework_dropped;
-      }
+      if (OnDevice(n_, ns[i]) || IsRuntime(ns[i].kind)) continue;
+      if (any_same && !same_pid(ns[i])) continue;
+      l_.drop_neuron[i] = true;
+      ++l_.neuron_framework_dropped;
     }
   }
 
