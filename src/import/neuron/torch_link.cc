@@ -97,7 +97,10 @@ uint32_t EnclosingOp(const Trace& t, uint32_t track, int64_t ts) {
   if (it == first + b) return kNone;
   for (uint32_t p = static_cast<uint32_t>(it - first - 1); p != kNone; p = t.slices()[p].parent) {
     const Slice& s = t.slices()[p];
-    if (s.kind == ActivityKind::kCpuOp && s.ts_ns <= ts && ts <= s.ts_ns + s.dur_ns) return p;
+    if (s.kind == ActivityKind::kCpuOp && s.ts_ns <= ts &&
+        ts <= internal::SatAdd(s.ts_ns, s.dur_ns)) {
+      return p;
+    }
   }
   return kNone;
 }
@@ -199,7 +202,7 @@ class Linker {
         if (rt != kNone && IsRuntime(ns[j].kind)) {
           if (!l_.drop_torch[rt]) ++l_.torch_runtime_replaced;
           l_.drop_torch[rt] = true;
-          pairs_.push_back(ts[rt].ts_ns - ns[j].ts_ns);
+          pairs_.push_back(internal::SatSub(ts[rt].ts_ns, ns[j].ts_ns));
         } else if (rt != kNone && n_.Link(j).runtime == kNone) {
           l_.torch_runtime_of[j] = rt;
         }
@@ -248,7 +251,7 @@ class Linker {
     const int64_t a0 = internal::SatAdd(n0, l_.neuron_shift_ns);
     const int64_t a1 = internal::SatAdd(n1, l_.neuron_shift_ns);
     if (a1 < t0 || a0 > t1) {
-      const int64_t gap = a0 > t1 ? a0 - t1 : t0 - a1;
+      const int64_t gap = a0 > t1 ? internal::SatSub(a0, t1) : internal::SatSub(t0, a1);
       l_.warnings.push_back(fmt::format(
           "the Neuron profile's events and the torch trace's do not overlap once aligned (the "
           "profile {} {:.3f} ms {} the trace): different runs, or clocks that disagree; nothing "

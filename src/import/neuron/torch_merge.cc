@@ -15,6 +15,7 @@
 
 #include "base/cores.h"
 #include "base/json_writer.h"
+#include "base/saturating.h"
 #include "import/kineto/kineto_reader.h"
 #include "import/neuron/neuron_reader.h"
 #include "import/neuron/torch_link.h"
@@ -79,7 +80,7 @@ class Merger {
       const Slice& from = src.slices()[i];
       if (drop[i] || m->track[from.track] == kNone) continue;
       Slice s = from;
-      s.ts_ns += m->shift_ns;
+      s.ts_ns = internal::SatAdd(s.ts_ns, m->shift_ns);
       s.name = Str(src, from.name);
       s.category = Str(src, from.category);
       s.input_shapes = Str(src, from.input_shapes);
@@ -91,14 +92,15 @@ class Merger {
       if (external_ids != nullptr) {
         s.external_id = (*external_ids)[i];
       } else if (s.external_id != 0) {
-        s.external_id += m->external_offset;
+        s.external_id = internal::SatAdd(s.external_id, m->external_offset);
       }
-      if (s.correlation != 0) s.correlation += m->correlation_offset;
+      if (s.correlation != 0)
+        s.correlation = internal::SatAdd(s.correlation, m->correlation_offset);
       m->slice[i] = out_->AddSlice(s);
     }
     for (Instant i : src.instants()) {
       if (i.track != kNone && (i.track = m->track[i.track]) == kNone) continue;
-      i.ts_ns += m->shift_ns;
+      i.ts_ns = internal::SatAdd(i.ts_ns, m->shift_ns);
       i.name = Str(src, i.name);
       i.category = Str(src, i.category);
       i.args = Args(src, i.args);
@@ -106,7 +108,7 @@ class Merger {
     }
     for (CounterSample c : src.counters()) {
       if (c.track == kNone || (c.track = m->track[c.track]) == kNone) continue;
-      c.ts_ns += m->shift_ns;
+      c.ts_ns = internal::SatAdd(c.ts_ns, m->shift_ns);
       out_->AddCounter(c);
     }
     for (const Flow& f : src.flows()) {
@@ -148,7 +150,8 @@ class Merger {
     for (uint32_t i = 0; i < t_.slices().size(); ++i) {
       if (tm_.slice[i] == kNone || torch_correlation_[i] == 0) continue;
       if (t_.slices()[i].correlation == 0) {
-        out_->MutableSlice(tm_.slice[i]).correlation = max_correlation_ + torch_correlation_[i];
+        out_->MutableSlice(tm_.slice[i]).correlation =
+            internal::SatAdd(max_correlation_, torch_correlation_[i]);
       }
     }
   }
@@ -159,7 +162,8 @@ class Merger {
     if (own != 0) return own;
     auto [it, inserted] = fresh_op_ids_.try_emplace(op, 0);
     if (inserted) {
-      it->second = max_external_ + n_external_span_ + static_cast<int64_t>(fresh_op_ids_.size());
+      it->second = internal::SatAdd(internal::SatAdd(max_external_, n_external_span_),
+                                    static_cast<int64_t>(fresh_op_ids_.size()));
       out_->MutableSlice(tm_.slice[op]).external_id = it->second;
     }
     return it->second;
@@ -189,7 +193,7 @@ class Merger {
     for (uint32_t j = 0; j < ns.size(); ++j) {
       if (ids[j] != 0 || ns[j].external_id == 0) continue;
       const auto it = moved.find(ns[j].external_id);
-      ids[j] = it != moved.end() ? it->second : ns[j].external_id + max_external_;
+      ids[j] = it != moved.end() ? it->second : internal::SatAdd(ns[j].external_id, max_external_);
     }
     return ids;
   }
@@ -200,7 +204,7 @@ class Merger {
     nm_.process.assign(n_.processes().size(), kNone);
     nm_.track.assign(n_.tracks().size(), kNone);
     nm_.external_offset = max_external_;
-    nm_.correlation_offset = max_correlation_ + fresh_correlation_;
+    nm_.correlation_offset = internal::SatAdd(max_correlation_, fresh_correlation_);
     nm_.shift_ns = l_.neuron_shift_ns;
     std::map<int64_t, uint32_t> torch_pids;
     for (uint32_t p = 0; p < t_.processes().size(); ++p) {
