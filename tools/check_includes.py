@@ -120,6 +120,8 @@ INTERNAL_USES = [
     ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
+    # The merge of a torch trace with a Neuron profile, fuzzed on two traces read from memory.
+    ("src/import/neuron/torch_merge.h", ["fuzz/torch_merge_fuzz.cc"]),
     # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
     # benchmark, and the Neuron Explorer reader (tables of Parquet files).
     ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",

@@ -20,7 +20,7 @@ build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 # NAME:WEIGHT:MAX_LEN, run in this order.
 FUZZERS=(import_fuzz:3:65536 op_args_fuzz:1:4096 parquet_fuzz:1:65536 perfetto_fuzz:1:65536
-          xplane_fuzz:1:16384 nsys_fuzz:1:65536)
+          xplane_fuzz:1:16384 nsys_fuzz:1:65536 torch_merge_fuzz:1:32768)
 total_weight=0
 for entry in "${FUZZERS[@]}"; do
   IFS=: read -r _ weight _ <<< "$entry"
@@ -243,6 +243,36 @@ for seed, rows in enumerate((2, 6)):
     db.commit()
     db.execute("VACUUM")
     db.close()
+PY
+
+# torch_merge: a torch trace (an op, its runtime call with an execution id, its device event) and a
+# Neuron-like trace (the runtime call with that id, a hardware execution, one with no ids) separated
+# by a NUL byte; and the same pair with no epoch base times.
+python3 - "$build/fuzz-seeds/torch_merge" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def ev(cat, name, pid, tid, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+torch = [ev("cpu_op", "aten::mul", 100, 100, 10.0, 500.0, **{"External id": 1}),
+         ev("privateuse1_runtime", "nrta_execute_schedule", 100, 100, 20.0, 50.0,
+            **{"External id": 1, "correlation": 11, "execution_id": 7}),
+         ev("kernel", "nc_exec_running", 0, 0, 100.0, 250.0, **{"External id": 1, "correlation": 11}),
+         ev("cpu_op", "aten::add", 100, 100, 600.0, 400.0, **{"External id": 2})]
+neuron = [ev("privateuse1_runtime", "nrta_execute_schedule", 100, 100, 20.0, 50.0,
+             correlation=1, flow_id=["f1"], extra_attributes={"execution_id": 7}),
+          ev("kernel", "nc_exec_running", 0, 0, 100.0, 300.0, correlation=1, flow_id=["f1"]),
+          ev("privateuse1_runtime", "nrta_execute_schedule", 100, 100, 620.0, 40.0, correlation=2),
+          ev("kernel", "nc_exec_running", 0, 0, 700.0, 403.3, correlation=2),
+          {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "NEURON 0"}}]
+for name, base in (("ids_and_time", 1700000000000000000), ("no_epoch", None)):
+    docs = []
+    for events in (torch, neuron):
+        d = {"schemaVersion": 1, "traceEvents": events}
+        if base is not None:
+            d["baseTimeNanoseconds"] = base
+        docs.append(json.dumps(d).encode())
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(docs[0] + b"\0" + docs[1])
 PY
 
 # run NAME SECONDS MAX_LEN: one fuzzer on its seeds and its corpus (kept between runs).

@@ -5,6 +5,7 @@
 
 #include "import/kineto/kineto_reader.h"
 #include "import/neuron/neuron_reader.h"
+#include "import/neuron/torch_merge.h"
 #include "import/nsys/nsys_reader.h"
 #include "import/perfetto/perfetto_reader.h"
 #include "import/xplane/xplane_reader.h"
@@ -34,6 +35,16 @@ constexpr std::array kReaders = {
                  "Perfetto protobuf trace (TracePacket stream: .pftrace, .perfetto-trace, plain or "
                  "gzip)",
                  &LooksLikePerfetto, kPerfettoNames, nullptr, &ReadPerfetto},
+    // Before the Neuron Explorer row: a profile folder that also holds the torch trace of its run
+    // is the two merged.
+    FormatReader{TraceFormat::kTorchNeuron,
+                 "torch-neuron",
+                 "a torch.profiler trace beside the Neuron Explorer profile of the same run (a "
+                 "folder holding one of each)",
+                 nullptr,
+                 {},
+                 &neuron::IsTorchNeuronDir,
+                 &neuron::ReadTorchNeuron},
     FormatReader{TraceFormat::kNeuronExplorer,
                  "neuron-explorer",
                  "Neuron Explorer output directory (Parquet tables, with a Metadata or "
