@@ -35,6 +35,7 @@ enum class TraceFormat : uint8_t {
   kNsysSqlite,  // Nsight Systems' SQLite export (nsys export --type sqlite)
   // AWS Neuron (docs/neuron-profiles.md):
   kNeuronExplorer,  // a Neuron Explorer output directory of Parquet tables
+  kNeuronJson,      // the Neuron profiler's legacy JSON: a device profile, or system_profile.json
 };
 
 // The format's short name, as `opscope report` and the Python module print it: "kineto-json", ...
