@@ -32,16 +32,17 @@ Status LegacyJsonReader::ParseInstruction(JsonDocument* doc, od::object entry, s
   std::string opcode, found, text;
   JsonWriter args;
   args.BeginObject();
+  // The entry's place, spelt out only for an error.
+  const auto path = [index] { return fmt::format("instruction[{}]", index); };
   for (auto field : entry) {
     std::string_view key;
-    const std::string path = fmt::format("instruction[{}]", index);
     if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
-      return doc->Error(path, "malformed key");
+      return doc->Error(path(), "malformed key");
     }
     od::value value;
-    if (field.value().get(value) != simdjson::SUCCESS) return doc->Error(path, "malformed value");
+    if (field.value().get(value) != simdjson::SUCCESS) return doc->Error(path(), "malformed value");
     const auto wrong = [&](std::string_view what) {
-      return doc->Error(fmt::format("{}.{}", path, key),
+      return doc->Error(fmt::format("{}.{}", path(), key),
                         fmt::format("expected {}, found {}", what, found));
     };
     if (key == kTimestamp) {
@@ -58,16 +59,15 @@ Status LegacyJsonReader::ParseInstruction(JsonDocument* doc, od::object entry, s
       if (!JsonText(value, &opcode, &found)) return wrong("a string");
       args.Field(kOpcode, opcode);
     } else if (options_.keep_args) {
-      if (!JsonRaw(value, &text)) return doc->Error(fmt::format("{}.{}", path, key), "malformed");
+      if (!JsonRaw(value, &text)) return doc->Error(fmt::format("{}.{}", path(), key), "malformed");
       args.Key(key);
       args.Raw(text);
     }
   }
   args.EndObject();
-  const std::string path = fmt::format("instruction[{}]", index);
-  if (!has_ts) return doc->Error(path, "no 'timestamp' (ns, device clock)");
-  if (!has_dur) return doc->Error(path, "no 'duration' (ns)");
-  if (!has_label) return doc->Error(path, "no 'label' (the engine it ran on)");
+  if (!has_ts) return doc->Error(path(), "no 'timestamp' (ns, device clock)");
+  if (!has_dur) return doc->Error(path(), "no 'duration' (ns)");
+  if (!has_label) return doc->Error(path(), "no 'label' (the engine it ran on)");
   ins.dur = std::max<int64_t>(ins.dur, 0);
   ins.name = trace->Intern(opcode.empty() ? std::string_view("(no opcode)") : opcode);
   if (options_.keep_args &&

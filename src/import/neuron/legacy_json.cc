@@ -163,8 +163,12 @@ Status JsonDocument::Root(od::object* root) {
 Status JsonDocument::Finish(Status st) { return cut_.ok() ? st : cut_; }
 
 bool JsonInt(od::value value, int64_t* out, std::string* found) {
-  od::json_type type;
-  if (value.type().get(type) == simdjson::SUCCESS && type == od::json_type::number) {
+  od::json_type type = od::json_type::null;
+  if (value.type().get(type) != simdjson::SUCCESS) {
+    *found = "a malformed value";
+    return false;
+  }
+  if (type == od::json_type::number) {
     od::number n;
     if (value.get_number().get(n) == simdjson::SUCCESS) {
       if (n.is_int64()) {
@@ -202,8 +206,12 @@ bool JsonInt(od::value value, int64_t* out, std::string* found) {
 }
 
 bool JsonDouble(od::value value, double* out, std::string* found) {
-  od::json_type type;
-  if (value.type().get(type) == simdjson::SUCCESS && type == od::json_type::number) {
+  od::json_type type = od::json_type::null;
+  if (value.type().get(type) != simdjson::SUCCESS) {
+    *found = "a malformed value";
+    return false;
+  }
+  if (type == od::json_type::number) {
     if (value.get_double().get(*out) == simdjson::SUCCESS) return true;
     *found = "a malformed number";
     return false;

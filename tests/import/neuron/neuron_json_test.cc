@@ -4,6 +4,7 @@
 // ImportTraceFromMemory: lanes, instruction counts, exact times, counters, links, and the errors
 // of truncated, wrong-typed and incomplete files.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "opscope/analysis.h"
 #include "opscope/import.h"
 #include "opscope/trace.h"
 
@@ -202,6 +204,27 @@ TEST_F(NeuronJsonTest, SystemProfileWithDeviceProfileBeside) {
     EXPECT_EQ(counters.at("CPU 47 utilization (%)"), 2.5);
     EXPECT_FALSE(t.flows().empty());
   }
+}
+
+// What `opscope report --json` prints: key_averages puts the execution and the collective (2.5 us
+// on the device) under the framework op that launched them.
+TEST_F(NeuronJsonTest, ReportReadsTheSystemProfile) {
+  Write("system_profile.json", SystemProfile(1729888371056597613));
+  Write("device_profile_model_42.json", DeviceProfile(9, 777000, 1));
+  Trace t;
+  ASSERT_TRUE(ImportTrace(dir_.string(), &t).ok());
+  const std::string report = ReportJson(t);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_EQ(parser.parse(report).get(root), simdjson::SUCCESS) << report.substr(0, 400);
+  EXPECT_EQ(root["device_type"].get_string().value(), "NEURON");
+  double step_device_us = -1;
+  for (simdjson::dom::element row : root["key_averages"]["rows"].get_array()) {
+    if (row["name"].get_string().value() == "PjitFunction(step)") {
+      step_device_us = row["device_time_total_us"].get_double().value();
+    }
+  }
+  EXPECT_DOUBLE_EQ(step_device_us, 2.5);
 }
 
 TEST_F(NeuronJsonTest, DetectionKeepsKinetoAndNeuronApart) {
