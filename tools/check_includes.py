@@ -118,9 +118,9 @@ INTERNAL_USES = [
     ("src/import/*.h", ["tests/import/import_test.cc"]),
     # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
     # round-trip invariant.
-    ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc", "fuzz/neuron_json_fuzz.cc"]),
-    # The legacy Neuron JSON reader, fuzzed past format detection.
-    ("src/import/neuron/neuron_reader.h", ["fuzz/neuron_json_fuzz.cc"]),
+    ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
+    # The legacy Neuron JSON reader, fuzzed on bytes past format detection.
+    ("src/import/neuron/legacy_json.h", ["fuzz/neuron_json_fuzz.cc"]),
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # The Parquet reader's internal API: its conformance test and dump, its fuzz target and

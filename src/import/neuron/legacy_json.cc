@@ -275,8 +275,9 @@ bool JsonRaw(od::value value, std::string* out) {
     } else if (type == od::json_type::boolean) {
       bool b;
       if (value.get_bool().get(b) != simdjson::SUCCESS) return false;
-    } else if (!value.is_null()) {
-      return false;
+    } else {
+      bool null = false;
+      if (value.is_null().get(null) != simdjson::SUCCESS || !null) return false;
     }
   }
   out->assign(Trim(raw));
@@ -368,12 +369,15 @@ Status ReadInput(LegacyJsonReader* reader, ImportInput* in, ImportStats* stats) 
 
 }  // namespace
 
-Status ReadNeuronJson(ImportInput* in, Trace* out, ImportStats* stats,
-                      const ImportOptions& options) {
+namespace {
+
+// The import around a read: the trace built, warned, finished and finalized whatever `read` says.
+template <typename Read>
+Status RunRead(Trace* out, ImportStats* stats, const ImportOptions& options, Read read) {
   NeuronTraceBuilder builder(out);
   ExplorerProfile profile(&builder, stats, options);
   LegacyJsonReader reader(&builder, &profile, stats, options);
-  Status st = reader.part_ok() ? ReadInput(&reader, in, stats)
+  Status st = reader.part_ok() ? read(&reader)
                                : Status::InvalidArgument("ImportOptions::part '" + options.part +
                                                          "' is not INSTANCE/PID");
   reader.WarnIgnored();
@@ -384,6 +388,24 @@ Status ReadNeuronJson(ImportInput* in, Trace* out, ImportStats* stats,
   stats->counters = out->counters().size();
   out->Finalize(profile.threads());
   return st;
+}
+
+}  // namespace
+
+Status ReadNeuronJson(ImportInput* in, Trace* out, ImportStats* stats,
+                      const ImportOptions& options) {
+  return RunRead(out, stats, options,
+                 [&](LegacyJsonReader* reader) { return ReadInput(reader, in, stats); });
+}
+
+Status ReadNeuronJsonBytes(std::string_view bytes, Trace* out, ImportStats* stats,
+                           const ImportOptions& options) {
+  return RunRead(out, stats, options, [&](LegacyJsonReader* reader) {
+    stats->input_bytes = stats->json_bytes = bytes.size();
+    JsonDocument doc(bytes, "");
+    return LegacyJsonKindOf(bytes) == LegacyJsonKind::kSystem ? reader->ReadSystem(&doc, {})
+                                                              : reader->ReadDeviceFile(&doc);
+  });
 }
 
 }  // namespace opscope::import::neuron

@@ -149,6 +149,11 @@ class LegacyJsonReader {
   std::vector<Placement> executions_;
 };
 
+// The reader on a document in memory (a device profile, or a system profile without device
+// profiles beside it), as ReadNeuronJson reads a file: for the fuzz target.
+Status ReadNeuronJsonBytes(std::string_view bytes, Trace* out, ImportStats* stats,
+                           const ImportOptions& options);
+
 }  // namespace opscope::import::neuron
 
 #endif  // OPSCOPE_IMPORT_NEURON_LEGACY_JSON_H_

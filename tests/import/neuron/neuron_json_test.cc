@@ -289,6 +289,9 @@ TEST_F(NeuronJsonTest, MissingFieldsNameTheEntry) {
   st = ImportTraceFromMemory("{\"mem_usage\": [{\"timestamp\": 5, \"usage\": \"lots\"}]}", &t);
   EXPECT_NE(st.message().find("mem_usage[0].usage: expected a number"), std::string::npos)
       << st.message();
+  st = ImportTraceFromMemory("{\"summary\": [{\"nd_idx\": nul}], \"instruction\": []}", &t);
+  EXPECT_NE(st.message().find("summary[0].nd_idx: malformed value"), std::string::npos)
+      << st.message();
   st = ImportTraceFromMemory("{\"instruction\": {\"timestamp\": 5}}", &t);
   EXPECT_NE(st.message().find("instruction: expected an array"), std::string::npos) << st.message();
 }
