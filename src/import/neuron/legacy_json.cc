@@ -50,9 +50,15 @@ std::string Found(od::value value) {
   return "a value";
 }
 
+// A top-level key of a JSON object and the first character of its value.
+struct TopLevelKey {
+  std::string_view key;
+  char value = 0;
+};
+
 // The top-level keys of a JSON object's first bytes, in order, up to the end of `head`.
-std::vector<std::string_view> TopLevelKeys(std::string_view head) {
-  std::vector<std::string_view> keys;
+std::vector<TopLevelKey> TopLevelKeys(std::string_view head) {
+  std::vector<TopLevelKey> keys;
   size_t i = 0;
   if (head.size() >= 3 && head.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
@@ -67,7 +73,11 @@ std::vector<std::string_view> TopLevelKeys(std::string_view head) {
       if (depth == 1) {
         size_t j = i + 1;
         while (j < head.size() && std::isspace(static_cast<unsigned char>(head[j]))) ++j;
-        if (j < head.size() && head[j] == ':') keys.push_back(head.substr(start, i - start));
+        if (j < head.size() && head[j] == ':') {
+          ++j;
+          while (j < head.size() && std::isspace(static_cast<unsigned char>(head[j]))) ++j;
+          keys.push_back({head.substr(start, i - start), j < head.size() ? head[j] : '\0'});
+        }
       }
     } else if (c == '{' || c == '[') {
       ++depth;
@@ -284,14 +294,21 @@ bool JsonRaw(od::value value, std::string* out) {
   return true;
 }
 
+// A key claims the document only with the value the documentation gives it: an array (or, for
+// trace_events, an object of named events). `summary` alone claims nothing: other JSON documents
+// name a summary too; a device profile's `instruction` array follows its short summary.
 LegacyJsonKind LegacyJsonKindOf(std::string_view head) {
-  const std::vector<std::string_view> keys = TopLevelKeys(head);
-  for (std::string_view k : keys) {
-    if (k == "traceEvents") return LegacyJsonKind::kNone;  // a Chrome / Kineto trace
+  const std::vector<TopLevelKey> keys = TopLevelKeys(head);
+  for (const TopLevelKey& k : keys) {
+    if (k.key == "traceEvents") return LegacyJsonKind::kNone;  // a Chrome / Kineto trace
   }
-  for (std::string_view k : keys) {
-    if (k == "trace_events" || k == "mem_usage" || k == "cpu_util") return LegacyJsonKind::kSystem;
-    if (k == "instruction" || k == "summary") return LegacyJsonKind::kDevice;
+  for (const TopLevelKey& k : keys) {
+    const bool array = k.value == '[' || k.value == '\0';  // '\0': the head ends there
+    if ((k.key == "trace_events" && (array || k.value == '{')) ||
+        ((k.key == "mem_usage" || k.key == "cpu_util") && array)) {
+      return LegacyJsonKind::kSystem;
+    }
+    if (k.key == "instruction" && array) return LegacyJsonKind::kDevice;
   }
   return LegacyJsonKind::kNone;
 }

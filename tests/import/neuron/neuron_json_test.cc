@@ -235,6 +235,10 @@ TEST_F(NeuronJsonTest, DetectionKeepsKinetoAndNeuronApart) {
             TraceFormat::kNeuronJson);
   EXPECT_EQ(DetectTraceFormatFromMemory("{\"traceEvents\": [], \"trace_events\": []}"),
             TraceFormat::kKinetoJson);
+  // A summary alone, or keys with other values, claim nothing.
+  EXPECT_EQ(DetectTraceFormatFromMemory("{\"summary\": {\"rows\": 3}, \"figures\": []}"),
+            TraceFormat::kUnknown);
+  EXPECT_EQ(DetectTraceFormatFromMemory("{\"instruction\": \"add\"}"), TraceFormat::kUnknown);
   // A nested "trace_events" key does not make a Kineto trace a Neuron one.
   EXPECT_EQ(DetectTraceFormatFromMemory(
                 "{\"schemaVersion\": 1, \"x\": {\"trace_events\": 1}, \"traceEvents\": []}"),
@@ -292,7 +296,11 @@ TEST_F(NeuronJsonTest, MissingFieldsNameTheEntry) {
   st = ImportTraceFromMemory("{\"summary\": [{\"nd_idx\": nul}], \"instruction\": []}", &t);
   EXPECT_NE(st.message().find("summary[0].nd_idx: malformed value"), std::string::npos)
       << st.message();
-  st = ImportTraceFromMemory("{\"instruction\": {\"timestamp\": 5}}", &t);
+  // A file a folder names as a device profile is read as one whatever its content.
+  Write("device_profile_model_7.json", "{\"instruction\": {\"timestamp\": 5}}");
+  st = ImportTrace(dir_.string(), &t);
+  EXPECT_NE(st.message().find("device_profile_model_7.json: byte "), std::string::npos)
+      << st.message();
   EXPECT_NE(st.message().find("instruction: expected an array"), std::string::npos) << st.message();
 }
 
