@@ -51,7 +51,7 @@ $(FUZZ_BUILD)/build.ninja:
 	  -DOPSCOPE_FUZZ=ON $(CMAKE_FLAGS)
 
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) --target import_fuzz op_args_fuzz parquet_fuzz perfetto_fuzz xplane_fuzz nsys_fuzz torch_merge_fuzz -j $(JOBS)
+	cmake --build $(FUZZ_BUILD) --target import_fuzz op_args_fuzz parquet_fuzz perfetto_fuzz xplane_fuzz nsys_fuzz torch_merge_fuzz neuron_json_fuzz -j $(JOBS)
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

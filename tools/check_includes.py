@@ -118,6 +118,8 @@ INTERNAL_USES = [
     # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
     # round-trip invariant.
     ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
+    # The legacy Neuron JSON reader, fuzzed on bytes past format detection.
+    ("src/import/neuron/legacy_json.h", ["fuzz/neuron_json_fuzz.cc"]),
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # The merge of a torch trace with a Neuron profile, fuzzed on two traces read from memory.

@@ -10,6 +10,8 @@
 #                 TrackEvent cases (encoded by protoc) and nested_tracks.perfetto-trace, weight 1
 #   xplane_fuzz   the XPlane reader (XSpace protobuf; XProf's JSON), weight 1
 #   nsys_fuzz     the Nsight Systems reader (SQLite images), weight 1
+#   neuron_json_fuzz the legacy Neuron profiler JSON reader, seeded from fuzz-seeds/neuron_json,
+#                 weight 1
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS
 # BUILD_DIR is a build configured with -DOPSCOPE_FUZZ=ON (make fuzz). Exits non-zero when a
 # fuzzer finds a crash, a broken invariant, a leak, a timeout or an out-of-memory input (the
@@ -20,7 +22,8 @@ build=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 # NAME:WEIGHT:MAX_LEN, run in this order.
 FUZZERS=(import_fuzz:3:65536 op_args_fuzz:1:4096 parquet_fuzz:1:65536 perfetto_fuzz:1:65536
-          xplane_fuzz:1:16384 nsys_fuzz:1:65536 torch_merge_fuzz:1:32768)
+          xplane_fuzz:1:16384 nsys_fuzz:1:65536 torch_merge_fuzz:1:32768
+          neuron_json_fuzz:1:65536)
 total_weight=0
 for entry in "${FUZZERS[@]}"; do
   IFS=: read -r _ weight _ <<< "$entry"
@@ -48,6 +51,9 @@ for entry in "${FUZZERS[@]}"; do
   mkdir -p "$build/fuzz-seeds/${fuzzer%_fuzz}"
 done
 mkdir -p "$artifacts"
+
+# neuron_json: small device and system profiles of the documented structure, kept in the tree.
+cp "$(dirname "$0")"/../fuzz-seeds/neuron_json/*.json "$build/fuzz-seeds/neuron_json/"
 
 # parquet: the format's own test files (apache/parquet-testing) up to the fuzzer's input size.
 parquet_fixtures="$shared/fixtures/parquet/parquet-testing"

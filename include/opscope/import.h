@@ -36,6 +36,7 @@ enum class TraceFormat : uint8_t {
   // AWS Neuron (docs/neuron-profiles.md):
   kNeuronExplorer,  // a Neuron Explorer output directory of Parquet tables
   kTorchNeuron,     // a folder of a torch.profiler trace beside its run's Neuron Explorer profile
+  kNeuronJson,      // the Neuron profiler's legacy JSON: a device profile, or system_profile.json
 };
 
 // The format's short name, as `opscope report` and the Python module print it: "kineto-json", ...

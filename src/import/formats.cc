@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::string_view kKinetoNames[] = {".json.gz", ".pt.trace.json", ".trace.json"};
 constexpr std::string_view kXPlaneNames[] = {".xplane.pb", ".xplane.pb.gz"};
+constexpr std::string_view kNeuronJsonNames[] = {"system_profile.json"};
 constexpr std::string_view kPerfettoNames[] = {".pftrace", ".perfetto-trace", ".pftrace.gz",
                                                ".perfetto-trace.gz"};
 
@@ -53,6 +54,14 @@ constexpr std::array kReaders = {
                  {},
                  &neuron::IsNeuronExplorerDir,
                  &neuron::ReadNeuronExplorer},
+    // Before Kineto JSON, which claims any JSON object naming "traceEvents": this row claims only
+    // objects whose top-level keys are the legacy Neuron JSON's (and never one with traceEvents).
+    FormatReader{TraceFormat::kNeuronJson, "neuron-json",
+                 "Neuron profiler JSON (a device profile {\"summary\", \"instruction\"}, or "
+                 "system_profile.json with its device_profile_model_<id>.json files, or their "
+                 "folder)",
+                 &neuron::LooksLikeNeuronJson, kNeuronJsonNames, &neuron::IsNeuronJsonDir,
+                 &neuron::ReadNeuronJson},
     FormatReader{TraceFormat::kKinetoJson, "kineto-json",
                  "torch.profiler / Kineto / Chrome trace JSON (a traceEvents object or an event "
                  "array, plain or gzip)",

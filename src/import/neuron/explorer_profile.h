@@ -22,7 +22,25 @@
 
 namespace opscope::import::neuron {
 
-struct SystemEvent;  // system_tables.cc
+enum EventSource : uint8_t { kFramework, kRuntime, kHardware };
+
+// One SystemProfileEvents row, staged until the rows are linked.
+struct SystemEvent {
+  int64_t start = 0, end = 0;
+  std::string name;
+  EventSource source = kFramework;
+  std::string instance;
+  int64_t pid = 0, tid = 0, nc = 0;
+  std::string category;  // the framework event's own category, from its extra attributes
+  std::string args;
+  std::vector<std::string> flows;
+  int64_t external_id = 0, correlation = 0;
+  uint32_t slice = kNone;
+};
+
+// Links each hardware execution to its runtime call (by shared flow ids, else by time) and gives
+// framework events sharing a flow id with a runtime call its External id (system_tables.cc).
+void LinkEvents(std::vector<SystemEvent>* events, NeuronTraceBuilder* builder);
 
 // Which rank of a several-host profile to read (ImportOptions::part, "instance/pid"); empty: all.
 struct PartFilter {

@@ -20,6 +20,13 @@ bool IsNeuronExplorerDir(const std::string& path);
 Status ReadNeuronExplorer(ImportInput* in, Trace* out, ImportStats* stats,
                           const ImportOptions& options);
 
+// The legacy JSON (legacy_json.h): a file whose top-level keys are a device profile's or a system
+// profile's; a folder holding system_profile.json or device_profile_model_<id>.json files.
+bool LooksLikeNeuronJson(std::string_view head);
+bool IsNeuronJsonDir(const std::string& path);
+Status ReadNeuronJson(ImportInput* in, Trace* out, ImportStats* stats,
+                      const ImportOptions& options);
+
 }  // namespace opscope::import::neuron
 
 #endif  // OPSCOPE_IMPORT_NEURON_NEURON_READER_H_

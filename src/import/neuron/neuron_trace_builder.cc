@@ -271,6 +271,18 @@ uint32_t NeuronTraceBuilder::ChipProcess(std::string_view instance, int64_t devi
   return it->second;
 }
 
+uint32_t NeuronTraceBuilder::InstanceProcess(std::string_view instance) {
+  auto it = instance_processes_.find(instance);
+  if (it != instance_processes_.end()) return it->second;
+  const int64_t k = InstanceIndex(instance);
+  const uint32_t process =
+      trace_->AddProcess(internal::SatAdd(kHostPidStride - 1, k * kHostPidStride),
+                         instance.empty() ? std::string("host") : std::string(instance));
+  trace_->MutableProcess(process).sort_index = -1;  // above the host's processes
+  instance_processes_.emplace(std::string(instance), process);
+  return process;
+}
+
 void NeuronTraceBuilder::AddWarning(std::string message) {
   trace_->metadata().warnings.push_back(std::move(message));
 }

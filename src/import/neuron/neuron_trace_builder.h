@@ -98,6 +98,8 @@ class NeuronTraceBuilder {
   void AppendInfo(const std::string& key, const std::string& json_items);
   // A Neuron device (the chip whose NeuronCores share its HBM), for its memory counters.
   uint32_t ChipProcess(std::string_view instance, int64_t device_idx);
+  // A host as a whole ("<instance>", "host" when unnamed), for its memory and CPU counters.
+  uint32_t InstanceProcess(std::string_view instance);
   void AddWarning(std::string message);
 
   // Adds the synthesized executions, writes the profile info and device type ("NEURON").
@@ -131,6 +133,7 @@ class NeuronTraceBuilder {
   std::map<std::string, std::string> info_;
   std::map<std::string, std::string> info_arrays_;
   std::map<std::pair<std::string, int64_t>, uint32_t> chips_;
+  std::map<std::string, uint32_t, std::less<>> instance_processes_;
   int64_t last_external_id_ = 0;
   int64_t last_correlation_ = 0;
   int64_t next_counter_tid_ = 1 << 30;

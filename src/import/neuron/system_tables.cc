@@ -17,22 +17,6 @@ namespace opscope::import::neuron {
 
 constexpr int64_t kEpochNsFloor = int64_t{100000000} * 1000000000;
 
-enum EventSource : uint8_t { kFramework, kRuntime, kHardware };
-
-// One SystemProfileEvents row, staged until the rows are linked.
-struct SystemEvent {
-  int64_t start = 0, end = 0;
-  std::string name;
-  EventSource source = kFramework;
-  std::string instance;
-  int64_t pid = 0, tid = 0, nc = 0;
-  std::string category;  // the framework event's own category, from its extra attributes
-  std::string args;
-  std::vector<std::string> flows;
-  int64_t external_id = 0, correlation = 0;
-  uint32_t slice = kNone;
-};
-
 namespace {
 
 // Union-find over events that share a flow id.
@@ -116,8 +100,6 @@ Status ExplorerProfile::ReadDeviceProfileList(const ProfileDir& dir) {
   return t->Read(read);
 }
 
-namespace {
-
 // Links each hardware execution to its runtime call: by shared flow ids where the events have
 // them; else the latest runtime event on the same instance and NeuronCore that began at or before
 // it, preferring execution calls (a name containing "exec"). Framework events sharing a flow id
@@ -177,8 +159,6 @@ void LinkEvents(std::vector<SystemEvent>* events, NeuronTraceBuilder* builder) {
     hw.correlation = rt.correlation;
   }
 }
-
-}  // namespace
 
 Status ExplorerProfile::ReadSystemEvents(const ProfileDir& dir) {
   const std::vector<FieldRequest> fields = {
