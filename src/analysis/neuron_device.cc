@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "analysis/device_activity.h"
@@ -204,61 +205,105 @@ std::string EngineKey(std::string_view engine) {
 
 std::string OpcodeKey(std::string_view opcode) { return Lower(opcode); }
 
+namespace {
+
+struct EngineAcc {
+  int64_t instructions = 0, total_ns = 0;
+  std::vector<Interval> busy;
+};
+
+// The slices' figures, keyed by names once per track (not per slice).
+struct Collected {
+  std::map<std::string, DeviceAcc> devices;
+  std::map<std::pair<std::string, std::string>, EngineAcc> engines;
+  std::map<std::pair<std::string, std::string>, std::vector<Interval>> family_busy;
+  std::map<OpcodeKeyOfDevice, NeuronOpcodeStats> opcodes_of_device;
+  int64_t dma_lanes = 0;
+};
+
+// What a device track is to the section: its NeuronCore, and its engine (or DMA / executions).
+struct LaneInfo {
+  enum Kind : uint8_t { kSkip, kExecutions, kDma, kEngine } kind = kSkip;
+  DeviceAcc* device = nullptr;
+  EngineAcc* engine = nullptr;
+  std::vector<Interval>* family = nullptr;
+  std::string device_name, engine_name;
+  std::unordered_map<StringId, NeuronOpcodeStats*> opcodes;
+};
+
+std::vector<LaneInfo> ClassifyLanes(const Trace& trace,
+                                    const std::map<std::string, std::string>& engine_lanes,
+                                    Collected* c) {
+  std::vector<LaneInfo> lanes(trace.tracks().size());
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const Track& t = trace.tracks()[i];
+    if (t.process == kNone || !trace.processes()[t.process].is_device) continue;
+    const std::string_view lane = trace.Str(t.name);
+    if (lane == kPhasesLane || t.kind == TrackKind::kCounter) continue;
+    LaneInfo& l = lanes[i];
+    l.device_name = std::string(trace.Str(trace.processes()[t.process].name));
+    l.device = &c->devices[l.device_name];
+    if (lane == kExecutionLane) {
+      l.kind = LaneInfo::kExecutions;
+    } else if (StartsWith(lane, kDmaLanePrefix)) {
+      l.kind = LaneInfo::kDma;
+    } else {
+      l.kind = LaneInfo::kEngine;
+      l.engine_name = EngineOf(lane, engine_lanes);
+      l.engine = &c->engines[{l.device_name, l.engine_name}];
+      l.family = &c->family_busy[{l.device_name, EngineKey(l.engine_name)}];
+    }
+  }
+  return lanes;
+}
+
+void CollectSlices(const Trace& trace, const std::map<std::string, std::string>& engine_lanes,
+                   NeuronDeviceReport* r, Collected* c) {
+  std::vector<LaneInfo> lanes = ClassifyLanes(trace, engine_lanes, c);
+  std::vector<bool> dma_used(lanes.size(), false);
+  for (const Slice& s : trace.slices()) {
+    if (s.track == kNone || lanes[s.track].kind == LaneInfo::kSkip) continue;
+    LaneInfo& l = lanes[s.track];
+    const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
+    if (l.kind == LaneInfo::kExecutions) {
+      if (s.kind == ActivityKind::kKernel) l.device->executions.push_back(iv);
+      continue;
+    }
+    if (s.kind != ActivityKind::kInstruction) continue;
+    l.device->extent.push_back(iv);
+    if (l.kind == LaneInfo::kDma) {
+      l.device->dma.push_back(iv);
+      const int64_t bytes = ArgBytes(trace, s.args);
+      l.device->dma_bytes += bytes;
+      r->dma.bytes += bytes;
+      ++r->dma.packets;
+      c->dma_lanes += dma_used[s.track] ? 0 : 1;
+      dma_used[s.track] = true;
+      continue;
+    }
+    ++l.engine->instructions;
+    l.engine->total_ns += s.dur_ns;
+    l.engine->busy.push_back(iv);
+    l.family->push_back(iv);
+    NeuronOpcodeStats*& o = l.opcodes[s.name];
+    if (o == nullptr) {
+      o = &c->opcodes_of_device[{l.device_name, l.engine_name, std::string(trace.Str(s.name))}];
+      o->engine = l.engine_name;
+      o->opcode = std::string(trace.Str(s.name));
+    }
+    ++o->count;
+    o->total_ns += s.dur_ns;
+  }
+}
+
+}  // namespace
+
 NeuronDeviceReport ComputeNeuronDevice(const Trace& trace) {
   NeuronDeviceReport r;
   const ProfileInfo info(trace);
-  const std::map<std::string, std::string> engine_lanes = info.EngineLanes();
-  std::map<std::string, DeviceAcc> devices;
-  struct EngineAcc {
-    int64_t instructions = 0, total_ns = 0;
-    std::vector<Interval> busy;
-  };
-  std::map<std::pair<std::string, std::string>, EngineAcc> engines;
-  std::map<std::pair<std::string, std::string>, std::vector<Interval>> family_busy;
-  std::map<std::pair<std::string, std::string>, NeuronOpcodeStats> opcodes;
-  std::map<OpcodeKeyOfDevice, NeuronOpcodeStats> opcodes_of_device;
-  std::map<std::string, int> dma_lanes;
-  for (const Slice& s : trace.slices()) {
-    if (s.track == kNone) continue;
-    const Track& t = trace.tracks()[s.track];
-    const Process& p = trace.processes()[t.process];
-    if (!p.is_device) continue;
-    const std::string_view lane = trace.Str(t.name);
-    const bool instruction = s.kind == ActivityKind::kInstruction;
-    if (!instruction && !(s.kind == ActivityKind::kKernel && lane == kExecutionLane)) continue;
-    if (lane == kPhasesLane) continue;
-    const std::string device(trace.Str(p.name));
-    DeviceAcc& d = devices[device];
-    const Interval iv{s.ts_ns, s.ts_ns + s.dur_ns};
-    if (!instruction) {
-      d.executions.push_back(iv);
-      continue;
-    }
-    d.extent.push_back(iv);
-    if (StartsWith(lane, kDmaLanePrefix)) {
-      d.dma.push_back(iv);
-      const int64_t bytes = ArgBytes(trace, s.args);
-      d.dma_bytes += bytes;
-      r.dma.bytes += bytes;
-      ++r.dma.packets;
-      dma_lanes[device + "\n" + std::string(lane)] = 1;
-      continue;
-    }
-    const std::string engine = EngineOf(lane, engine_lanes);
-    EngineAcc& e = engines[{device, engine}];
-    ++e.instructions;
-    e.total_ns += s.dur_ns;
-    e.busy.push_back(iv);
-    family_busy[{device, EngineKey(engine)}].push_back(iv);
-    const std::string opcode(trace.Str(s.name));
-    for (NeuronOpcodeStats* o :
-         {&opcodes[{engine, opcode}], &opcodes_of_device[{device, engine, opcode}]}) {
-      o->engine = engine;
-      o->opcode = opcode;
-      ++o->count;
-      o->total_ns += s.dur_ns;
-    }
-  }
+  Collected c;
+  CollectSlices(trace, info.EngineLanes(), &r, &c);
+  std::map<std::string, DeviceAcc>& devices = c.devices;
   // A device with executions only (no engine or DMA lanes) is not Neuron device activity.
   std::map<std::string, int64_t> span_of;
   for (auto& [device, d] : devices) {
@@ -273,8 +318,9 @@ NeuronDeviceReport ComputeNeuronDevice(const Trace& trace) {
     r.span_ns += span;
     r.dma.busy_ns += UnionLength(d.dma);
   }
-  r.dma.queues = static_cast<int64_t>(dma_lanes.size());
-  for (auto& [key, e] : engines) {
+  r.dma.queues = c.dma_lanes;
+  for (auto& [key, e] : c.engines) {
+    if (e.instructions == 0) continue;
     NeuronEngineStats s{key.first,      key.second,
                         e.instructions, UnionLength(std::move(e.busy)),
                         e.total_ns,     span_of[key.first]};
@@ -283,23 +329,33 @@ NeuronDeviceReport ComputeNeuronDevice(const Trace& trace) {
   std::stable_sort(r.engines.begin(), r.engines.end(), [](const auto& a, const auto& b) {
     return a.device != b.device ? a.device < b.device : a.busy_ns > b.busy_ns;
   });
+  std::map<std::pair<std::string, std::string>, NeuronOpcodeStats> opcodes;  // over devices
+  for (const auto& [key, o] : c.opcodes_of_device) {
+    NeuronOpcodeStats& sum = opcodes[{o.engine, o.opcode}];
+    sum.engine = o.engine;
+    sum.opcode = o.opcode;
+    sum.count += o.count;
+    sum.total_ns += o.total_ns;
+  }
   for (auto& [key, o] : opcodes) r.opcodes.push_back(std::move(o));
   std::stable_sort(r.opcodes.begin(), r.opcodes.end(),
                    [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   r.dma.bandwidth_gbps = info.MetadataGbps("dma_ddr_bandwidth");
   r.hbm_bandwidth_gbps = info.MetadataGbps("hbm_ddr_bandwidth");
-  for (const CounterSample& c : trace.counters()) {
-    if (c.track == kNone || !StartsWith(trace.Str(trace.tracks()[c.track].name), kHbmInUseCounter))
+  for (const CounterSample& sample : trace.counters()) {
+    if (sample.track == kNone ||
+        !StartsWith(trace.Str(trace.tracks()[sample.track].name), kHbmInUseCounter)) {
       continue;
-    if (!r.has_hbm || c.value > r.hbm_peak_bytes) {
+    }
+    if (!r.has_hbm || sample.value > r.hbm_peak_bytes) {
       r.has_hbm = true;
-      r.hbm_peak_bytes = c.value;
-      r.hbm_peak_ts_ns = c.ts_ns;
+      r.hbm_peak_bytes = sample.value;
+      r.hbm_peak_ts_ns = sample.ts_ns;
     }
   }
   if (r.present) {
-    CheckSummaries(info, &r, devices, family_busy);
-    CheckOpcodeSummaries(info, &r, opcodes_of_device);
+    CheckSummaries(info, &r, devices, c.family_busy);
+    CheckOpcodeSummaries(info, &r, c.opcodes_of_device);
   }
   return r;
 }
