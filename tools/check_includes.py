@@ -73,6 +73,7 @@ PUBLIC_HEADERS = {
     "job.h": "job",
     "job_mpi.h": "job",
     "perf_analysis.h": "analysis",
+    "neuron_device.h": "analysis",
     "check.h": "analysis",
     "overview.h": "analysis",
     "html_report.h": "explorer",
@@ -172,7 +173,8 @@ INTERNAL_USES = [
     ("tools/demo_*.h",
      ["tests/device/demo_rmsnorm_test.cc", "tests/compile/demo_compiled_test.cc",
       "tests/job/demo_allreduce_test.cc", "tests/job/mpi_report_test.cc",
-      "tests/device/neuron_calibration_test.cc", "tests/device/profile_memory_test.cc"]),
+      "tests/device/neuron_calibration_test.cc", "tests/device/profile_memory_test.cc",
+      "tests/import/neuron/neuron_report_test.cc"]),
     # Fixture lookup and CSV reading for every end-to-end test that reads the shared fixtures, and
     # the loop that imports every fixture for a check.
     ("tests/analysis/test_support.h", ["tests/*"]),

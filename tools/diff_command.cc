@@ -70,8 +70,14 @@ int RunJobDiff(const DiffArgs& args) {
   return 0;
 }
 
+// A folder of rank traces; not a folder that is one trace itself (a Neuron Explorer output
+// directory), which diffs as a single trace does.
+bool IsJobFolder(const std::string& path) {
+  return std::filesystem::is_directory(path) && DetectTraceFormat(path) == TraceFormat::kUnknown;
+}
+
 int RunDiff(const DiffArgs& args) {
-  if (std::filesystem::is_directory(args.a) || std::filesystem::is_directory(args.b)) {
+  if (IsJobFolder(args.a) || IsJobFolder(args.b)) {
     return RunJobDiff(args);
   }
   Trace a, b;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "opscope/key_averages.h"
+#include "opscope/neuron_device.h"
 #include "opscope/perf_analysis.h"
 #include "opscope/status.h"
 #include "opscope/trace.h"
@@ -271,6 +272,8 @@ struct TraceDiff {
   // the count differs or the total moves by more than 5% and 1 us); unchanged omitted.
   std::vector<KernelDiff> kernels;
   DeviceTimeline timeline_a, timeline_b;
+  // Engines, opcodes and DMA of the two traces' NeuronCores (present when either has them).
+  NeuronDeviceDiff neuron_device;
   std::string ToJson() const;
   std::string ToText(int row_limit = 30) const;
 };

@@ -27,6 +27,7 @@
 #include "opscope/job.h"
 #include "opscope/key_averages.h"
 #include "opscope/neuron.h"
+#include "opscope/neuron_device.h"
 #include "opscope/ops.h"
 #include "opscope/perf_analysis.h"
 #include "opscope/profiler.h"

@@ -67,6 +67,18 @@ class AnalysesMixin:
         ``--json`` with the device's name."""
         return _frame(json.loads(self._impl.device_timelines_json()))
 
+    def neuron_device(self):
+        """A row per (NeuronCore, engine): engine, device, instructions, busy_ns, total_ns,
+        span_ns, utilization (``neuron_device.engines`` of ``opscope report --json``); the
+        opcodes (a DataFrame), dma, hbm and summary_checks in ``attrs``. None when the trace has
+        no Neuron engine or DMA activity."""
+        doc = json.loads(self._impl.neuron_device_json())
+        if doc is None:
+            return None
+        attrs = {k: v for k, v in doc.items() if k != "engines"}
+        attrs["opcodes"] = pd.DataFrame(doc.get("opcodes", []))
+        return _frame(doc.get("engines", []), attrs)
+
     def overview(self, columns=1000, max_tracks=48):
         """Each track's busy share per equal time column (thousandths), for timeline charts."""
         return json.loads(self._impl.overview_json(columns, max_tracks))

@@ -312,6 +312,13 @@ void BindTrace(py::module_& m) {
           },
           py::arg("device_spec") = "", py::arg("step") = "ProfilerStep",
           py::arg("step_instance") = 0)
+      .def("neuron_device_json",
+           [](const LoadedTrace& t) {
+             return Released([&] {
+               const NeuronDeviceReport r = ComputeNeuronDevice(t.trace);
+               return r.present ? r.ToJson(-1) : std::string("null");
+             });
+           })
       .def("device_timelines_json",
            [](const LoadedTrace& t) {
              return Released([&] {

@@ -41,6 +41,17 @@ def test_analyses_match_the_cli(demo):
     assert timelines["busy_ns"][0] == cli["device_timeline"]["busy_ns"]
 
 
+def test_neuron_device_matches_the_cli(demo):
+    base, _ = demo
+    trace = opscope.load(base)
+    cli = json.loads(run_cli("report", base, "--json", "--rows", "-1").stdout)["neuron_device"]
+    engines = trace.neuron_device()
+    assert list(engines["engine"]) == [e["engine"] for e in cli["engines"]]
+    assert list(engines["busy_ns"]) == [e["busy_ns"] for e in cli["engines"]]
+    assert len(engines.attrs["opcodes"]) == len(cli["opcodes"]) > 0
+    assert engines.attrs["dma"] == cli["dma"]
+
+
 def test_diff_kernel_rows(demo):
     base, slow = demo
     kernels = opscope.diff(base, slow, rows="kernels")

@@ -220,6 +220,11 @@ std::string FormatReport(const Trace& trace, const ReportOptions& options) {
   AppendKernels(ComputeKernelSummary(trace, threads), options.rows, &out);
   out += "\n";
   AppendLaunches(ComputeLaunchStatistics(trace, threads), options.rows, &out);
+  // Only traces with Neuron engine or DMA activity get the section (others are unchanged).
+  if (const NeuronDeviceReport nd = ComputeNeuronDevice(trace); nd.present) {
+    out += "\n";
+    nd.AppendText(options.rows, &out);
+  }
   if (options.perf) analysis::AppendPerfSections(trace, options, &out);
   return out;
 }
@@ -274,6 +279,10 @@ std::string ReportJson(const Trace& trace, const Report& report, const ReportOpt
   w.Raw(report.kernels.ToJson());
   w.Key("launches");
   w.Raw(report.launches.ToJson());
+  if (const NeuronDeviceReport nd = ComputeNeuronDevice(trace); nd.present) {
+    w.Key("neuron_device");
+    w.Raw(nd.ToJson(options.rows));
+  }
   if (options.perf) analysis::WritePerfJson(trace, options, &w);
   if (options.memory) {
     w.Key("memory");

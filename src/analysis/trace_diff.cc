@@ -164,6 +164,7 @@ TraceDiff DiffTraces(const Trace& a, const Trace& b) {
   std::stable_sort(diff.rows.begin(), diff.rows.end(),
                    [](const OpDiff& l, const OpDiff& r) { return l.impact_ns() > r.impact_ns(); });
   diff.kernels = DiffKernels(a, b);
+  diff.neuron_device = DiffNeuronDevice(ComputeNeuronDevice(a), ComputeNeuronDevice(b));
   return diff;
 }
 
@@ -224,6 +225,10 @@ std::string TraceDiff::ToJson() const {
     w.EndObject();
   }
   w.EndArray();
+  if (neuron_device.present) {
+    w.Key("neuron_device");
+    w.Raw(neuron_device.ToJson());
+  }
   w.EndObject();
   return w.Take();
 }
@@ -269,6 +274,7 @@ std::string TraceDiff::ToText(int row_limit) const {
   if (rows.empty()) {
     out += "No op differs (calls equal, host and device time within 5%).\n";
     AppendKernelDiff(kernels, row_limit, &out);
+    if (neuron_device.present) neuron_device.AppendText(row_limit, &out);
     return out;
   }
   size_t name_width = 4;
@@ -297,6 +303,7 @@ std::string TraceDiff::ToText(int row_limit) const {
     out += fmt::format("... {} more rows (--rows N, or --json for all)\n", rows.size() - row_limit);
   }
   AppendKernelDiff(kernels, row_limit, &out);
+  if (neuron_device.present) neuron_device.AppendText(row_limit, &out);
   return out;
 }
 
