@@ -8,8 +8,10 @@ structures that decide an op instance's kernel time:
     scalar-tensor operand is copied to the device by a child aten::to > aten::_to_copy > aten::copy_);
   - aten::layer_norm around aten::native_layer_norm (both modeled);
   - ops launching two kernels, on one stream or on two that overlap;
-  - a last launch that ends after its op by under 1 us (CUPTI's clock against the op's) and one
-    that ends over 1 us after it;
+  - a last launch that ends after its op by under 1 us (CUPTI's clock against the op's), one
+    that ends over 1 us after it, one that starts in its op's last microsecond, one that starts
+    before its op; a child op that ends after its parent; an op starting just before its
+    predecessor ends;
   - in-place broadcast binaries (aten::add_ [[4, 768, 14, 14], [1, 768, 1, 1], []]), mul and copy_
     (kernels and cudaMemcpyAsync), upsample_nearest1d/2d (one without an output size), reductions.
 
@@ -31,6 +33,7 @@ UP1 = "void at::native::(anonymous namespace)::upsample_nearest1d_out_frame<floa
 UP2 = "void at::native::(anonymous namespace)::upsample_nearest2d_nhwc_out_frame<c10::BFloat16, at::native::nearest_idx>(c10::BFloat16 const*, c10::BFloat16*, long, long, long, long, long, long, float, float, unsigned long)"
 RED = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)"
 BF, F = "c10::BFloat16", "float"
+EARLY, LATE = -2, -1  # launch placements: starting before the op, starting in its last us
 
 
 def contiguous(shape):
@@ -116,7 +119,10 @@ class Trace:
             elif item[0] == "L":
                 _, stream, kind, kname, dev, bleed, overlap = item
                 rt_dur = self.d(3, 6)
-                if bleed:  # ends `bleed` after the op: placed once the op's end is known
+                if bleed == EARLY:  # starts before the op (CUPTI's clock ahead of the op's)
+                    self.launch(ext, ts - self.d(0.1, 0.6), rt_dur, stream, kind, kname, dev,
+                                overlap)
+                elif bleed:  # ends `bleed` after the op: placed once the op's end is known
                     bleeding.append((t, stream, kind, kname, dev, bleed, overlap))
                 else:
                     self.launch(ext, t, rt_dur, stream, kind, kname, dev, overlap)
@@ -125,7 +131,7 @@ class Trace:
                 t = self.node(t, item) + self.d(1, 2)
         end = t if straddle_end is not None else t + self.d(1, 3)
         for (lt, stream, kind, kname, dev, bleed, overlap) in bleeding:
-            if bleed < 0:  # starts in the op's last microsecond and ends after it
+            if bleed == LATE:  # starts in the op's last microsecond and ends after it
                 lt = end - self.d(0.2, 0.8)
                 self.launch(ext, lt, self.d(2, 4), stream, kind, kname, dev, overlap)
             else:
@@ -211,12 +217,16 @@ class Trace:
             # after it; a mul whose child copy_ ends after the mul.
             ("aten::mul", [[b, s, h], [1]], [BF, BF], None,
              [("aten::copy_", [[1], [1], []], [BF, F, "Scalar"], ["", "", "False"],
-               [L(7, "kernel", COPY, (1, 3), bleed=-1)]),
+               [L(7, "kernel", COPY, (1, 3), bleed=LATE)]),
               L(7, "kernel", mul_k, (3, 8))]),
             ("aten::mul", [[b, s, h], [h]], [BF, BF], None,
              [L(7, "kernel", mul_k, (3, 8)),
               ("S", ("aten::copy_", [[h], [h], []], [BF, F, "Scalar"], ["", "", "False"],
                      [L(7, "kernel", COPY, (1, 3))]))]),
+            # A copy_ whose first launch starts before the op does.
+            ("aten::copy_", [[b, s, 4 * h], [b, s, 4 * h], []], [BF, BF, "Scalar"],
+             ["", "", "False"],
+             [L(7, "kernel", COPY, (3, 9), bleed=EARLY), L(13, "kernel", COPY, (3, 9))]),
             ("aten::mean", [[b, s, h], [], [], []], [F, "", "Scalar", ""],
              ["", "[-1]", "True", ""], [L(7, "kernel", RED, (4, 12))]),
         ]
