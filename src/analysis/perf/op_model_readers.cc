@@ -479,6 +479,45 @@ Status ReadUnary(const OpArgs& args, OpModel* m) {
   return Status::Ok();
 }
 
+// TraceLens aten_upsample_nearest / aten_replication_pad: a unary elementwise op whose output
+// shape comes from Concrete Inputs[1] (the output's spatial sizes, or the padding pairs innermost
+// dimension first); FLOPs one per output element, bytes the input read plus the output written.
+Status ReadResample(ModelKind kind, const OpArgs& args, OpModel* m) {
+  Reader r(args);
+  const Shape* x = nullptr;
+  const Shape* st = nullptr;
+  std::string dtype, spec;
+  if (!r.Dim(0, &x) || !r.Type(0, &dtype) || !r.Stride(0, &st) || !r.Concrete(1, &spec)) {
+    return r.Error();
+  }
+  std::vector<int64_t> values;
+  if (!ParseIntList(spec, &values)) return r.Error("Concrete Inputs[1] is not an int list");
+  Shape out = *x;
+  if (kind == ModelKind::kUpsampleNearest) {
+    out.assign(x->begin(), x->begin() + std::min<size_t>(2, x->size()));
+    out.insert(out.end(), values.begin(), values.end());
+  } else {
+    for (size_t i = 0; i < values.size() / 2; ++i) {
+      if (i >= out.size()) return r.Error("more padding pairs than dimensions");
+      out[out.size() - 1 - i] += values[2 * i] + values[2 * i + 1];
+    }
+  }
+  const int bpe = perf::BytesPerElement(dtype);
+  const double n_in = perf::Elements(*x), n_out = perf::Elements(out);
+  m->flops = perf::UnaryFlops(n_out);
+  m->bytes = BytesIf(bpe != 0, n_in * bpe + n_out * bpe);
+  m->compute_spec = Spec("vector", dtype);
+  m->params = {{"input_shape", ReprInts(*x)}, {"output_shape", ReprInts(out)}};
+  if (kind == ModelKind::kReplicationPad) {
+    m->params.push_back({"padding", fmt::format("[{}]", fmt::join(values, ", "))});
+  }
+  m->params.insert(m->params.end(), {{"op_shape", ReprInts(out)},
+                                     {"dtype_in_out", ReprStrs({dtype, dtype})},
+                                     {"stride_input", ReprInts(*st)},
+                                     {"stride_output", "None"}});
+  return Status::Ok();
+}
+
 Status ReadBinary(const OpArgs& args, OpModel* m) {
   Reader r(args);
   const Shape *a = nullptr, *b = nullptr, *sa = nullptr, *sb = nullptr;

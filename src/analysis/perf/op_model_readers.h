@@ -17,6 +17,7 @@ Status ReadGemm(ModelKind kind, const OpArgs& args, OpModel* m);
 Status ReadConv(bool backward, const OpArgs& args, OpModel* m);
 Status ReadAttention(ModelKind kind, const OpArgs& args, OpModel* m);
 Status ReadUnary(const OpArgs& args, OpModel* m);
+Status ReadResample(ModelKind kind, const OpArgs& args, OpModel* m);
 Status ReadBinary(const OpArgs& args, OpModel* m);
 Status ReadNorm(ModelKind kind, std::string_view name, const OpArgs& args, OpModel* m);
 Status ReadReduce(std::string_view name, const OpArgs& args, OpModel* m);

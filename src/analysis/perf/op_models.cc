@@ -41,6 +41,12 @@ constexpr Entry kModeled[] = {
     {"aten::silu", ModelKind::kUnary, "elementwise"},
     {"aten::neg", ModelKind::kUnary, "elementwise"},
     {"aten::pow", ModelKind::kUnary, "elementwise"},
+    {"aten::replication_pad1d", ModelKind::kReplicationPad, "elementwise"},
+    {"aten::replication_pad2d", ModelKind::kReplicationPad, "elementwise"},
+    {"aten::replication_pad3d", ModelKind::kReplicationPad, "elementwise"},
+    {"aten::upsample_nearest1d", ModelKind::kUpsampleNearest, "elementwise"},
+    {"aten::upsample_nearest2d", ModelKind::kUpsampleNearest, "elementwise"},
+    {"aten::upsample_nearest3d", ModelKind::kUpsampleNearest, "elementwise"},
     {"aten::div", ModelKind::kBinary, "elementwise"},
     {"aten::div_", ModelKind::kBinary, "elementwise"},
     {"aten::mul", ModelKind::kBinary, "elementwise"},
@@ -126,6 +132,8 @@ std::string_view SheetOf(ModelKind k, std::string_view category) {
     case ModelKind::kNone:
       return "";
     case ModelKind::kUnary:
+    case ModelKind::kUpsampleNearest:
+    case ModelKind::kReplicationPad:
       return "UnaryElementwise";
     case ModelKind::kBinary:
       return "BinaryElementwise";
@@ -204,6 +212,10 @@ OpModel EvaluateOpModel(ModelKind kind, std::string_view name, const OpArgs& arg
       break;
     case ModelKind::kUnary:
       m.status = readers::ReadUnary(args, &m);
+      break;
+    case ModelKind::kUpsampleNearest:
+    case ModelKind::kReplicationPad:
+      m.status = readers::ReadResample(kind, args, &m);
       break;
     case ModelKind::kBinary:
       m.status = readers::ReadBinary(args, &m);

@@ -38,6 +38,8 @@ enum class ModelKind : uint8_t {
   kFlashAttention,     // FlashAttnFunc, flash_attn::_flash_attn_forward
   kFlashAttentionBwd,  // flash_attn::_flash_attn_backward
   kUnary,
+  kUpsampleNearest,  // aten::upsample_nearest{1,2,3}d
+  kReplicationPad,   // aten::replication_pad{1,2,3}d
   kBinary,
   kBatchNorm,
   kLayerNorm,

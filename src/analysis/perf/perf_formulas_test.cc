@@ -159,6 +159,38 @@ TEST(OpModels, ReadsArgsLikeTraceLens) {
   EXPECT_EQ(*m.bytes, 16 * 4 + 1 * 8 + 16 * 4);
 }
 
+TEST(OpModels, UpsampleAndPadFromConcreteInputs) {
+  using analysis::ModelKind;
+  // upsample_nearest2d of [2, 3, 4, 5] floats to [8, 10]: 2*3*8*10 = 480 output elements, one
+  // FLOP each; 120 read and 480 written, 4 bytes each.
+  auto m = analysis::EvaluateOpModel(
+      ModelKind::kUpsampleNearest, "aten::upsample_nearest2d",
+      Parse(R"({"Input Dims": [[2, 3, 4, 5], [], [], []], "Input type": ["float", "", "", ""],
+                "Input Strides": [[60, 20, 5, 1], [], [], []],
+                "Concrete Inputs": ["", "[8, 10]", "", ""]})"));
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
+  EXPECT_EQ(m.flops, 480);
+  EXPECT_EQ(*m.bytes, (120 + 480) * 4);
+  EXPECT_EQ(m.compute_spec, "vector_fp32");
+  EXPECT_EQ(m.params[1].second, "(2, 3, 8, 10)");
+  // Recorded with scale factors (no output size): the model does not apply, as in TraceLens.
+  m = analysis::EvaluateOpModel(
+      ModelKind::kUpsampleNearest, "aten::upsample_nearest2d",
+      Parse(R"({"Input Dims": [[2, 3, 4, 5], [], [], []], "Input type": ["float", "", "", ""],
+                "Input Strides": [[60, 20, 5, 1], [], [], []],
+                "Concrete Inputs": ["", "", "[2.0, 2.0]", ""]})"));
+  EXPECT_FALSE(m.status.ok());
+  // replication_pad2d [1, 2, 4, 5] by (left 1, right 2, top 0, bottom 3): W 5 -> 8, H 4 -> 7.
+  m = analysis::EvaluateOpModel(
+      ModelKind::kReplicationPad, "aten::replication_pad2d",
+      Parse(R"({"Input Dims": [[1, 2, 4, 5], []], "Input type": ["c10::BFloat16", ""],
+                "Input Strides": [[40, 20, 5, 1], []], "Concrete Inputs": ["", "[1, 2, 0, 3]"]})"));
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
+  EXPECT_EQ(m.flops, 1 * 2 * 7 * 8);
+  EXPECT_EQ(*m.bytes, (40 + 112) * 2);
+  EXPECT_EQ(m.params[2].second, "[1, 2, 0, 3]");
+}
+
 TEST(OpModels, CategoriesWithKernelFallback) {
   EXPECT_EQ(analysis::CategorizeOp("aten::mm", ""), "GEMM");
   EXPECT_EQ(analysis::CategorizeOp("aten::miopen_convolution", ""), "CONV_fwd");

@@ -23,10 +23,53 @@ enum Flag : uint8_t {
   kCollected = 16,       // unified_perf_summary collects it
 };
 
-// The nearest cpu_op strictly above `slice` on its track (python functions and annotations are
-// transparent), or kNone.
-uint32_t CpuOpParent(const std::vector<Slice>& slices, uint32_t slice) {
-  for (uint32_t p = slices[slice].parent; p != kNone; p = slices[p].parent) {
+// TraceLens's host call tree (Trace2Tree build_host_call_stack_tree), which decides whose kernel
+// time a launch counts in: per thread, cpu_ops, runtime and driver calls in start order on one
+// stack (python functions and annotations are not in it). A call pops the entries that ended at
+// or before its start. One that ends after the entry it starts in is not nested there: when it
+// starts within that entry's last microsecond and the entry has a parent on the stack, the entry
+// is popped and the call becomes a sibling (with no further check against the new top);
+// otherwise the call is left out of the tree (no parent, nothing nests under it). So a launch
+// that ends after its op (CUPTI's clock against the profiler's) counts in no op, or in the op's
+// parent when it started in the op's last microsecond; and a child op that ends after its
+// parent is out of the tree, its launches nesting where they fall.
+std::vector<uint32_t> HostTreeParents(const Trace& trace) {
+  const std::vector<Slice>& slices = trace.slices();
+  std::vector<uint32_t> parent(slices.size(), kNone);
+  std::vector<uint32_t> stack;
+  constexpr int64_t kBleedToleranceNs = 1000;  // TraceLens's overlap_tolerance_us = 1.0
+  for (uint32_t t = 0; t < trace.tracks().size(); ++t) {
+    stack.clear();
+    const auto [begin, end] = trace.TrackSlices(t);
+    for (uint32_t i = begin; i < end; ++i) {
+      const Slice& s = slices[i];
+      if (s.kind != ActivityKind::kCpuOp && s.kind != ActivityKind::kRuntime &&
+          s.kind != ActivityKind::kDriver) {
+        continue;
+      }
+      const int64_t s_end = s.ts_ns + std::max<int64_t>(s.dur_ns, 0);
+      auto end_of = [&](uint32_t k) {
+        return slices[k].ts_ns + std::max<int64_t>(slices[k].dur_ns, 0);
+      };
+      while (!stack.empty() && s.ts_ns >= end_of(stack.back())) stack.pop_back();
+      if (!stack.empty() && s_end > end_of(stack.back())) {
+        if (end_of(stack.back()) - s.ts_ns < kBleedToleranceNs && stack.size() >= 2) {
+          stack.pop_back();
+        } else {
+          continue;
+        }
+      }
+      parent[i] = stack.empty() ? kNone : stack.back();
+      stack.push_back(i);
+    }
+  }
+  return parent;
+}
+
+// The nearest cpu_op strictly above `slice` in the host tree, or kNone.
+uint32_t CpuOpParent(const std::vector<Slice>& slices, const std::vector<uint32_t>& parents,
+                     uint32_t slice) {
+  for (uint32_t p = parents[slice]; p != kNone; p = parents[p]) {
     if (slices[p].kind == ActivityKind::kCpuOp) return p;
   }
   return kNone;
@@ -38,6 +81,7 @@ class Collector {
       : trace_(trace),
         slices_(trace.slices()),
         flags_(slices_.size(), 0),
+        parent_(HostTreeParents(trace)),
         args_(args),
         models_(models) {}
 
@@ -82,17 +126,35 @@ class Collector {
     for (uint32_t i = 0; i < slices_.size(); ++i) {
       const Slice& a = slices_[i];
       if (!IsTimelineActivity(a.kind)) continue;
-      const uint32_t launcher = LauncherOf(trace_, i);
+      const uint32_t launcher = Launcher(i);
       if (launcher == kNone) continue;  // unlinked: outside TraceLens's timeline too
       first = std::min(first, a.ts_ns);
       last = std::max(last, a.ts_ns + a.dur_ns);
       activity_.push_back({i, launcher});
       flags_[launcher] |= kLeaf;
-      for (uint32_t p = launcher; p != kNone && !(flags_[p] & kHasGpu); p = slices_[p].parent) {
+      for (uint32_t p = launcher; p != kNone && !(flags_[p] & kHasGpu); p = parent_[p]) {
         flags_[p] |= kHasGpu;
       }
     }
     out->total_ns = activity_.empty() ? 0 : last - first;
+  }
+
+  // The op that launched an activity: LauncherOf, except that a launch through a host runtime
+  // call belongs to the innermost cpu_op above that call in the host tree (HostTreeParents); the
+  // call itself when there is none.
+  uint32_t Launcher(uint32_t activity) {
+    const uint32_t launcher = LauncherOf(trace_, activity);
+    const uint32_t runtime = trace_.Link(activity).runtime;
+    if (runtime == kNone || launcher == kNone) return launcher;
+    if (launcher != runtime && slices_[launcher].track != slices_[runtime].track) {
+      return launcher;  // an op on the device's own timeline
+    }
+    for (uint32_t p = parent_[runtime]; p != kNone; p = parent_[p]) {
+      if (slices_[p].kind == ActivityKind::kCpuOp && trace_.Str(slices_[p].name) != "execute") {
+        return p;
+      }
+    }
+    return runtime;
   }
 
   bool Nccl(uint32_t activity) {
@@ -111,7 +173,7 @@ class Collector {
     }
     for (uint32_t s = 0; s < slices_.size(); ++s) {
       if ((flags_[s] & kModeled) && (flags_[s] & kHasGpu)) {
-        const uint32_t parent = CpuOpParent(slices_, s);
+        const uint32_t parent = CpuOpParent(slices_, parent_, s);
         if (parent != kNone) flags_[parent] |= kModeledGpuChild;
       }
     }
@@ -122,7 +184,7 @@ class Collector {
   // without a model whose direct children include modeled ops hands over to those children.
   uint32_t CollectedFor(uint32_t launcher) {
     uint32_t outer = kNone, below_outer = kNone, prev = kNone;
-    for (uint32_t p = launcher; p != kNone; p = slices_[p].parent) {
+    for (uint32_t p = launcher; p != kNone; p = parent_[p]) {
       if (slices_[p].kind != ActivityKind::kCpuOp) continue;
       if (flags_[p] & (kModeled | kLeaf)) {
         outer = p;
@@ -149,7 +211,7 @@ class Collector {
         if (collected != kNone) flags_[collected] |= kCollected;
       }
       const uint8_t nccl = Nccl(act) ? ActivityOfOp::kNccl : 0;
-      for (uint32_t p = launcher; p != kNone; p = slices_[p].parent) {
+      for (uint32_t p = launcher; p != kNone; p = parent_[p]) {
         const bool op = slices_[p].kind == ActivityKind::kCpuOp;
         if (p == launcher || (op && (flags_[p] & (kModeled | kLeaf | kCollected)))) {
           pairs.push_back(
@@ -254,6 +316,7 @@ class Collector {
   const Trace& trace_;
   const std::vector<Slice>& slices_;
   std::vector<uint8_t> flags_;
+  std::vector<uint32_t> parent_;                         // HostTreeParents
   std::vector<std::pair<uint32_t, uint32_t>> activity_;  // (activity, launcher)
   std::unordered_map<StringId, OpKind> kinds_;
   std::unordered_map<StringId, bool> nccl_;

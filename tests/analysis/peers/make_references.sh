@@ -56,6 +56,7 @@ for m in Qwen_Qwen1.5-0.5B-Chat__1016005 Falconsai_nsfw_image_detection__1016002
 done
 for t in "$repo"/tests/data/traces/*.json.gz; do
   name=$(basename "$t" .json.gz)
+  case $name in perf_*) continue ;; esac  # make_perf_references.sh's
   hta "$t" "$name" --step ProfilerStep:0 --step ProfilerStep:1 --step ProfilerStep:2
   tracelens "$t" "$name"
 done
