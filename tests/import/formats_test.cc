@@ -40,8 +40,10 @@ TEST(FormatsTest, KinetoJsonIsRecognisedByContent) {
   EXPECT_EQ(DetectTraceFormatFromMemory(kTrace), TraceFormat::kKinetoJson);
   EXPECT_EQ(DetectTraceFormatFromMemory("\xEF\xBB\xBF  [{\"ph\": \"X\"}]"),
             TraceFormat::kKinetoJson);
+  // A JSON object without traceEvents is not Kineto's: here the Neuron profiler's device profile.
   EXPECT_EQ(DetectTraceFormatFromMemory(R"({"summary": [], "instruction": []})"),
-            TraceFormat::kUnknown);
+            TraceFormat::kNeuronJson);
+  EXPECT_EQ(DetectTraceFormatFromMemory(R"({"summary": []})"), TraceFormat::kUnknown);
   EXPECT_EQ(DetectTraceFormatFromMemory(std::string("\x00\x01\x02\x03", 4)), TraceFormat::kUnknown);
   EXPECT_EQ(DetectTraceFormatFromMemory(""), TraceFormat::kUnknown);
   EXPECT_EQ(TraceFormatName(TraceFormat::kKinetoJson), "kineto-json");
