@@ -15,6 +15,7 @@
 #include "opscope/analysis.h"
 #include "opscope/import.h"
 #include "opscope/neuron_device.h"
+#include "tests/import/neuron/profile_writer.h"
 #include "tools/demo_rmsnorm.h"
 
 namespace opscope {
@@ -23,30 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kHere = OPSCOPE_NEURON_TEST_DIR;
-const std::string kReference = OPSCOPE_NEURON_SCHEMA_REFERENCE;
 
 std::string WriteProfile(const std::string& name, std::string* why) {
-  if (std::system("node --version > /dev/null 2>&1") != 0) {
-    *why = "node is not installed: cannot run the Parquet writer";
-    return "";
-  }
-  if (!fs::exists(kHere / "node_modules" / "parquet-wasm" / "package.json")) {
-    const std::string npm =
-        "cd '" + kHere.string() + "' && npm ci --no-audit --no-fund > /dev/null 2>&1";
-    if (std::system(npm.c_str()) != 0) {
-      *why = "npm ci failed in " + kHere.string();
-      return "";
-    }
-  }
   const fs::path out = fs::temp_directory_path() /
                        ("opscope_neuron_report_" + name + "_" + std::to_string(::getpid()));
-  const std::string cmd = "node '" + (kHere / "write_profile.mjs").string() + "' '" + kReference +
-                          "' '" + (kHere / "specs" / (name + ".json")).string() + "' '" +
-                          out.string() + "'";
-  if (std::system(cmd.c_str()) != 0) {
-    *why = cmd + " failed";
-    return "";
-  }
+  if (!testing::WriteNeuronProfile(kHere / "specs" / (name + ".json"), out, why)) return "";
   return out.string();
 }
 

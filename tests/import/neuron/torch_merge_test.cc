@@ -18,14 +18,13 @@
 #include "opscope/import.h"
 #include "opscope/key_averages.h"
 #include "opscope/trace.h"
+#include "tests/import/neuron/profile_writer.h"
 
 namespace opscope {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kHere = OPSCOPE_NEURON_TEST_DIR;
-const std::string kReference = OPSCOPE_NEURON_SCHEMA_REFERENCE;
 constexpr int64_t kBase = 1700000000000000000;  // the run's epoch ns
 
 void WriteFile(const fs::path& path, const std::string& text) {
@@ -36,27 +35,9 @@ void WriteFile(const fs::path& path, const std::string& text) {
 // Writes the profile described by `spec` (write_profile.mjs's JSON) into `out`; false (and `why`)
 // when the writer cannot run.
 bool WriteProfile(const std::string& spec, const fs::path& out, std::string* why) {
-  if (std::system("node --version > /dev/null 2>&1") != 0) {
-    *why = "node is not installed: cannot run the Parquet writer";
-    return false;
-  }
-  if (!fs::exists(kHere / "node_modules" / "parquet-wasm" / "package.json")) {
-    const std::string npm =
-        "cd '" + kHere.string() + "' && npm ci --no-audit --no-fund > /dev/null 2>&1";
-    if (std::system(npm.c_str()) != 0) {
-      *why = "npm ci failed in " + kHere.string();
-      return false;
-    }
-  }
   const fs::path spec_file = out.string() + ".spec.json";
   WriteFile(spec_file, spec);
-  const std::string cmd = "node '" + (kHere / "write_profile.mjs").string() + "' '" + kReference +
-                          "' '" + spec_file.string() + "' '" + out.string() + "'";
-  if (std::system(cmd.c_str()) != 0) {
-    *why = cmd + " failed";
-    return false;
-  }
-  return true;
+  return testing::WriteNeuronProfile(spec_file, out, why);
 }
 
 // One SystemProfileEvents row.
