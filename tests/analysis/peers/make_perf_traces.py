@@ -21,6 +21,8 @@ import gzip
 import json
 import os
 import random
+
+from make_traces import contiguous  # the same contiguous strides
 import sys
 
 EW = "void at::native::vectorized_elementwise_kernel<4, at::native::{0}, std::array<char*, {1}> >(int, at::native::{0}, std::array<char*, {1}>)"
@@ -34,14 +36,6 @@ UP2 = "void at::native::(anonymous namespace)::upsample_nearest2d_nhwc_out_frame
 RED = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)"
 BF, F = "c10::BFloat16", "float"
 EARLY, LATE = -2, -1  # launch placements: starting before the op, starting in its last us
-
-
-def contiguous(shape):
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= max(d, 1)
-    return list(reversed(strides))
 
 
 class Trace:
