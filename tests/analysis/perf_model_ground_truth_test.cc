@@ -125,46 +125,58 @@ const R* FindByArgs(const std::vector<R>& rows, const Row& row) {
   return found;
 }
 
-TEST_F(PerfModelGroundTruth, EveryPerfModelSheetRowMatches) {
+// For each perf-model sheet TraceLens wrote for `c`: checks that opscope has as many rows of that
+// sheet (none where TraceLens wrote no such sheet), then calls check(sheet, csv row, what,
+// opscope's row for it, null when none) for each row. Returns how many sheets TraceLens wrote.
+template <typename Check>
+int ForEachSheetRow(const PerfModel& pm, const Case& c, Check check) {
   const char* kSheets[] = {"GEMM",       "SDPA_fwd",          "CONV_fwd",        "Normalization",
                            "Reduce_fwd", "BinaryElementwise", "UnaryElementwise"};
+  int sheets = 0;
+  for (const char* sheet : kSheets) {
+    const fs::path csv = c.csv_dir / (std::string(sheet) + ".csv");
+    size_t ours = 0;
+    for (const PerfModelRow& r : pm.modeled_ops) ours += r.sheet == sheet;
+    if (!fs::exists(csv)) {
+      EXPECT_EQ(ours, 0u) << sheet << ": TraceLens has no such sheet";
+      continue;
+    }
+    ++sheets;
+    const auto rows = testing::ReadCsv(csv);
+    EXPECT_EQ(ours, rows.size()) << sheet << ": row count";
+    for (const Row& row : rows) {
+      const std::string what =
+          std::string(sheet) + " " + row.at("name") + " " + row.at("Input Dims_first");
+      const PerfModelRow* r = FindSheetRow(pm.modeled_ops, sheet, row);
+      EXPECT_NE(r, nullptr) << "no row for " << what;
+      if (r != nullptr) check(row, what, *r);
+    }
+  }
+  return sheets;
+}
+
+TEST_F(PerfModelGroundTruth, EveryPerfModelSheetRowMatches) {
   for (const Case& c : cases_) {
     SCOPED_TRACE(c.trace.filename().string());
     const PerfModel pm = Compute(c.trace);
-    int sheets = 0;
-    for (const char* sheet : kSheets) {
-      const fs::path csv = c.csv_dir / (std::string(sheet) + ".csv");
-      size_t ours = 0;
-      for (const PerfModelRow& r : pm.modeled_ops) ours += r.sheet == sheet;
-      if (!fs::exists(csv)) {
-        EXPECT_EQ(ours, 0u) << sheet << ": TraceLens has no such sheet";
-        continue;
-      }
-      ++sheets;
-      const auto rows = testing::ReadCsv(csv);
-      EXPECT_EQ(ours, rows.size()) << sheet << ": row count";
-      for (const Row& row : rows) {
-        const std::string what =
-            std::string(sheet) + " " + row.at("name") + " " + row.at("Input Dims_first");
-        const PerfModelRow* r = FindSheetRow(pm.modeled_ops, sheet, row);
-        ASSERT_NE(r, nullptr) << "no row for " << what;
-        EXPECT_EQ(r->count, std::stoll(row.at("name_count"))) << what;
-        EXPECT_EQ(r->compute_spec, row.at("Compute Spec")) << what;
-        ExpectClose(r->gflops, Num(row, "GFLOPS_first"), 1e-3, what + " GFLOPS");
-        ExpectClose(r->data_moved_mb, Num(row, "Data Moved (MB)_first"), 1e-3, what + " MB");
-        ExpectClose(r->flops_per_byte, Num(row, "FLOPS/Byte_first"), 1e-3, what + " FLOPS/B");
-        ExpectClose(static_cast<double>(r->kernel_time_ns_sum) / 1e3,
-                    Num(row, "Kernel Time (µs)_sum"), 1e-2, what + " kernel time");
-        ExpectClose(r->tflops_per_s.mean, Num(row, "TFLOPS/s_mean"), 1e-2, what + " TFLOPS mean");
-        ExpectClose(r->tflops_per_s.median, Num(row, "TFLOPS/s_median"), 1e-2, what + " median");
-        ExpectClose(r->tflops_per_s.min, Num(row, "TFLOPS/s_min"), 1e-2, what + " TFLOPS min");
-        ExpectClose(r->tflops_per_s.max, Num(row, "TFLOPS/s_max"), 1e-2, what + " TFLOPS max");
-        ExpectClose(r->tb_per_s.mean, Num(row, "TB/s_mean"), 1e-2, what + " TB/s mean");
-        ExpectClose(r->tb_per_s.median, Num(row, "TB/s_median"), 1e-2, what + " TB/s median");
-        ExpectClose(r->tb_per_s.min, Num(row, "TB/s_min"), 1e-2, what + " TB/s min");
-        ExpectClose(r->tb_per_s.max, Num(row, "TB/s_max"), 1e-2, what + " TB/s max");
-      }
-    }
+    const int sheets =
+        ForEachSheetRow(pm, c, [](const Row& row, const std::string& what, const PerfModelRow& r) {
+          EXPECT_EQ(r.count, std::stoll(row.at("name_count"))) << what;
+          EXPECT_EQ(r.compute_spec, row.at("Compute Spec")) << what;
+          ExpectClose(r.gflops, Num(row, "GFLOPS_first"), 1e-3, what + " GFLOPS");
+          ExpectClose(r.data_moved_mb, Num(row, "Data Moved (MB)_first"), 1e-3, what + " MB");
+          ExpectClose(r.flops_per_byte, Num(row, "FLOPS/Byte_first"), 1e-3, what + " FLOPS/B");
+          ExpectClose(static_cast<double>(r.kernel_time_ns_sum) / 1e3,
+                      Num(row, "Kernel Time (µs)_sum"), 1e-2, what + " kernel time");
+          ExpectClose(r.tflops_per_s.mean, Num(row, "TFLOPS/s_mean"), 1e-2, what + " TFLOPS mean");
+          ExpectClose(r.tflops_per_s.median, Num(row, "TFLOPS/s_median"), 1e-2, what + " median");
+          ExpectClose(r.tflops_per_s.min, Num(row, "TFLOPS/s_min"), 1e-2, what + " TFLOPS min");
+          ExpectClose(r.tflops_per_s.max, Num(row, "TFLOPS/s_max"), 1e-2, what + " TFLOPS max");
+          ExpectClose(r.tb_per_s.mean, Num(row, "TB/s_mean"), 1e-2, what + " TB/s mean");
+          ExpectClose(r.tb_per_s.median, Num(row, "TB/s_median"), 1e-2, what + " TB/s median");
+          ExpectClose(r.tb_per_s.min, Num(row, "TB/s_min"), 1e-2, what + " TB/s min");
+          ExpectClose(r.tb_per_s.max, Num(row, "TB/s_max"), 1e-2, what + " TB/s max");
+        });
     EXPECT_GE(sheets, 5);
   }
 }
@@ -173,36 +185,20 @@ TEST_F(PerfModelGroundTruth, EveryPerfModelSheetRowMatches) {
 // TraceLens writes has its row in opscope (same op, same params, same count), GFLOPS and data moved
 // within 0.5 %, the TFLOPS/s and TB/s means within 2 %.
 TEST_F(PerfModelGroundTruth, GeneratedTracesEveryPerfModelSheetRowMatches) {
-  const char* kSheets[] = {"GEMM",       "SDPA_fwd",          "CONV_fwd",        "Normalization",
-                           "Reduce_fwd", "BinaryElementwise", "UnaryElementwise"};
   const std::vector<Case> cases = GeneratedCases();
   ASSERT_FALSE(cases.empty()) << "no generated traces with TraceLens references";
   for (const Case& c : cases) {
     SCOPED_TRACE(c.trace.filename().string());
     const PerfModel pm = Compute(c.trace);
-    for (const char* sheet : kSheets) {
-      const fs::path csv = c.csv_dir / (std::string(sheet) + ".csv");
-      size_t ours = 0;
-      for (const PerfModelRow& r : pm.modeled_ops) ours += r.sheet == sheet;
-      if (!fs::exists(csv)) {
-        EXPECT_EQ(ours, 0u) << sheet << ": TraceLens has no such sheet";
-        continue;
-      }
-      const auto rows = testing::ReadCsv(csv);
-      EXPECT_EQ(ours, rows.size()) << sheet << ": row count";
-      for (const Row& row : rows) {
-        const std::string what =
-            std::string(sheet) + " " + row.at("name") + " " + row.at("Input Dims_first");
-        const PerfModelRow* r = FindSheetRow(pm.modeled_ops, sheet, row);
-        EXPECT_NE(r, nullptr) << "no row for " << what;
-        if (r == nullptr) continue;
-        EXPECT_EQ(r->count, std::stoll(row.at("name_count"))) << what;
-        ExpectClose(r->gflops, Num(row, "GFLOPS_first"), 5e-3, what + " GFLOPS");
-        ExpectClose(r->data_moved_mb, Num(row, "Data Moved (MB)_first"), 5e-3, what + " MB");
-        ExpectClose(r->tflops_per_s.mean, Num(row, "TFLOPS/s_mean"), 2e-2, what + " TFLOPS mean");
-        ExpectClose(r->tb_per_s.mean, Num(row, "TB/s_mean"), 2e-2, what + " TB/s mean");
-      }
-    }
+    const int sheets =
+        ForEachSheetRow(pm, c, [](const Row& row, const std::string& what, const PerfModelRow& r) {
+          EXPECT_EQ(r.count, std::stoll(row.at("name_count"))) << what;
+          ExpectClose(r.gflops, Num(row, "GFLOPS_first"), 5e-3, what + " GFLOPS");
+          ExpectClose(r.data_moved_mb, Num(row, "Data Moved (MB)_first"), 5e-3, what + " MB");
+          ExpectClose(r.tflops_per_s.mean, Num(row, "TFLOPS/s_mean"), 2e-2, what + " TFLOPS mean");
+          ExpectClose(r.tb_per_s.mean, Num(row, "TB/s_mean"), 2e-2, what + " TB/s mean");
+        });
+    EXPECT_GE(sheets, 1) << "TraceLens wrote no perf-model sheet for this trace";
   }
 }
 
