@@ -579,7 +579,7 @@ void ExplorerApi::JobViewport(const HttpRequest& req, HttpResponse& res) {
     }
   }
   JsonWriter w;
-  WriteJobViewport(*axis, t0, t1, width, lanes, &w);
+  WriteJobViewport(*axis, t0, t1, width, lanes, IntParam(req, "compact", 0, 0, 1) == 1, &w);
   SendJson(res, w.Take());
 }
 

@@ -9,8 +9,9 @@
 //                                       loading (expected, not yet made) or ready
 //   GET /api/job                        the job view (explorer/job_view.h); 404 when the traces
 //                                       are not one job (saying why), 503 while it is made
-//   GET /api/job/viewport?t0&t1&width&lanes   every rank's lanes on the job's axis in one
-//                                       answer (explorer/job_axis.h; job lane ids)
+//   GET /api/job/viewport?t0&t1&width&lanes&compact   every rank's lanes on the job's axis in
+//                                       one answer (explorer/job_axis.h; job lane ids;
+//                                       compact=1: items as [ts,dur,row,name,id,count])
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
 //   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
