@@ -12,7 +12,7 @@
 // with sub-microsecond parts, as torch.profiler writes them), each `--steps` steps of `--kernels`
 // compute kernels (op -> cudaLaunchKernel -> kernel) and `--collectives` NCCL collectives in two
 // process groups of three sizes; rank 5 computes 10% longer (the straggler) and every rank's
-// clock is offset by up to +-2 ms. Defaults: 8 ranks x 2,020 collectives, ~9 MB a rank.
+// clock is offset by up to +-2 ms. Defaults: 8 ranks x 2,020 collectives, ~5 MB (24,250 events) a rank.
 // Target (issue 34): first view under 2 s, interactions under 100 ms to fresh data.
 // playwright-core comes from tests/browser (tools/run_browser_tests.sh installs it).
 import {createRequire} from 'node:module';
@@ -117,18 +117,22 @@ function generate(o) {
 
 // ---- one run ----------------------------------------------------------------------------------
 
-function startServer(bin, dir) {
+// The server, and when it had made the job (its "opened a job" line): the server's share of the
+// first view, the rest is the page's (requests, parsing, layout, drawing).
+function startServer(bin, dir, t0) {
   const child = spawn(bin, ['explore', dir, '--port', '0', '--quiet'], {stdio: ['ignore', 'pipe', 'pipe']});
   let out = '';
+  const made = {at: null};
   const url = new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => {
       out += d;
+      if (made.at === null && /opened a job/.test(out)) made.at = (Date.now() - t0) / 1000;
       const m = /http:\/\/127\.0\.0\.1:\d+\/job\.html/.exec(out);
       if (m) resolve(m[0]);
     });
     child.on('exit', () => reject(new Error(`${bin} exited: ${out}`)));
   });
-  return {child, url};
+  return {child, url, made};
 }
 
 // Waits (in the page) until the job page is drawn with data from every rank: its ready flag, and
@@ -189,13 +193,16 @@ async function traceInteraction(page, kind) {
 
 async function run(browser, bin, dir) {
   const t0 = Date.now();
-  const {child, url} = startServer(bin, dir);
+  const {child, url, made} = startServer(bin, dir, t0);
   const page = await browser.newPage();
   await page.setViewportSize({width: 1500, height: 950});
   try {
     await page.goto(await url);
     await page.waitForFunction(READY, null, {timeout: 120000, polling: 'raf'});
     const first = (Date.now() - t0) / 1000;
+    // What the first view read from the job's API (/api/job and its viewports), in KB.
+    const kb = await page.evaluate(() => Math.round(performance.getEntriesByType('resource')
+        .filter((e) => /\/api\/job/.test(e.name)).reduce((n, e) => n + e.encodedBodySize, 0) / 1000));
     await page.waitForTimeout(300);  // the page settles (tables laid out, deferred work done)
     const zoom = await interaction(page, 'zoom');
     const pan = await interaction(page, 'pan');
@@ -205,7 +212,7 @@ async function run(browser, bin, dir) {
     await page.waitForTimeout(300);
     const traceZoom = await traceInteraction(page, 'zoom');
     const tracePan = await traceInteraction(page, 'pan');
-    return {first, zoom, pan, select, traceZoom, tracePan};
+    return {first, server: made.at ?? first, kb, zoom, pan, select, traceZoom, tracePan};
   } finally {
     await page.close();
     child.kill('SIGTERM');
@@ -230,7 +237,8 @@ async function main() {
       for (const [name, bin] of round % 2 ? [...builds].reverse() : builds) {
         const f = await run(browser, bin, job.dir);
         figures.get(name).push(f);
-        console.log(`  round ${round + 1} ${name}: first view ${f.first.toFixed(2)} s, zoom ${f.zoom} ms, pan ${f.pan} ms, ` +
+        console.log(`  round ${round + 1} ${name}: first view ${f.first.toFixed(2)} s (job made at ${f.server.toFixed(2)} s, ` +
+                    `${f.kb} KB read), zoom ${f.zoom} ms, pan ${f.pan} ms, ` +
                     `select ${f.select} ms; trace view zoom ${f.traceZoom} ms, pan ${f.tracePan} ms`);
       }
     }
@@ -238,11 +246,14 @@ async function main() {
     await browser.close();
     if (!o.keep && !o.dir) fs.rmSync(job.dir, {recursive: true, force: true});
   }
-  const heads = ['first view s', 'job zoom ms', 'job pan ms', 'job select ms', 'trace zoom ms', 'trace pan ms'];
+  const heads = ['first view s', 'job made s', 'page s', 'job API KB', 'job zoom ms', 'job pan ms', 'job select ms',
+                 'trace zoom ms', 'trace pan ms'];
+  for (const fs_ of figures.values()) for (const f of fs_) f.page = f.first - f.server;
   console.log(`\n${'build'.padEnd(12)} ${heads.map((h) => h.padStart(15)).join(' ')}   (best / median of ${o.repeat})`);
   for (const [name, fs_] of figures) {
     const col = (k, d) => `${best(fs_.map((f) => f[k])).toFixed(d)} / ${median(fs_.map((f) => f[k])).toFixed(d)}`;
-    const cols = [col('first', 2), col('zoom', 0), col('pan', 0), col('select', 0), col('traceZoom', 0), col('tracePan', 0)];
+    const cols = [col('first', 2), col('server', 2), col('page', 2), col('kb', 0), col('zoom', 0), col('pan', 0),
+                  col('select', 0), col('traceZoom', 0), col('tracePan', 0)];
     console.log(`${name.padEnd(12)} ${cols.map((c) => c.padStart(15)).join(' ')}`);
   }
   if (o.old) {

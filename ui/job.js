@@ -166,9 +166,19 @@ async function loadJob() {
   }
 }
 
+// The job as soon as the server has made it: asked for at once (wait=1: the server answers when
+// it is made) while the loading panel polls the progress; whichever comes first opens the page
+// (the panel's polling ends by itself once every trace is served). Null when not one job.
+async function firstJob() {
+  const early = getJson('/api/job', {wait: 1}).catch(() => null);
+  const polled = waitUntilLoaded($('loading'), {job: true});
+  polled.catch(() => {});  // reported below when it matters (no early answer)
+  const job = await Promise.race([early, polled.then(() => early)]);
+  return job || polled.then(loadJob);
+}
+
 async function main() {
-  await waitUntilLoaded($('loading'), {job: true});
-  const job = await loadJob();
+  const job = await firstJob();
   if (!job) {
     location.replace('/#notjob=1');
     return;
