@@ -14,6 +14,9 @@ import {fmtNs} from './format.js';
 
 export const LANE_STRIDE = 1 << 20;  // lane ids per rank: a trace has at most 100,000 lanes
 export const SKEW_LANE = -1;
+// How long a change of view waits for its answer before drawing the data it has at the new view
+// (about two frames: a prompt answer is then the only draw).
+const STALE_DRAW_MS = 35;
 
 export const toTs = (r, a) => r.start_ns + (a - r.axis_at_start_ns) / r.scale;
 export const keyOf = (c) => `${c.group}:${c.seq}`;
@@ -46,7 +49,7 @@ export class JobTimeline extends Timeline {
     this.inflight = 0;
     this.again = false;  // the view moved while an answer was awaited: ask once it comes
     this.asked = null;   // the parameters of the latest request
-    // this.frame: a draw waiting for the next animation frame (draw()).
+    // this.frame, this.staleTimer: a draw waiting for the next frame or for a late answer.
     this.outlines = [];      // the selected collective's members as drawn: {rank, slice, x0, x1, y}
     this.collectiveLabel = null;
     this.kinds = this.job.kinds || [];
@@ -125,8 +128,8 @@ export class JobTimeline extends Timeline {
   }
 
   // A change of view: the request for it goes out first (setTimeout 0, so that the events of one
-  // gesture make one request), and what is here is drawn in the next frame while the server
-  // works, instead of drawing before asking.
+  // gesture make one request), and what is here is redrawn at the new view only if the answer is
+  // late (STALE_DRAW_MS): a prompt answer is drawn once, not after a redraw of the old data.
   setView(t0, t1, opts) {
     this.deferDraw = true;
     try {
@@ -136,20 +139,27 @@ export class JobTimeline extends Timeline {
     }
   }
 
-  // Until the first view's request is out (fetchNow), and while a change of view is being made,
-  // drawing waits for the next frame: the page's set-up draws once, not at every step.
+  // Until the first view's request is out (fetchNow), drawing waits for the next frame (the
+  // page's set-up draws once, not at every step); a change of view's, for STALE_DRAW_MS.
   draw() {
     if (this.seq && !this.deferDraw) {
-      cancelAnimationFrame(this.frame);
-      this.frame = 0;
+      this.cancelDraw();
       return super.draw();
     }
-    if (!this.frame) {
-      this.frame = requestAnimationFrame(() => {
-        this.frame = 0;
-        super.draw();
-      });
-    }
+    if (this.frame || this.staleTimer) return;
+    const drawNow = () => {
+      this.cancelDraw();
+      super.draw();
+    };
+    if (this.seq) this.staleTimer = setTimeout(drawNow, STALE_DRAW_MS);
+    else this.frame = requestAnimationFrame(drawNow);
+  }
+
+  cancelDraw() {
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.staleTimer);
+    this.frame = 0;
+    this.staleTimer = 0;
   }
 
   // Before the page's first request (fetchNow), as the trace view does; then at once when no
