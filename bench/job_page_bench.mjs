@@ -27,8 +27,8 @@
 // and in an earlier run of the same pair (load 17-19): page s 0.86 / 0.96 against 1.19 / 1.69,
 // zoom 258 / 330 against 446 / 480 ms, pan 151 / 244 against 412 / 478 ms. At this load the
 // first view is mostly the server's import (job made at 3-4 s), the same in both builds, and the
-// targets are not met by either; the page reads 41% fewer bytes and each interaction costs about
-// a third less CPU.
+// targets are not met by either; wall times vary more between runs than between the builds; the
+// page reads 41% fewer bytes and each interaction costs a fifth to a third less CPU.
 // playwright-core comes from tests/browser (tools/run_browser_tests.sh installs it).
 import {createRequire} from 'node:module';
 import {spawn} from 'node:child_process';
