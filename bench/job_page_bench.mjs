@@ -19,17 +19,16 @@
 // spent (first view; each interaction): on a shared machine the CPU figures vary far less than
 // the wall times, which grow with everyone else's load.
 //
-// Figures, 2-core machine shared with other builds (load average 13-19), this build against the
-// one before the job page's request changes (best / median of 3, interleaved, same run):
-//                 first view s  job made s  page s     KB    zoom ms    pan ms   select ms  CPU ms each
-//   this build     5.43 / 5.59  3.24 / 4.10  1.24 / 1.48  1444  276 / 417  180 / 256  48 / 134   133 / 160
-//   baseline       4.29 / 4.88  2.94 / 3.42  1.35 / 1.45  2431  344 / 392  213 / 245  73 / 277   223 / 230
-// and in an earlier run of the same pair (load 17-19): page s 0.86 / 0.96 against 1.19 / 1.69,
-// zoom 258 / 330 against 446 / 480 ms, pan 151 / 244 against 412 / 478 ms. At this load the
-// first view is mostly the server's import (job made at 3-4 s), the same in both builds, and the
-// targets are not met by either; wall times vary more between runs than between the builds; the
-// page reads 41% fewer bytes and each interaction costs a fifth to a third less CPU.
-// playwright-core comes from tests/browser (tools/run_browser_tests.sh installs it).
+// Figures, 2-core machine shared with other builds (load average 10-13), this build against the
+// one before the job page's request changes (best / median of 5, interleaved, same run):
+//                 first view s  job made s  page s       KB     zoom ms    pan ms    select ms  CPU ms each
+//   this build     2.94 / 4.06  1.83 / 2.36  0.82 / 1.04  1444  195 / 226   67 / 173  43 / 55    107 / 183
+//   baseline       3.71 / 4.19  1.90 / 2.86  0.34 / 1.20  2431  250 / 278  187 / 295  89 / 113   157 / 187
+// (the baseline read 1672 KB when its second, identical viewport request did not go out). Runs at
+// load 13-19 gave medians zoom 417 against 392 ms and 330 against 480 ms, pan 256 against 245 ms
+// and 244 against 478 ms: wall times vary more between runs than between the builds. At these
+// loads the first view is mostly the server's import (the job made at 2-4 s, the same in both
+// builds), and neither build meets the targets; the page reads 41% fewer bytes.
 import {createRequire} from 'node:module';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
