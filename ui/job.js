@@ -166,9 +166,23 @@ async function loadJob() {
   }
 }
 
+// The job as soon as the server has made it: asked for at once (wait=1: the server answers when
+// it is made) while the loading panel polls the progress, less often than the trace view's (the
+// answer does not wait for a poll, and the cores are the import's) and once more when the answer
+// comes (then every trace is served: the panel closes); whichever comes first opens the page.
+// Null when not one job.
+const STATUS_POLL_MS = 250;
+
+async function firstJob() {
+  const early = getJson('/api/job', {wait: 1}).catch(() => null);
+  const polled = waitUntilLoaded($('loading'), {job: true, pollMs: STATUS_POLL_MS, until: early});
+  polled.catch(() => {});  // reported below when it matters (no early answer)
+  const job = await Promise.race([early, polled.then(() => early)]);
+  return job || polled.then(loadJob);
+}
+
 async function main() {
-  await waitUntilLoaded($('loading'), {job: true});
-  const job = await loadJob();
+  const job = await firstJob();
   if (!job) {
     location.replace('/#notjob=1');
     return;

@@ -14,6 +14,9 @@ import {fmtNs} from './format.js';
 
 export const LANE_STRIDE = 1 << 20;  // lane ids per rank: a trace has at most 100,000 lanes
 export const SKEW_LANE = -1;
+// How long a change of view waits for its answer before drawing the data it has at the new view
+// (about two frames: a prompt answer is then the only draw).
+const STALE_DRAW_MS = 35;
 
 export const toTs = (r, a) => r.start_ns + (a - r.axis_at_start_ns) / r.scale;
 export const keyOf = (c) => `${c.group}:${c.seq}`;
@@ -44,23 +47,44 @@ export class JobTimeline extends Timeline {
     this.collective = null;  // the selected collective
     this.fetches = 0;        // fetches completed (for benches and tests)
     this.inflight = 0;
+    this.again = false;  // the view moved while an answer was awaited: ask once it comes
+    this.asked = null;   // the parameters of the latest request
+    // this.frame, this.staleTimer: a draw waiting for the next frame or for a late answer.
     this.outlines = [];      // the selected collective's members as drawn: {rank, slice, x0, x1, y}
     this.collectiveLabel = null;
     this.kinds = this.job.kinds || [];
     this.rankIndex = new Map(this.job.ranks.map((r, i) => [r.rank, i]));
-    // Members by (rank, slice): a click on a kernel selects its collective.
-    this.memberOf = new Map();
-    for (const c of this.job.collectives) for (const m of c.members) if (m[1] >= 0) this.memberOf.set(`${m[0]}:${m[1]}`, c);
-    this.maxSkew = Math.max(0, ...this.job.collectives.map((c) => c.skew_ns));
-    // Each collective's first and last arrival on the axis, its skew mark's name and colour.
-    this.skews = this.job.collectives.map((c) => {
-      const starts = c.members.map((m) => m[4]);
-      return {first: Math.min(...starts), last: Math.max(...starts), name: `${c.name} ${c.group}#${c.seq}`,
-              color: skewColor(c.skew_ns, this.maxSkew)};
-    });
     this.groupRow = new Map([...new Set(this.job.collectives.map((c) => c.group))].map((g, i) => [g, Math.min(i, 3)]));
     this.setLanes({trace: {kinds: this.kinds}, groups: this.groups(opts.straggler)});
     this.setHost(false);
+  }
+
+  // Members by (rank, slice): a click on a kernel selects its collective. Made when first asked
+  // for (after the first view's request is out), as are the skew marks.
+  get memberOf() {
+    if (!this.members) {
+      this.members = new Map();
+      for (const c of this.job.collectives) for (const m of c.members) if (m[1] >= 0) this.members.set(`${m[0]}:${m[1]}`, c);
+    }
+    return this.members;
+  }
+
+  // Each collective's first and last arrival on the axis, its skew mark's name and colour.
+  get skews() {
+    if (!this.skewMarks) {
+      let max = 0;
+      for (const c of this.job.collectives) max = Math.max(max, c.skew_ns);
+      this.skewMarks = this.job.collectives.map((c) => {
+        let first = Infinity;
+        let last = -Infinity;
+        for (const m of c.members) {
+          first = Math.min(first, m[4]);
+          last = Math.max(last, m[4]);
+        }
+        return {first, last, name: `${c.name} ${c.group}#${c.seq}`, color: skewColor(c.skew_ns, max)};
+      });
+    }
+    return this.skewMarks;
   }
 
   // Lane groups: the skew marks, then a group per rank (the straggler's header highlighted).
@@ -100,22 +124,79 @@ export class JobTimeline extends Timeline {
   }
 
   loading() {
-    return this.inflight > 0 || !!this.fetchTimer;
+    return this.inflight > 0 || !!this.fetchTimer || this.again;
+  }
+
+  // A change of view: the request for it goes out first (setTimeout 0, so that the events of one
+  // gesture make one request), and what is here is redrawn at the new view only if the answer is
+  // late (STALE_DRAW_MS): a prompt answer is drawn once, not after a redraw of the old data.
+  setView(t0, t1, opts) {
+    this.deferDraw = true;
+    try {
+      super.setView(t0, t1, opts);
+    } finally {
+      this.deferDraw = false;
+    }
+  }
+
+  // Until the first view's request is out (fetchNow), drawing waits for the next frame (the
+  // page's set-up draws once, not at every step); a change of view's, for STALE_DRAW_MS.
+  draw() {
+    if (this.seq && !this.deferDraw) {
+      this.cancelDraw();
+      return super.draw();
+    }
+    if (this.frame || this.staleTimer) return;
+    const drawNow = () => {
+      this.cancelDraw();
+      super.draw();
+    };
+    if (this.seq) this.staleTimer = setTimeout(drawNow, STALE_DRAW_MS);
+    else this.frame = requestAnimationFrame(drawNow);
+  }
+
+  cancelDraw() {
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.staleTimer);
+    this.frame = 0;
+    this.staleTimer = 0;
+  }
+
+  // Before the page's first request (fetchNow), as the trace view does; then at once when no
+  // answer is awaited, else once it comes (one request in flight: the latest view, not each one
+  // the mouse passed through).
+  fetchSoon() {
+    if (!this.seq) return super.fetchSoon();
+    if (this.fetchTimer) return;
+    this.fetchTimer = setTimeout(() => {
+      this.fetchTimer = null;
+      if (this.inflight > 0) this.again = true;
+      else this.fetch();
+    }, 0);
+  }
+
+  params() {
+    return {
+      t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
+      lanes: this.layout.drawnLanes().filter((id) => id >= 0).join(','),
+      compact: 1,  // items without ext, busy and kind: the job's lanes are coloured by name
+    };
   }
 
   // Every rank's drawn lanes in one answer, on the axis already (/api/job/viewport); the skew
-  // marks are made here.
+  // marks are made here. A view already asked for and not answered yet is not asked again.
   async fetch() {
     if (this.layout.lanes.size === 0) return;
+    const params = this.params();
+    const key = JSON.stringify(params);
+    if (this.inflight > 0 && key === this.asked) return;
     const seq = ++this.seq;
-    const params = {
-      t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
-      lanes: this.layout.drawnLanes().filter((id) => id >= 0).join(','),
-    };
+    this.asked = key;
     const started = performance.now();
     this.inflight++;
     try {
       const d = await this.api.jobViewport(params);
+      window.T && window.T.push(['vp', Math.round(performance.now())]);
       if (seq < this.accepted) return;
       this.accepted = seq;
       this.lastFetchMs = performance.now() - started;
@@ -124,12 +205,18 @@ export class JobTimeline extends Timeline {
       data.lanes.set(SKEW_LANE, this.skewItems(data.strings));
       this.data = data;
       this.fetches++;
+      window.T && window.T.push(['skews', Math.round(performance.now())]);
       this.draw();
+      window.T && window.T.push(['drawn', Math.round(performance.now())]);
       this.resolveFirstPaint();
     } catch (e) {
       console.error(e);
     } finally {
       this.inflight--;
+      if (this.again && this.inflight === 0) {
+        this.again = false;
+        if (JSON.stringify(this.params()) !== key) this.fetch();
+      }
     }
   }
 

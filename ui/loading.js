@@ -42,16 +42,20 @@ function render(panel, status) {
   });
 }
 
-// Polls /api/status into `panel` until no trace is still loading (and with `job`, until the job's
-// view is made or known not to be one); returns the last status. The panel stays up only when a
-// trace failed (its error stays readable).
-export async function waitUntilLoaded(panel, {job = false} = {}) {
+// Polls /api/status into `panel` every `pollMs` until no trace is still loading (and with `job`,
+// until the job's view is made or known not to be one); returns the last status. `until` (a
+// promise: what the page waits for, asked for meanwhile) makes it poll once more as soon as it
+// settles. The panel stays up only when a trace failed (its error stays readable).
+export async function waitUntilLoaded(panel, {job = false, pollMs = POLL_MS, until = null} = {}) {
   const done = (s) => s.ready && !(job && s.job === 'loading');
+  let woken = false;
+  const wake = until && until.then(() => (woken = true), () => (woken = true));
   let status = await getJson('/api/status');
   if (!done(status)) document.body.dataset.loading = '1';
   while (!done(status)) {
     render(panel, status);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const sleep = new Promise((resolve) => setTimeout(resolve, pollMs));
+    await (wake && !woken ? Promise.race([sleep, wake]) : sleep);
     status = await getJson('/api/status');
   }
   delete document.body.dataset.loading;

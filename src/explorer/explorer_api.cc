@@ -30,6 +30,7 @@ constexpr int kMaxListLimit = 10000;
 constexpr int64_t kMaxTime = INT64_MAX / 4;
 constexpr size_t kMaxStepLength = 256;
 constexpr int kCriticalPathEvents = 200;  // path events the critical-path view lists
+constexpr int kJobWaitMs = 10000;         // the longest /api/job?wait=1 holds a worker
 
 // A request parameter that failed validation; answered with 400 and the message.
 struct BadRequest {
@@ -290,15 +291,29 @@ std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace&
 }
 
 void ExplorerApi::SetJob(std::string json, std::shared_ptr<const JobAxis> axis) {
-  std::lock_guard<std::mutex> lock(job_mu_);
-  job_json_ = std::move(json);
-  job_axis_ = std::move(axis);
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    job_json_ = std::move(json);
+    job_axis_ = std::move(axis);
+  }
+  job_cv_.notify_all();
 }
 
 void ExplorerApi::ExpectJob(bool expected, std::string why_not) {
-  std::lock_guard<std::mutex> lock(job_mu_);
-  job_expected_ = expected;
-  not_job_ = std::move(why_not);
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    job_expected_ = expected;
+    not_job_ = std::move(why_not);
+  }
+  job_cv_.notify_all();
+}
+
+void ExplorerApi::StopWaiting() {
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    stopping_ = true;
+  }
+  job_cv_.notify_all();
 }
 
 void ExplorerApi::Info(const HttpRequest&, HttpResponse& res) {
@@ -529,11 +544,18 @@ void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
   SendJson(res, t.summary_json);
 }
 
-void ExplorerApi::Job(const HttpRequest&, HttpResponse& res) {
+// wait=1: the page asks before the job is made and gets it as soon as it is, instead of
+// polling /api/status and asking once more (a round trip less for its first view); after
+// kJobWaitMs it answers 503 as without.
+void ExplorerApi::Job(const HttpRequest& req, HttpResponse& res) {
   std::string json, why_not;
   bool expected = false;
   {
-    std::lock_guard<std::mutex> lock(job_mu_);
+    std::unique_lock<std::mutex> lock(job_mu_);
+    if (IntParam(req, "wait", 0, 0, 1) == 1) {
+      job_cv_.wait_for(lock, std::chrono::milliseconds(kJobWaitMs),
+                       [this] { return !job_json_.empty() || !job_expected_ || stopping_; });
+    }
     json = job_json_;
     expected = job_expected_;
     why_not = not_job_;
@@ -579,7 +601,7 @@ void ExplorerApi::JobViewport(const HttpRequest& req, HttpResponse& res) {
     }
   }
   JsonWriter w;
-  WriteJobViewport(*axis, t0, t1, width, lanes, &w);
+  WriteJobViewport(*axis, t0, t1, width, lanes, IntParam(req, "compact", 0, 0, 1) == 1, &w);
   SendJson(res, w.Take());
 }
 

@@ -7,10 +7,12 @@
 //                                       indexing, ready, failed), bytes read of total, MB/s, the
 //                                       error of a failed one (file, byte offset); "job": none,
 //                                       loading (expected, not yet made) or ready
-//   GET /api/job                        the job view (explorer/job_view.h); 404 when the traces
+//   GET /api/job?wait                   the job view (explorer/job_view.h); 404 when the traces
 //                                       are not one job (saying why), 503 while it is made
-//   GET /api/job/viewport?t0&t1&width&lanes   every rank's lanes on the job's axis in one
-//                                       answer (explorer/job_axis.h; job lane ids)
+//                                       (wait=1: answers once it is made, within 10 s)
+//   GET /api/job/viewport?t0&t1&width&lanes&compact   every rank's lanes on the job's axis in
+//                                       one answer (explorer/job_axis.h; job lane ids;
+//                                       compact=1: items as [ts,dur,row,name,id,count])
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
 //   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
@@ -48,6 +50,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -135,6 +138,8 @@ class ExplorerApi {
   // /api/job's 404 and /api/info's "not_job". Thread-safe.
   void SetJob(std::string json, std::shared_ptr<const JobAxis> axis);
   void ExpectJob(bool expected, std::string why_not = {});
+  // Answers every /api/job?wait=1 still waiting for the job (the server is stopping).
+  void StopWaiting();
 
  private:
   void Info(const HttpRequest& req, HttpResponse& res);
@@ -182,11 +187,13 @@ class ExplorerApi {
 
   const std::vector<std::unique_ptr<LoadedTrace>>& traces_;
   ExplorerApiOptions options_;
-  mutable std::mutex job_mu_;  // guards job_json_, job_axis_, job_expected_ and not_job_
+  mutable std::mutex job_mu_;       // guards the job_ members and stopping_
+  std::condition_variable job_cv_;  // SetJob, ExpectJob and StopWaiting: /api/job?wait=1 wakes
   std::string job_json_;
   std::shared_ptr<const JobAxis> job_axis_;
   bool job_expected_ = false;
   std::string not_job_;
+  bool stopping_ = false;
 };
 
 // Writes {"error": message, "status": status} into `res`.

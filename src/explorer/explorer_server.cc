@@ -428,6 +428,7 @@ bool Explorer::Stop(std::chrono::milliseconds grace) {
     std::lock_guard<std::mutex> lock(im.mu);
     if (!im.running) return true;
   }
+  im.api->StopWaiting();  // a page waiting for the job is answered now, not after the grace
   const bool all_done = im.server->Stop(grace);
   {
     std::lock_guard<std::mutex> lock(im.mu);

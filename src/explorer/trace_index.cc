@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -681,13 +682,17 @@ void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
                   int64_t busy) {
     const Slice& s = slices[id];
     const int64_t at = out(ts);
+    const int64_t item[] = {at,
+                            q.to_output ? out(ts + dur) - at : dur,
+                            static_cast<int64_t>(row_index),
+                            int64_t{names->Index(source, trace_, s.name)},
+                            int64_t{id},
+                            static_cast<int64_t>(count),
+                            s.external_id,
+                            busy,
+                            static_cast<int64_t>(s.kind)};
     w->BeginArray();
-    for (int64_t v :
-         {at, q.to_output ? out(ts + dur) - at : dur, static_cast<int64_t>(row_index),
-          int64_t{names->Index(source, trace_, s.name)}, int64_t{id}, static_cast<int64_t>(count),
-          s.external_id, busy, static_cast<int64_t>(s.kind)}) {
-      w->Int(v);
-    }
+    for (size_t k = 0; k < (q.compact ? 6 : std::size(item)); ++k) w->Int(item[k]);
     w->EndArray();
   };
   for (size_t r = 0; r < lane.rows.size(); ++r) {

@@ -101,6 +101,9 @@ struct ViewportQuery {
   // rank's times onto its aligned axis. Must be non-decreasing.
   std::function<int64_t(int64_t)> to_output;
   uint32_t lane_base = 0;  // added to every lane id written (the job's rank-unique lane ids)
+  // Items as [ts,dur,row,name,id,count] only (no ext, busy_ns, kind): a third fewer bytes for a
+  // page that draws by name (the job's).
+  bool compact = false;
 };
 
 // The names a viewport answer uses ("strings"), numbered in order of first use. One table may

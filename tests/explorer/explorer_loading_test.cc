@@ -2,7 +2,7 @@
 // trace through queued, importing, indexing and ready or failed; requests naming a trace still
 // loading answer 503 with Retry-After and never wait; a failed trace answers 422 with its error,
 // file (as added, not the path read) and byte offset; readers racing the publication see either
-// the loading answer or the whole trace.
+// the loading answer or the whole trace; /api/job?wait=1 is answered once the job is settled.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <simdjson.h>
@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -112,6 +113,32 @@ TEST_F(ExplorerLoadingTest, StatusFollowsEachTraceAndRequestsNeverWait) {
 
   explorer_->ExpectJob(false);
   Json("/api/job", 404);
+}
+
+// /api/job?wait=1 (the job page's first request) holds until the job is settled and is answered
+// then: by ExpectJob(false) with the 404, by Stop at once rather than after its 10 s.
+TEST_F(ExplorerLoadingTest, JobWaitIsAnsweredOnceTheJobIsSettled) {
+  auto ask = [this] {
+    return std::async(std::launch::async, [port = explorer_->port()] {
+      httplib::Client client("127.0.0.1", port);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto res = client.Get("/api/job?wait=1");
+      return std::make_pair(res ? res->status : 0, std::chrono::steady_clock::now() - t0);
+    });
+  };
+  auto waiting = ask();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  explorer_->ExpectJob(false, "rank 3 is missing");
+  const auto [status, took] = waiting.get();
+  EXPECT_EQ(status, 404);
+  EXPECT_LT(took, std::chrono::seconds(8));
+
+  explorer_->ExpectJob(true);
+  auto stopped = ask();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  explorer_->Stop();
+  EXPECT_LT(stopped.get().second, std::chrono::seconds(8));
 }
 
 // Readers hammer the trace while it is published: each answer is 503 (loading) or the whole

@@ -148,6 +148,26 @@ TEST_F(ExplorerJob, CollectivesOnOneAlignedAxisPointAtTheirKernels) {
         }
       }
       EXPECT_TRUE(drawn) << view_path;
+      // compact=1 (what the page asks for): the same items, each its first six values.
+      simdjson::dom::parser compact_parser;
+      simdjson::dom::element compact;
+      ASSERT_EQ(compact_parser.parse(Get(view_path + "&compact=1")).get(compact),
+                simdjson::SUCCESS);
+      simdjson::dom::array full_lanes = view["lanes"].get_array().value();
+      simdjson::dom::array compact_lanes = compact["lanes"].get_array().value();
+      ASSERT_EQ(compact_lanes.size(), full_lanes.size());
+      for (size_t l = 0; l < full_lanes.size(); ++l) {
+        simdjson::dom::array full_items = full_lanes.at(l)["items"].get_array().value();
+        simdjson::dom::array compact_items = compact_lanes.at(l)["items"].get_array().value();
+        ASSERT_EQ(compact_items.size(), full_items.size());
+        for (size_t i = 0; i < full_items.size(); ++i) {
+          simdjson::dom::array item = compact_items.at(i).get_array().value();
+          ASSERT_EQ(item.size(), 6u);
+          for (size_t k = 0; k < 6; ++k) {
+            EXPECT_EQ(item.at(k).get_int64().value(), full_items.at(i).at(k).get_int64().value());
+          }
+        }
+      }
       bool lane_listed = false;
       const simdjson::dom::array lanes = r["lanes"].get_array().value();
       for (simdjson::dom::element l : lanes) {
