@@ -6,7 +6,9 @@
 // Measured in one run, single-threaded, best of `iters` rounds after a warm-up, the variants
 // interleaved within each round:
 //   memcpy       copies rows*hidden*4 bytes (reads and writes the bytes rms_norm reads and writes)
-//   fused kernel cpu::RmsNormRows into a preallocated output (the kernel alone)
+//   fused kernel the cpu backend's aten::_fused_rms_norm kernel into a preallocated output,
+//                called through DeviceBackend::Execute (the kernel alone: no dispatcher, no
+//                allocation)
 //   fused op     opscope::rms_norm: dispatcher + output allocation + kernel (what users call)
 //   naive ops    x*x, mean(-1, keepdim), +eps, rsqrt, x*r, *w: six ops, five temporaries
 // Prints bandwidths (bytes read + written per second), the fused/memcpy ratio (target >= 70 %)
@@ -21,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "device/cpu/cpu_kernels.h"
 #include "opscope/device.h"
 #include "opscope/tensor.h"
 
@@ -59,14 +60,18 @@ bool MeasureShape(int64_t rows, int64_t hidden, int iters) {
   const double moved = 2.0 * static_cast<double>(bytes) + hidden * sizeof(float);  // x in, y out, w
 
   std::vector<float> src(rows * hidden, 1.0f), dst(rows * hidden, 0.0f);
-  std::vector<float> y(rows * hidden);
   opscope::Tensor fused_out, naive_out;
+  // The kernel call the dispatcher would make for rms_norm(x, {hidden}, w, eps).
+  const opscope::Tensor y = opscope::empty({rows, hidden});
+  opscope::OpAttrs attrs;
+  attrs.shape = {hidden};
+  attrs.eps = eps;
+  const opscope::TensorRef in[] = {opscope::MakeTensorRef(x), opscope::MakeTensorRef(w)};
+  const opscope::TensorRef out[] = {opscope::MakeTensorRef(y)};
+  const opscope::OpCall call{opscope::OpId::kFusedRmsNorm, in, out, &attrs};
+  opscope::DeviceBackend& cpu = opscope::GetBackend(opscope::DeviceType::kCPU);
   const std::vector<double> best = BestSeconds(
-      iters, {[&] { std::memcpy(dst.data(), src.data(), bytes); },
-              [&] {
-                opscope::cpu::RmsNormRows(x.data<float>(), w.data<float>(), y.data(), rows, hidden,
-                                          static_cast<float>(eps));
-              },
+      iters, {[&] { std::memcpy(dst.data(), src.data(), bytes); }, [&] { cpu.Execute(call); },
               [&] { fused_out = opscope::rms_norm(x, {hidden}, w, eps); },
               [&] {
                 opscope::Tensor r = opscope::rsqrt(opscope::mean(x * x, {-1}, true) + eps);

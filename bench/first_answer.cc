@@ -1,3 +1,5 @@
+// The Explorer's first answer timed end to end (first_answer.h): `opscope explore` started as a
+// child, its lanes and first viewport fetched over HTTP.
 #include "bench/first_answer.h"
 
 #include <fmt/format.h>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "device/neuron/aten_programs.h"
+#include "device/neuron/device.h"
 #include "device/neuron/instruction_graph.h"
 #include "opscope/activity.h"
 #include "opscope/neuron.h"

@@ -1,18 +1,22 @@
 // Record-path cost per host op (begin + end) with profiling on, off, and compiled out; per
 // allocator "[memory]" event with profile_memory off (a branch) and on; raw clock
 // costs; Kineto JSON export throughput. Prints Google Benchmark's table, then a summary with
-// ratios against the baseline of this same run (an empty loop) and the targets.
+// ratios against the baseline of this same run (an empty loop) and the targets. Sessions
+// are the public Profiler's; a window's trace is built outside the timed region.
 #include <benchmark/benchmark.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "opscope/export.h"
 #include "opscope/profiler.h"
-#include "trace/clock.h"
-#include "trace/recorder.h"
 
 namespace opscope::bench {
 int CompiledOutOps(int n);
@@ -41,20 +45,56 @@ __attribute__((noinline)) int EmptyLoop(int n) {
   return sum;
 }
 
-// Ends a measurement window of kBatchesPerWindow batches: stops the recorder, invalidates the
-// run if any record was dropped, and starts a fresh window, all outside the timed region.
-void NextWindow(benchmark::State& state, const opscope::internal::RecorderConfig& config,
-                int* batches) {
-  if (++*batches != kBatchesPerWindow) return;
-  state.PauseTiming();
-  auto r = opscope::internal::StopRecording();
-  uint64_t dropped = 0;
-  for (auto& t : r.threads) dropped += t.dropped;
-  if (dropped != 0) state.SkipWithError("records were dropped: the measurement is invalid");
-  opscope::internal::StartRecording(config);
-  *batches = 0;
-  state.ResumeTiming();
+// The raw clock the record path stores (the TSC on x86-64, as src/trace/clock.h reads it).
+inline uint64_t RawTicks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(opscope::NowNs());
+#endif
 }
+
+// A profiling session restarted every `batches_per_window` batches, outside the timed region (its
+// thread buffer holds one window of `records_per_op` records per op; with record_shapes the
+// session's shape buffer, 2^20 words, must hold the window's shapes too).
+class Session {
+ public:
+  Session(opscope::ProfilerOptions options, int records_per_op, int batches_per_window)
+      : options_(std::move(options)), batches_per_window_(batches_per_window) {
+    options_.thread_buffer_records = uint32_t(records_per_op * kBatch * batches_per_window + 16);
+    Start();
+  }
+
+  // Ends a batch: every batches_per_window batches, stops the session (building its trace) and
+  // starts a fresh one, outside the timed region.
+  void NextBatch(benchmark::State& state) {
+    if (++batches_ != batches_per_window_) return;
+    state.PauseTiming();
+    Stop(state);
+    Start();
+    batches_ = 0;
+    state.ResumeTiming();
+  }
+
+  // Stops the session and invalidates the run if any record was dropped.
+  void Stop(benchmark::State& state) {
+    prof_->Stop();
+    if (!prof_->trace().metadata().dropped.empty())
+      state.SkipWithError("records were dropped: the measurement is invalid");
+    prof_.reset();
+  }
+
+ private:
+  void Start() {
+    prof_ = std::make_unique<opscope::Profiler>(options_);
+    prof_->Start();
+  }
+
+  opscope::ProfilerOptions options_;
+  const int batches_per_window_;
+  int batches_ = 0;
+  std::unique_ptr<opscope::Profiler> prof_;
+};
 
 void BM_Baseline_EmptyLoop(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(EmptyLoop(kBatch));
@@ -79,18 +119,15 @@ void BM_HostOp_Off(benchmark::State& state) {
 
 void BM_HostOp_On(benchmark::State& state) {
   static const uint32_t name = opscope::InternName("bench_op");
-  opscope::internal::RecorderConfig config;
-  config.buffer_records = kBatch * kBatchesPerWindow + 16;
-  opscope::internal::StartRecording(config);
-  int batches = 0;
+  Session session({}, 1, kBatchesPerWindow);
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) {
       opscope::RecordScope scope(name);
       benchmark::DoNotOptimize(scope);
     }
-    NextWindow(state, config, &batches);
+    session.NextBatch(state);
   }
-  opscope::internal::StopRecording();
+  session.Stop(state);
   Report(state, "on");
 }
 
@@ -98,26 +135,23 @@ void BM_HostOp_OnWithShapes(benchmark::State& state) {
   static const uint32_t name = opscope::InternName("bench_op_shapes");
   static const int64_t dims[2] = {64, 128};
   const opscope::InputShape shapes[2] = {{dims, 2, true}, {dims, 2, true}};
-  opscope::internal::RecorderConfig config;
-  config.record_shapes = true;
-  config.buffer_records = kBatch * kBatchesPerWindow + 16;
-  config.shape_words = 8 * (kBatch * kBatchesPerWindow + 16);
-  opscope::internal::StartRecording(config);
-  int batches = 0;
+  opscope::ProfilerOptions options;
+  options.record_shapes = true;
+  Session session(options, 1, kBatchesPerWindow / 5);  // two 2-D shapes: under 10 words an op
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) {
       opscope::RecordScope scope(name, shapes);
       benchmark::DoNotOptimize(scope);
     }
-    NextWindow(state, config, &batches);
+    session.NextBatch(state);
   }
-  opscope::internal::StopRecording();
+  session.Stop(state);
   Report(state, "on_shapes");
 }
 
 void BM_Clock_Rdtsc(benchmark::State& state) {
   for (auto _ : state) {
-    for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(opscope::internal::RawTicks());
+    for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(RawTicks());
   }
   Report(state, "raw_ticks");
 }
@@ -208,16 +242,14 @@ void BM_MemoryEvent_Off(benchmark::State& state) {
 }
 
 void BM_MemoryEvent_On(benchmark::State& state) {
-  opscope::internal::RecorderConfig config;
-  config.memory = true;
-  config.buffer_records = 2 * kBatch * kBatchesPerWindow + 16;
-  opscope::internal::StartRecording(config);
-  int batches = 0;
+  opscope::ProfilerOptions options;
+  options.profile_memory = true;
+  Session session(options, 2, kBatchesPerWindow);
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) AllocatorEvent(uint64_t(i) * 64, 64);
-    NextWindow(state, config, &batches);
+    session.NextBatch(state);
   }
-  opscope::internal::StopRecording();
+  session.Stop(state);
   Report(state, "memory_on");
 }
 BENCHMARK(BM_MemoryEvent_Off);

@@ -89,7 +89,8 @@ INTERNAL_USES = [
     # arithmetic, huge-page arrays, the fork-join pool, the machine's free cores. Every component
     # uses it; so do the tests of what it holds.
     ("src/base/*.h", ["src/*", "tests/*"]),
-    ("src/base/json_writer.h", ["bench/*"]),
+    # The writer the Explorer's index answers into, timed with the index.
+    ("src/base/json_writer.h", ["bench/explorer_bench.cc", "bench/analysis_bench.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
     # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
@@ -98,9 +99,9 @@ INTERNAL_USES = [
      ["src/profiler/*", "src/import/*", "tests/import/perfetto/perfetto_reader_test.cc"]),
     # Analyses that split their per-track passes over threads: ranges of whole tracks.
     ("src/trace/track_ranges.h", ["src/*"]),
-    # The recorder is driven by the profiler's sessions; the benchmark times it raw.
-    ("src/trace/recorder.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
-    ("src/trace/clock.h", ["src/profiler/*", "bench/profiler_bench.cc"]),
+    # The recorder is driven by the profiler's sessions.
+    ("src/trace/recorder.h", ["src/profiler/*"]),
+    ("src/trace/clock.h", ["src/profiler/*"]),
     # The "[memory]" events as key_averages reads them, shared with the memory timeline; their one
     # writer, AddMemoryEvent, also builds the memory tests' traces.
     ("src/profiler/memory_events.h",
@@ -135,21 +136,12 @@ INTERNAL_USES = [
     # benchmarks that time `opscope explore`.
     ("tests/common/child_process.h",
      ["tests/*", "bench/first_answer.cc", "bench/multirank_bench.cc"]),
-    # The Neuron model's programs and instruction graph: the model test and the simulator
-    # benchmark.
-    ("src/device/neuron/aten_programs.h",
-     ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc",
-      "tools/demo_allreduce.cc"]),
-    # The NeuronLink ring: the allreduce demo's ranks run it directly.
-    ("src/device/neuron/ring_collective.h", ["tools/demo_allreduce.cc"]),
-    ("src/device/neuron/instruction_graph.h",
-     ["tests/device/neuron_model_test.cc", "bench/neuron_sim_bench.cc"]),
-    # The per-instruction cost model, tested directly; `opscope model`'s op and graph programs:
-    # the CLI, its tests and the calibration against public figures.
-    ("src/device/neuron/engine_model.h", ["tests/device/neuron_model_test.cc"]),
-    ("src/device/neuron/model_graph.h",
-     ["tools/model_command.cc", "tests/device/neuron_model_test.cc",
-      "tests/device/model_command_test.cc", "tests/device/neuron_calibration_test.cc"]),
+    # The simulated NeuronCore's internals (parameters, programs, the device and its executor,
+    # the instruction graph, the cost model, `opscope model`'s programs), tested directly; the
+    # simulator benchmark times the model and the executor on programs built as the backend
+    # builds them.
+    ("src/device/neuron/*.h",
+     ["tests/device/*", "tests/compile/compile_test.cc", "bench/neuron_sim_bench.cc"]),
     # The Explorer's first answer end to end, timed by its benchmark.
     ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
@@ -159,8 +151,6 @@ INTERNAL_USES = [
     # The generated Kineto trace the import and Perfetto benchmarks time.
     ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
                                  "bench/generated_trace.cc"]),
-    # The CPU kernels, timed against memcpy.
-    ("src/device/cpu/cpu_kernels.h", ["bench/cpu_rmsnorm_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark).
     ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                     "bench/analysis_bench.cc"]),

@@ -11,8 +11,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "device/neuron/aten_programs.h"
-#include "device/neuron/ring_collective.h"
 #include "opscope/activity.h"
 #include "opscope/device.h"
 #include "opscope/export.h"
@@ -210,19 +208,18 @@ AllReduceDemoResult RunAllReduceDemo(const AllReduceDemoOptions& options) {
   RegisterCpuBackend();
   AllReduceDemoResult result;
   result.options = options;
-  const neuron::Params params = neuron::Preset(options.preset);
+  const neuron::ModelConfig config = neuron::ModelConfig::Preset(options.preset);
   neuron::RingAllReduce ring(options.ranks, neuron::NeuronLinkPreset(options.preset));
   const int64_t base_ns = std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count() *
                           1000;
   // Each rank's aten::mm runs through the framework's eager path (tensor binding and dispatch).
-  neuron::Program matmul = neuron::EagerProgram(
-      "aten::mm", {{options.m, options.k}, {options.k, options.n}}, {options.m, options.n});
-  matmul.eager = true;
   Shared shared{options,
                 ring,
-                neuron::EstimateProgram(matmul, params),
+                neuron::EstimateModelOp("mm", {options.m, options.k, options.n}, "f32", config,
+                                        /*eager=*/true)
+                    .cost,
                 base_ns,
                 ProfileRunDirectory(options.out_dir),
                 std::vector<std::vector<float>>(static_cast<size_t>(options.ranks)),

@@ -70,10 +70,10 @@ int RunDemo(DemoArgs& args) {
   o.sync = !args.no_sync;
   try {
     if (!args.device_config.empty() || !args.preset.empty()) {
-      neuron::Params params = neuron::ParamsFromEnvironment();
-      if (!args.preset.empty()) params = neuron::Preset(args.preset);
-      if (!args.device_config.empty()) neuron::ApplyOverridesFile(args.device_config, &params);
-      neuron::ResetDefaultDevice(params);
+      neuron::ModelConfig config = neuron::ModelConfig::FromEnvironment();
+      if (!args.preset.empty()) config = neuron::ModelConfig::Preset(args.preset);
+      if (!args.device_config.empty()) config.ApplyOverridesFile(args.device_config);
+      neuron::ResetDefaultDevice(config);
     }
     std::vector<DemoVariant> variants = RmsNormVariants();
     variants.push_back(CompiledRmsNormVariant());  // naive code under compile()

@@ -162,7 +162,21 @@ std::vector<DemoVariant> RmsNormVariants() {
   };
 }
 
-DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVariant>& variants) {
+namespace {
+
+// The variant's trace file in the run directory, its folder created.
+std::string VariantTracePath(const std::string& run_dir, const std::string& variant) {
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir + "/" + variant, ec);
+  if (ec) {
+    throw std::runtime_error(
+        fmt::format("cannot create trace directory '{}/{}': {}", run_dir, variant, ec.message()));
+  }
+  return run_dir + "/" + variant + "/trace.json";
+}
+
+// Checks the options and registers the backends; returns the device the demo runs on.
+Device DemoDevice(const DemoOptions& options) {
   if (options.rows < 1 || options.hidden < 1) {
     throw std::runtime_error(fmt::format(
         "--shape must be two positive sizes ROWS,HIDDEN, got {},{}", options.rows, options.hidden));
@@ -179,16 +193,24 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
   if (device.type == DeviceType::kMeta) {
     throw std::runtime_error("opscope demo: the meta device computes nothing; use neuron or cpu");
   }
-  const bool neuron = device.type == DeviceType::kPrivateUse1;
-  if (neuron && device.index >= GetBackend(device.type).device_count()) {
+  if (device.type == DeviceType::kPrivateUse1 &&
+      device.index >= GetBackend(device.type).device_count()) {
     throw std::runtime_error(fmt::format("device {} does not exist: the model has {} NeuronCores",
                                          device.str(), GetBackend(device.type).device_count()));
   }
+  return device;
+}
+
+}  // namespace
+
+DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVariant>& variants) {
+  const Device device = DemoDevice(options);
+  const bool neuron = device.type == DeviceType::kPrivateUse1;
 
   DemoReport report;
   report.options = options;
   report.device = device.str();
-  if (neuron) report.model = neuron::DefaultDevice().params().preset;
+  if (neuron) report.model = neuron::DefaultDeviceConfig().preset();
   const std::string run_dir = options.out_dir.empty() ? "" : ProfileRunDirectory(options.out_dir);
 
   const int64_t x_bytes = options.rows * options.hidden * int64_t{4};  // fits: ParseShape
@@ -243,13 +265,7 @@ DemoReport RunRmsNormDemo(const DemoOptions& options, const std::vector<DemoVari
       r.max_abs_error = std::max(r.max_abs_error, double(std::fabs(got[i] - ref[i])));
     }
     if (!run_dir.empty()) {
-      r.trace_path = run_dir + "/" + v.name + "/trace.json";
-      std::error_code ec;
-      std::filesystem::create_directories(run_dir + "/" + v.name, ec);
-      if (ec) {
-        throw std::runtime_error(fmt::format("cannot create trace directory '{}/{}': {}", run_dir,
-                                             v.name, ec.message()));
-      }
+      r.trace_path = VariantTracePath(run_dir, v.name);
       ExportTrace(prof, r.trace_path, report, variants.size());
     }
     report.variants.push_back(std::move(r));

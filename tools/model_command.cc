@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "device/neuron/model_graph.h"
 #include "opscope/export.h"
 #include "opscope/neuron.h"
 #include "tools/commands.h"
@@ -57,27 +56,23 @@ std::vector<int64_t> ParseShape(const std::string& text) {
 
 struct Report {
   std::string label;
-  neuron::Params params;
-  neuron::Program program;
-  neuron::ProgramCost cost;
-  int32_t elem_bytes = 4;
+  neuron::ModelConfig config;
+  neuron::ModelEstimate estimate;
   bool eager = false;
 };
 
 double Us(int64_t ns) { return double(ns) / 1e3; }
 
 // Lanes of each engine kind on one logical core (DMA: its queues).
-double Lanes(neuron::Engine e, const neuron::Params& p) {
-  return p.logical_core_size * (e == neuron::Engine::kDma ? p.dma_queues : 1);
-}
+double Lanes(neuron::Engine e, const Report& r) { return r.estimate.lanes[size_t(e)]; }
 
 std::string FormatText(const Report& r) {
-  const neuron::ProgramCost& c = r.cost;
+  const neuron::ProgramCost& c = r.estimate.cost;
   std::string out = fmt::format(
       "opscope model {}: {} on the simulated NeuronCore (preset {}, {} physical core{} per "
       "logical core)\n",
-      r.label, neuron::DtypeName(r.elem_bytes), r.params.preset, r.params.logical_core_size,
-      r.params.logical_core_size == 1 ? "" : "s");
+      r.label, r.estimate.dtype, r.config.preset(), r.config.Get("logical_core_size"),
+      r.config.Get("logical_core_size") == 1 ? "" : "s");
   out += fmt::format(
       "device time: {:.2f} us per execution ({})\n\n", Us(c.device_ns),
       r.eager ? "the framework's eager path: binding and dispatch per execution"
@@ -92,11 +87,11 @@ std::string FormatText(const Report& r) {
   for (int e = 0; e < neuron::kNumEngines; ++e) {
     const auto engine = neuron::Engine(e);
     const double util = c.makespan_ns > 0 ? double(c.busy_ns[size_t(e)]) /
-                                                (Lanes(engine, r.params) * double(c.makespan_ns))
+                                                (Lanes(engine, r) * double(c.makespan_ns))
                                           : 0;
     out += fmt::format("{:<18}{:>12.3f}{:>13.1f}%\n",
                        engine == neuron::Engine::kDma
-                           ? fmt::format("DMA ({} queues)", Lanes(engine, r.params))
+                           ? fmt::format("DMA ({} queues)", Lanes(engine, r))
                            : std::string(neuron::EngineName(engine)),
                        Us(c.busy_ns[size_t(e)]), 100 * util);
   }
@@ -104,23 +99,23 @@ std::string FormatText(const Report& r) {
   out += fmt::format(
       "\n{} ops, {} instructions; DMA {:.3f} MiB ({:.1f} GB/s over the engine time), spills "
       "{:.3f} MiB\n",
-      r.program.ops.size(), c.instructions, double(c.dma_bytes) / (1024.0 * 1024), gbps,
+      r.estimate.ops, c.instructions, double(c.dma_bytes) / (1024.0 * 1024), gbps,
       double(c.spill_bytes) / (1024.0 * 1024));
   if (!r.eager) {
     out += fmt::format(
         "eager path (--eager): + {:.1f} us binding {} I/O tensors + {:.1f} us eager dispatch; a "
         "core switching from another program adds {:.1f} us\n",
-        r.params.tensor_bind_us * r.program.IoTensors(), r.program.IoTensors(),
-        r.params.eager_dispatch_us, r.params.program_switch_us);
+        r.config.Get("tensor_bind_us") * double(r.estimate.io_tensors), r.estimate.io_tensors,
+        r.config.Get("eager_dispatch_us"), r.config.Get("program_switch_us"));
   } else {
     out += fmt::format("a core switching from another program adds {:.1f} us\n",
-                       r.params.program_switch_us);
+                       r.config.Get("program_switch_us"));
   }
   return out;
 }
 
 std::string FormatJson(const Report& r, const ModelArgs& a) {
-  const neuron::ProgramCost& c = r.cost;
+  const neuron::ProgramCost& c = r.estimate.cost;
   std::string shape;
   if (!a.shape.empty()) {
     for (int64_t d : ParseShape(a.shape)) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
@@ -133,24 +128,24 @@ std::string FormatJson(const Report& r, const ModelArgs& a) {
   for (int e = 0; e < neuron::kNumEngines; ++e) {
     const auto engine = neuron::Engine(e);
     const double util = c.makespan_ns > 0 ? double(c.busy_ns[size_t(e)]) /
-                                                (Lanes(engine, r.params) * double(c.makespan_ns))
+                                                (Lanes(engine, r) * double(c.makespan_ns))
                                           : 0;
     engines += fmt::format(
         "{}\"{}\": {{\"busy_us\": {:.3f}, \"utilization\": {:.4f}, \"lanes\": "
         "{}}}",
         e ? ", " : "", neuron::EngineName(engine), Us(c.busy_ns[size_t(e)]), util,
-        Lanes(engine, r.params));
+        Lanes(engine, r));
   }
   return fmt::format(
       "{{\"op\": {}, \"graph\": {}, \"shape\": [{}], \"dtype\": \"{}\", \"preset\": {}, "
       "\"eager\": {}, \"device_us\": {:.3f}, \"engines_us\": {:.3f}, \"phases_us\": {{{}}}, "
       "\"breakdown\": {{{}}}, \"ops\": {}, \"instructions\": {}, \"dma_bytes\": {}, "
       "\"spill_bytes\": {}, \"dma_gbps\": {:.2f}, \"program_switch_us\": {:.3f}}}",
-      JsonQuote(a.op), JsonQuote(a.graph), shape, neuron::DtypeName(r.elem_bytes),
-      JsonQuote(r.params.preset), r.eager, Us(c.device_ns), Us(c.makespan_ns), phases, engines,
-      r.program.ops.size(), c.instructions, c.dma_bytes, c.spill_bytes,
+      JsonQuote(a.op), JsonQuote(a.graph), shape, r.estimate.dtype, JsonQuote(r.config.preset()),
+      r.eager, Us(c.device_ns), Us(c.makespan_ns), phases, engines, r.estimate.ops, c.instructions,
+      c.dma_bytes, c.spill_bytes,
       c.makespan_ns > 0 ? double(c.dma_bytes) / double(c.makespan_ns) : 0.0,
-      r.params.program_switch_us);
+      r.config.Get("program_switch_us"));
 }
 
 int RunModel(const ModelArgs& a) {
@@ -160,20 +155,17 @@ int RunModel(const ModelArgs& a) {
     }
     if (!a.op.empty() && a.shape.empty()) throw neuron::ModelError("OP needs --shape A,B[,C[,D]]");
     Report r;
-    r.params = neuron::ParamsFromEnvironment();
-    if (!a.preset.empty()) r.params = neuron::Preset(a.preset);
-    if (!a.device_config.empty()) neuron::ApplyOverridesFile(a.device_config, &r.params);
-    r.elem_bytes = neuron::ElemBytesOf(a.dtype);
+    r.config = neuron::ModelConfig::FromEnvironment();
+    if (!a.preset.empty()) r.config = neuron::ModelConfig::Preset(a.preset);
+    if (!a.device_config.empty()) r.config.ApplyOverridesFile(a.device_config);
     r.eager = a.eager;
     if (!a.graph.empty()) {
-      r.program = neuron::ReadModelGraphFile(a.graph, r.elem_bytes);
+      r.estimate = neuron::EstimateModelGraph(a.graph, a.dtype, r.config, a.eager);
       r.label = "--graph " + a.graph;
     } else {
-      r.program = neuron::ModelOpProgram(a.op, ParseShape(a.shape), r.elem_bytes);
+      r.estimate = neuron::EstimateModelOp(a.op, ParseShape(a.shape), a.dtype, r.config, a.eager);
       r.label = a.op + " --shape " + a.shape;
     }
-    r.program.eager = a.eager;
-    r.cost = neuron::EstimateProgram(r.program, r.params);
     const std::string out = a.json ? FormatJson(r, a) + "\n" : FormatText(r);
     std::fwrite(out.data(), 1, out.size(), stdout);
   } catch (const std::exception& e) {

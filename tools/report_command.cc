@@ -58,22 +58,24 @@ int RunReport(const ReportArgs& args);
 // (16-bit: vector_elems_per_cycle_16bit) elements per cycle, one FLOP each; HBM per core.
 std::vector<DeviceSpec> SimulatedNeuronSpecs() {
   std::vector<DeviceSpec> specs;
-  for (const std::string& preset : neuron::PresetNames()) {
-    const neuron::Params p = neuron::Preset(preset);
+  for (const std::string& preset : neuron::ModelConfig::PresetNames()) {
+    const neuron::ModelConfig config = neuron::ModelConfig::Preset(preset);
+    auto p = [&config](std::string_view key) { return config.Get(key); };
     DeviceSpec s;
     s.name = "opscope-neuron-" + preset;
     s.source = "opscope's simulated NeuronCore, " + preset +
                " preset (src/device/neuron/params.cc, docs/neuron-model.md)";
-    s.mem_bw_gbps = p.hbm_gbps;
-    const double tensor16 = 2 * p.partitions * p.partitions * p.tensor_ghz / 1e3;  // TFLOPS
+    s.mem_bw_gbps = p("hbm_gbps");
+    const double tensor16 =
+        2 * p("partitions") * p("partitions") * p("tensor_ghz") / 1e3;  // TFLOPS
     s.tflops.emplace_back("matrix_bf16", tensor16);
     s.tflops.emplace_back("matrix_fp16", tensor16);
-    s.tflops.emplace_back("matrix_fp32", tensor16 / p.tensor_fp32_factor);
-    s.tflops.emplace_back("matrix_tf32", tensor16 / p.tensor_fp32_factor);
-    s.tflops.emplace_back("matrix_fp8", tensor16 / p.tensor_fp8_factor);
-    s.tflops.emplace_back("vector_fp32", p.vector_elems_per_cycle * p.vector_ghz / 1e3);
-    s.tflops.emplace_back("vector_bf16", p.vector_elems_per_cycle_16bit * p.vector_ghz / 1e3);
-    s.tflops.emplace_back("vector_fp16", p.vector_elems_per_cycle_16bit * p.vector_ghz / 1e3);
+    s.tflops.emplace_back("matrix_fp32", tensor16 / p("tensor_fp32_factor"));
+    s.tflops.emplace_back("matrix_tf32", tensor16 / p("tensor_fp32_factor"));
+    s.tflops.emplace_back("matrix_fp8", tensor16 / p("tensor_fp8_factor"));
+    s.tflops.emplace_back("vector_fp32", p("vector_elems_per_cycle") * p("vector_ghz") / 1e3);
+    s.tflops.emplace_back("vector_bf16", p("vector_elems_per_cycle_16bit") * p("vector_ghz") / 1e3);
+    s.tflops.emplace_back("vector_fp16", p("vector_elems_per_cycle_16bit") * p("vector_ghz") / 1e3);
     specs.push_back(std::move(s));
   }
   return specs;

@@ -45,6 +45,26 @@ std::string AttrText(const ExternCall& c) {
   return s + "}";
 }
 
+// The decompositions capture knows, one per kDecomposed row of the registry (the aten composite
+// and the kernel op it dispatches to decompose alike).
+enum class Decomposition { kNone, kSoftmax, kRmsNorm, kLayerNorm };
+
+Decomposition DecompositionOf(OpId op) {
+  switch (op) {
+    case OpId::kSoftmax:
+    case OpId::kSoftmaxKernel:
+      return Decomposition::kSoftmax;
+    case OpId::kRmsNorm:
+    case OpId::kFusedRmsNorm:
+      return Decomposition::kRmsNorm;
+    case OpId::kLayerNorm:
+    case OpId::kNativeLayerNorm:
+      return Decomposition::kLayerNorm;
+    default:  // the registry's other rows are fused, extern, or not decomposed
+      return Decomposition::kNone;
+  }
+}
+
 class Recorder : public DispatchInterceptor {
  public:
   explicit Recorder(CapturedGraph* out) : out_(out) {}
@@ -182,75 +202,19 @@ class Recorder : public DispatchInterceptor {
   }
 
   // The pointwise ops and reductions a kDecomposed op is made of; returns the node of its result,
-  // or -1 when this call cannot be decomposed (it then runs as an extern op).
+  // or -1 when this call cannot be decomposed (it then runs as an extern op). Lower() calls it
+  // for the registry's kDecomposed rows only; HasDecomposition() names the ones handled here.
   int Decompose(OpId op, const std::vector<Operand>& in, const OpAttrs& attrs,
                 const std::vector<bool>& defined) {
     if (in.empty()) return -1;
-    switch (op) {
-      case OpId::kSoftmax:
-      case OpId::kSoftmaxKernel:
+    switch (DecompositionOf(op)) {
+      case Decomposition::kSoftmax:
         return in.size() == 1 ? Softmax(in[0], attrs) : -1;
-      case OpId::kRmsNorm:
-      case OpId::kFusedRmsNorm:
+      case Decomposition::kRmsNorm:
         return RmsNorm(in, attrs, defined);
-      case OpId::kLayerNorm:
-      case OpId::kNativeLayerNorm:
+      case Decomposition::kLayerNorm:
         return LayerNorm(in, attrs, defined);
-      case OpId::kAdd:
-      case OpId::kSub:
-      case OpId::kMul:
-      case OpId::kDiv:
-      case OpId::kPow:
-      case OpId::kMaximum:
-      case OpId::kMinimum:
-      case OpId::kRsqrt:
-      case OpId::kSqrt:
-      case OpId::kExp:
-      case OpId::kNeg:
-      case OpId::kLog:
-      case OpId::kAbs:
-      case OpId::kReciprocal:
-      case OpId::kRelu:
-      case OpId::kTanh:
-      case OpId::kSigmoid:
-      case OpId::kSilu:
-      case OpId::kGelu:
-      case OpId::kSum:
-      case OpId::kMean:
-      case OpId::kAmax:
-      case OpId::kAmin:
-      case OpId::kMm:
-      case OpId::kBmm:
-      case OpId::kMatmul:
-      case OpId::kTo:
-      case OpId::kToCopy:
-      case OpId::kCopy:
-      case OpId::kEmpty:
-      case OpId::kEmptyStrided:
-      case OpId::kEmptyLike:
-      case OpId::kZeros:
-      case OpId::kOnes:
-      case OpId::kFull:
-      case OpId::kFill:
-      case OpId::kZero:
-      case OpId::kArange:
-      case OpId::kRandn:
-      case OpId::kNormal:
-      case OpId::kView:
-      case OpId::kReshape:
-      case OpId::kUnsafeView:
-      case OpId::kTranspose:
-      case OpId::kPermute:
-      case OpId::kSlice:
-      case OpId::kNarrow:
-      case OpId::kExpand:
-      case OpId::kUnsqueeze:
-      case OpId::kContiguous:
-      case OpId::kClone:
-      case OpId::kItem:
-      case OpId::kLocalScalarDense:
-      case OpId::kT:
-      case OpId::kNumOps:
+      case Decomposition::kNone:
         break;
     }
     return -1;
@@ -311,6 +275,8 @@ TensorType TypeOf(const Tensor& t) {
   type.device = t.device().str();
   return type;
 }
+
+bool HasDecomposition(OpId op) { return DecompositionOf(op) != Decomposition::kNone; }
 
 CapturedGraph CaptureGraph(const CompileFn& fn, std::span<const Tensor> inputs) {
   CapturedGraph out;

@@ -45,6 +45,10 @@ TensorType TypeOf(const Tensor& t);
 
 // Runs `fn` on meta twins of `inputs` and returns the graph of what it did. Throws CaptureError
 // (with the op and the reason) when the function cannot be captured.
+// True when capture decomposes `op` into pointwise ops and reductions; it must agree with the
+// registry's FusionClass::kDecomposed (op_table_test.cc checks every op).
+bool HasDecomposition(OpId op);
+
 CapturedGraph CaptureGraph(const CompileFn& fn, std::span<const Tensor> inputs);
 
 }  // namespace opscope::compiler

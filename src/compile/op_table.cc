@@ -153,75 +153,18 @@ FusedOpDef ReductionOf(OpId op) {
   }
 }
 
-// The one switch over every op: a new OpId must say here whether and how compile() fuses it
-// (and the registry's fusion class must agree; op_table_test.cc checks).
+// What compile() computes for `op`, as the registry classes it: a pointwise row's formula (by
+// its arity), a reduction row's fold, nothing for the rest. A fused row without a formula here
+// reads as not fused, which op_table_test.cc reports against the registry.
 FusedOpDef Define(OpId op) {
-  switch (op) {
-    case OpId::kAdd:
-    case OpId::kSub:
-    case OpId::kMul:
-    case OpId::kDiv:
-    case OpId::kPow:
-    case OpId::kMaximum:
-    case OpId::kMinimum:
-      return BinaryDef(op);
-    case OpId::kRsqrt:
-    case OpId::kSqrt:
-    case OpId::kExp:
-    case OpId::kNeg:
-    case OpId::kLog:
-    case OpId::kAbs:
-    case OpId::kReciprocal:
-    case OpId::kRelu:
-    case OpId::kTanh:
-    case OpId::kSigmoid:
-    case OpId::kSilu:
-    case OpId::kGelu:
-    case OpId::kContiguous:
-    case OpId::kClone:
-      return UnaryDef(op);
-    case OpId::kSum:
-    case OpId::kMean:
-    case OpId::kAmax:
-    case OpId::kAmin:
+  const OpInfo& info = GetOpInfo(op);
+  switch (info.fusion) {
+    case FusionClass::kPointwise:
+      return info.arity == 2 ? BinaryDef(op) : UnaryDef(op);
+    case FusionClass::kReduction:
       return ReductionOf(op);
-    // Decomposed by capture into the ops above, or run through the dispatcher.
-    case OpId::kMm:
-    case OpId::kBmm:
-    case OpId::kMatmul:
-    case OpId::kSoftmax:
-    case OpId::kSoftmaxKernel:
-    case OpId::kLayerNorm:
-    case OpId::kNativeLayerNorm:
-    case OpId::kRmsNorm:
-    case OpId::kFusedRmsNorm:
-    case OpId::kTo:
-    case OpId::kToCopy:
-    case OpId::kCopy:
-    case OpId::kEmpty:
-    case OpId::kEmptyStrided:
-    case OpId::kEmptyLike:
-    case OpId::kZeros:
-    case OpId::kOnes:
-    case OpId::kFull:
-    case OpId::kFill:
-    case OpId::kZero:
-    case OpId::kArange:
-    case OpId::kRandn:
-    case OpId::kNormal:
-    case OpId::kView:
-    case OpId::kReshape:
-    case OpId::kUnsafeView:
-    case OpId::kTranspose:
-    case OpId::kPermute:
-    case OpId::kSlice:
-    case OpId::kNarrow:
-    case OpId::kExpand:
-    case OpId::kUnsqueeze:
-    case OpId::kItem:
-    case OpId::kLocalScalarDense:
-    case OpId::kT:
-    case OpId::kNumOps:
+    case FusionClass::kDecomposed:  // captured as the ops it is made of (capture.cc)
+    case FusionClass::kExtern:      // run through the dispatcher
       break;
   }
   return {};

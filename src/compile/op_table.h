@@ -1,8 +1,9 @@
 // How compile() computes the ops it fuses. Which ops those are comes from the op registry
 // (opscope/ops.h): FusionClass::kPointwise and kReduction rows are fused, kDecomposed rows are
 // captured as the ops they are made of, everything else is "extern" and runs through the eager
-// dispatcher between fused kernels (as TorchInductor runs extern kernels). Each function here is
-// a switch over OpId, so -Wswitch names the functions a new op must be added to.
+// dispatcher between fused kernels (as TorchInductor runs extern kernels). The registry's row
+// says whether an op is fused; this table only gives the formula, and op_table_test.cc names a
+// fused row that has none.
 #ifndef OPSCOPE_SRC_COMPILE_OP_TABLE_H_
 #define OPSCOPE_SRC_COMPILE_OP_TABLE_H_
 
@@ -35,7 +36,7 @@ struct Reduction {
   bool mean = false;
 };
 Reduction ReductionOf(OpId op);
-// True when the switch in op_table.cc computes `op` (pointwise or reduction). It must agree with
+// True when op_table.cc has a formula for `op` (pointwise or reduction). It must agree with
 // IsFusible(op), the registry's word (op_table_test.cc checks every op).
 bool DefinesFusedOp(OpId op);
 // `acc` with `x` folded in.

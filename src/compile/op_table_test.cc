@@ -1,10 +1,13 @@
-// compile()'s op table against the registry: the ops it computes are exactly the ones the
-// registry says it fuses, and its evaluators agree with its generated expressions' meaning.
+// compile()'s op table and capture against the registry: the ops it computes are exactly the ones
+// the registry says it fuses, the ops capture decomposes are exactly its kDecomposed rows, and
+// its evaluators agree with its generated expressions' meaning.
 #include "compile/op_table.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "compile/capture.h"
 
 namespace opscope::compiler {
 namespace {
@@ -21,6 +24,7 @@ TEST(OpTableTest, ComputesExactlyTheOpsTheRegistryFuses) {
       EXPECT_THROW(PointwiseExpr(op, {"a", "b"}, 1.0), std::invalid_argument) << OpName(op);
       EXPECT_THROW(EvalPointwise(op, 1, 2, 1), std::invalid_argument) << OpName(op);
     }
+    EXPECT_EQ(HasDecomposition(op), GetOpInfo(op).fusion == FusionClass::kDecomposed) << OpName(op);
     if (IsReduction(op)) {
       EXPECT_EQ(GetOpInfo(op).arity, 1) << OpName(op);
     } else {

@@ -130,39 +130,47 @@ void PerfettoWriter::PlanFlows() {
   }
 }
 
+namespace {
+
+// The trace metadata's own fields, as MetadataJson's first keys.
+void WriteTraceMetadataFields(const TraceMetadata& md, int64_t shift_ns, JsonWriter* w) {
+  w->Field("version", opscope::perfetto::kOpscopeMetadataVersion);
+  w->Field("schema_version", md.schema_version);
+  w->Field("base_time_ns", md.base_time_ns);
+  w->Field("time_shift_ns", shift_ns);
+  w->Field("device_type", md.device_type);
+  w->Field("trace_name", md.trace_name);
+  w->Key("extra");
+  w->BeginArray();
+  for (const auto& [key, raw] : md.extra) {
+    w->BeginArray();
+    w->String(key);
+    w->String(raw);  // as text: its spacing is part of it
+    w->EndArray();
+  }
+  w->EndArray();
+  w->Key("dropped");
+  w->BeginArray();
+  for (const auto& [reason, count] : md.dropped) {
+    w->BeginArray();
+    w->String(reason);
+    w->Uint(count);
+    w->EndArray();
+  }
+  w->EndArray();
+  w->Field("skipped_events", md.skipped_events);
+  w->Key("warnings");
+  w->BeginArray();
+  for (const std::string& warning : md.warnings) w->String(warning);
+  w->EndArray();
+}
+
+}  // namespace
+
 std::string PerfettoWriter::MetadataJson() const {
-  const TraceMetadata& md = trace_.metadata();
   JsonWriter w;
   w.BeginObject();
-  w.Field("version", opscope::perfetto::kOpscopeMetadataVersion);
-  w.Field("schema_version", md.schema_version);
-  w.Field("base_time_ns", md.base_time_ns);
-  w.Field("time_shift_ns", shift_ns_);
-  w.Field("device_type", md.device_type);
-  w.Field("trace_name", md.trace_name);
-  w.Key("extra");
-  w.BeginArray();
-  for (const auto& [key, raw] : md.extra) {
-    w.BeginArray();
-    w.String(key);
-    w.String(raw);  // as text: its spacing is part of it
-    w.EndArray();
-  }
-  w.EndArray();
-  w.Key("dropped");
-  w.BeginArray();
-  for (const auto& [reason, count] : md.dropped) {
-    w.BeginArray();
-    w.String(reason);
-    w.Uint(count);
-    w.EndArray();
-  }
-  w.EndArray();
-  w.Field("skipped_events", md.skipped_events);
-  w.Key("warnings");
-  w.BeginArray();
-  for (const std::string& warning : md.warnings) w.String(warning);
-  w.EndArray();
+  WriteTraceMetadataFields(trace_.metadata(), shift_ns_, &w);
   w.Key("processes");
   w.BeginArray();
   for (uint32_t i = 0; i < trace_.processes().size(); ++i) {

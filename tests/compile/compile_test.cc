@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 
+#include "device/neuron/device.h"
 #include "opscope/device.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"

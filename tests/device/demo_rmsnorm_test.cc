@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "device/neuron/device.h"
 #include "opscope/neuron.h"
 #include "tools/demo_memory.h"
 

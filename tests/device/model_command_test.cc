@@ -1,5 +1,6 @@
-// `opscope model`: the op and graph programs it costs, the graph format's errors (each naming
-// the file and line), and the CLI end to end (text and --json, read back by a JSON parser).
+// `opscope model`: the op and graph programs it costs, the public estimate and configuration it
+// runs on, the graph format's errors (each naming the file and line), and the CLI end to end
+// (text and --json, read back by a JSON parser).
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "device/neuron/device.h"
 #include "device/neuron/model_graph.h"
 #include "opscope/neuron.h"
 #include "tests/analysis/test_support.h"
@@ -100,6 +102,57 @@ int RunCli(const std::string& args, std::string* out) {
   testing::CommandResult r = testing::RunOpscope("model " + args, testing::Stderr::kMerged);
   *out = std::move(r.output);
   return r.exit_code;
+}
+
+// The public estimate is the internal cost of the same program, with the configuration's lanes.
+TEST(ModelEstimate, IsTheCostOfTheOpsProgram) {
+  ModelConfig config = ModelConfig::Preset("trn2");
+  config.ApplyOverrides("dma_queues = 8", "inline");
+  const ModelEstimate e = EstimateModelOp("rmsnorm", {256, 4096}, "bfloat16", config, true);
+  Program p = ModelOpProgram("rmsnorm", {256, 4096}, 2);
+  p.eager = true;
+  const ProgramCost c = EstimateProgram(p, ParamsOf(config));
+  EXPECT_EQ(e.cost.device_ns, c.device_ns);
+  EXPECT_EQ(e.cost.phase_ns, c.phase_ns);
+  EXPECT_EQ(e.cost.busy_ns, c.busy_ns);
+  EXPECT_EQ(e.ops, int64_t(p.ops.size()));
+  EXPECT_EQ(e.io_tensors, p.IoTensors());
+  EXPECT_EQ(e.dtype, "bf16");
+  EXPECT_EQ(e.lanes[size_t(Engine::kDma)], 2 * 8);  // trn2: two physical cores per logical core
+  EXPECT_EQ(e.lanes[size_t(Engine::kVector)], 2);
+  EXPECT_GT(e.cost.phase_ns[size_t(ExecPhase::kEagerDispatch)], 0);
+  EXPECT_THROW(EstimateModelOp("rmsnorm", {4, 4}, "int8", config), ModelError);
+  EXPECT_THROW(EstimateModelOp("conv", {4, 4}, "f32", config), ModelError);
+}
+
+// A configuration changes only by whole, valid overrides; its values read back by key.
+TEST(ModelConfig, OverridesAreCheckedAndAllOrNothing) {
+  ModelConfig config;
+  EXPECT_EQ(config.preset(), "trn1");
+  EXPECT_DOUBLE_EQ(config.Get("dma_queues"), 16);
+  config.ApplyOverrides("dma_queues = 4\nexec_launch_us = 3", "a.cfg");
+  EXPECT_DOUBLE_EQ(config.Get("dma_queues"), 4);
+  EXPECT_THROW(config.ApplyOverrides("exec_launch_us = 5\nnum_cores = 0", "b.cfg"), ParamsError);
+  EXPECT_DOUBLE_EQ(config.Get("exec_launch_us"), 3);  // the bad file changed nothing
+  EXPECT_THROW(config.Get("no_such_key"), ParamsError);
+  EXPECT_THROW(ModelConfig::Preset("trn9"), ParamsError);
+  const ModelConfig copy = config;
+  config.ApplyOverrides("preset = trn2", "c.cfg");
+  EXPECT_EQ(copy.preset(), "trn1");
+  EXPECT_DOUBLE_EQ(copy.Get("dma_queues"), 4);
+  EXPECT_EQ(config.preset(), "trn2");
+  EXPECT_NE(config.Format().find("dma_queues = 16"), std::string::npos) << config.Format();
+}
+
+TEST(ModelConfig, ConfiguresTheDefaultDevice) {
+  ModelConfig config = ModelConfig::Preset("trn2");
+  config.ApplyOverrides("max_inflight_executions = 4", "inline");
+  ResetDefaultDevice(config);
+  EXPECT_EQ(DefaultDeviceConfig().preset(), "trn2");
+  EXPECT_DOUBLE_EQ(DefaultDeviceConfig().Get("max_inflight_executions"), 4);
+  EXPECT_EQ(DefaultDevice().num_cores(), 4);  // 8 physical cores, 2 per logical core
+  ResetDefaultDevice(ModelConfig::FromEnvironment());
+  EXPECT_EQ(DefaultDeviceConfig().preset(), "trn1");
 }
 
 TEST(ModelCommand, PrintsDeviceTimeAndTheBreakdown) {

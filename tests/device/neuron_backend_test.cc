@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device/neuron/device.h"
 #include "opscope/device.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"

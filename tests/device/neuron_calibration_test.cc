@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "device/neuron/device.h"
 #include "device/neuron/model_graph.h"
 #include "opscope/neuron.h"
 #include "tools/demo_compiled.h"

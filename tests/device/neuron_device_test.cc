@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device/neuron/device.h"
 #include "opscope/activity.h"
 #include "opscope/neuron.h"
 #include "opscope/profiler.h"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "device/neuron/aten_programs.h"
+#include "device/neuron/device.h"
 #include "device/neuron/engine_model.h"
 #include "device/neuron/instruction_graph.h"
 #include "device/neuron/model_graph.h"

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/neuron/device.h"
 #include "opscope/neuron.h"
 
 namespace opscope::neuron {

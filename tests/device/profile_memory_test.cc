@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "device/neuron/device.h"
 #include "opscope/analysis.h"
 #include "opscope/import.h"
 #include "opscope/neuron.h"

@@ -262,12 +262,20 @@ std::vector<std::vector<uint32_t>> CpBuilder::HostThreads() {
   return out;
 }
 
-// HTA's call stack of one thread (CallStackGraph): every kept event's start and end in
+namespace {
+
+// The nesting of one thread's events (indices into `events`): each one's parent (kNone for a
+// root) and children in start order; children[events.size()] holds the roots.
+struct ThreadCallStack {
+  std::vector<uint32_t> parent;
+  std::vector<std::vector<uint32_t>> children;
+};
+
+// HTA's call stack of one thread (CallStackGraph): every event's start and end in
 // compare_events's order (by time; at one time ends before starts, shorter ends first, longer
 // starts first), a start opening a child of the innermost open event and an end closing the
-// innermost open event; then a depth-first walk adding the operator and dependency edges
-// (_construct_graph_from_call_stack).
-void CpBuilder::WalkThread(const std::vector<uint32_t>& events) {
+// innermost open event.
+ThreadCallStack CallStackOf(const std::vector<Slice>& slices, const std::vector<uint32_t>& events) {
   struct Point {
     int64_t t, dur;
     uint32_t local;
@@ -276,7 +284,7 @@ void CpBuilder::WalkThread(const std::vector<uint32_t>& events) {
   std::vector<Point> points;
   points.reserve(events.size() * 2);
   for (uint32_t k = 0; k < events.size(); ++k) {
-    const Slice& s = slices_[events[k]];
+    const Slice& s = slices[events[k]];
     const int64_t dur = std::max<int64_t>(s.dur_ns, 0);
     points.push_back({s.ts_ns, dur, k, true});
     points.push_back({s.ts_ns + dur, dur, k, false});
@@ -287,19 +295,30 @@ void CpBuilder::WalkThread(const std::vector<uint32_t>& events) {
     if (a.dur != b.dur) return a.start ? a.dur > b.dur : a.dur < b.dur;
     return a.start ? events[a.local] < events[b.local] : events[a.local] > events[b.local];
   });
-  constexpr uint32_t kRoot = kNone;
-  std::vector<uint32_t> parent(events.size(), kRoot);
-  std::vector<std::vector<uint32_t>> children(events.size() + 1);  // [events.size()]: roots
+  ThreadCallStack cs{std::vector<uint32_t>(events.size(), kNone),
+                     std::vector<std::vector<uint32_t>>(events.size() + 1)};
   std::vector<uint32_t> stack;
   for (const Point& p : points) {
     if (p.start) {
-      parent[p.local] = stack.empty() ? kRoot : stack.back();
-      children[stack.empty() ? events.size() : stack.back()].push_back(p.local);
+      cs.parent[p.local] = stack.empty() ? kNone : stack.back();
+      cs.children[stack.empty() ? events.size() : stack.back()].push_back(p.local);
       stack.push_back(p.local);
     } else if (!stack.empty()) {
       stack.pop_back();
     }
   }
+  return cs;
+}
+
+}  // namespace
+
+// One thread's call stack (CallStackOf), walked depth first, adding the operator and dependency
+// edges as HTA's _construct_graph_from_call_stack does.
+void CpBuilder::WalkThread(const std::vector<uint32_t>& events) {
+  constexpr uint32_t kRoot = kNone;
+  const ThreadCallStack cs = CallStackOf(slices_, events);
+  const std::vector<uint32_t>& parent = cs.parent;
+  const std::vector<std::vector<uint32_t>>& children = cs.children;
   int64_t last_node = -1;
   int depth = 0;
   uint32_t last_parent = kNone;

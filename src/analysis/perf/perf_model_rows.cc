@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/perf/perf_model_internal.h"
 
@@ -165,82 +167,103 @@ std::vector<UniqueArgsRow> UniqueArgs(const Trace& trace, const Instances& in) {
   return rows;
 }
 
+namespace {
+
+// One modeled row's sums while its instances are folded in.
+struct ModeledAcc {
+  std::vector<double> tflops, tbs, kernel_us;
+  KernelTally kernels;
+  double flops = 0, bytes = kNaN;
+};
+
+// Which row each op instance folds into: by the op's key (name and args), or by its model's
+// params (equal params share a row even when their args differ outside the params).
+class ModeledRowIndex {
+ public:
+  explicit ModeledRowIndex(bool by_params) : by_params_(by_params) {}
+
+  // The row of `op` and whether it is new (then it is row `next`, the row count so far).
+  std::pair<size_t, bool> Find(const Trace& trace, const OpInstance& op, std::string_view name,
+                               size_t next) {
+    if (!by_params_) {
+      auto [k, fresh] = index_.try_emplace(KeyOf(trace, op, true), next);
+      return {k->second, fresh};
+    }
+    auto [m, m_fresh] = by_model_.try_emplace(op.model, next);
+    if (!m_fresh) return {m->second, false};
+    std::string key(name);
+    for (const auto& [k, v] : op.model->params) key += '\x1f' + k + '=' + v;
+    auto [p, p_fresh] = by_params_index_.try_emplace(std::move(key), next);
+    m->second = p->second;
+    return {p->second, p_fresh};
+  }
+
+ private:
+  const bool by_params_;
+  std::unordered_map<OpKey, size_t, OpKeyHash> index_;
+  std::unordered_map<std::string, size_t> by_params_index_;
+  std::unordered_map<const OpModel*, size_t> by_model_;  // sheets: a model reading's row
+};
+
+// A new row for `op` (its first instance), with the model's figures when it has one.
+PerfModelRow StartModeledRow(const OpInstance& op, std::string_view name, bool modeled,
+                             ModeledAcc* a) {
+  PerfModelRow r;
+  r.name = std::string(name);
+  r.category = std::string(op.category);
+  r.sheet = std::string(LookupOp(name).sheet);
+  r.input_dims = op.args->dims;
+  r.dtypes = op.args->types;
+  r.strides = op.args->strides;
+  r.concrete = op.args->concrete;
+  r.example_slice = op.slice;
+  r.has_model = modeled;
+  if (op.model != nullptr && !modeled) r.model_error = op.model->status.message();
+  if (!modeled) return r;
+  const OpModel& m = *op.model;
+  r.compute_spec = m.compute_spec;
+  r.params = m.params;
+  r.gflops = m.flops / 1e9;
+  a->flops = m.flops;
+  if (m.bytes) {
+    a->bytes = *m.bytes;
+    r.data_moved_mb = *m.bytes / (1024.0 * 1024.0);
+    r.flops_per_byte = *m.bytes > 0 ? m.flops / *m.bytes : kNaN;
+  }
+  return r;
+}
+
+// Folds one instance's time (its kernels' subtree) into its row.
+void AddModeledInstance(const Trace& trace, const Instances& in, const OpInstance& op,
+                        PerfModelRow* r, ModeledAcc* a) {
+  r->count += 1;
+  r->kernel_time_ns_sum += op.subtree_ns;
+  const double seconds = static_cast<double>(op.subtree_ns) / 1e9;
+  a->kernel_us.push_back(static_cast<double>(op.subtree_ns) / 1e3);
+  a->tflops.push_back(r->has_model && seconds > 0 ? a->flops / 1e12 / seconds : kNaN);
+  a->tbs.push_back(seconds > 0 && !std::isnan(a->bytes) ? a->bytes / 1e12 / seconds : kNaN);
+  a->kernels.Add(trace, in, op, /*direct_only=*/false);
+}
+
+}  // namespace
+
 std::vector<PerfModelRow> ModeledRows(const Trace& trace, const Instances& in,
                                       const std::vector<uint32_t>& ops, bool by_params,
                                       const std::optional<DeviceSpec>& device) {
   std::vector<PerfModelRow> rows;
-  struct Acc {
-    std::vector<double> tflops, tbs, kernel_us;
-    KernelTally kernels;
-    double flops = 0, bytes = kNaN;
-  };
-  std::vector<Acc> acc;
-  std::unordered_map<OpKey, size_t, OpKeyHash> index;
-  std::unordered_map<std::string, size_t> by_params_index;
-  std::unordered_map<const OpModel*, size_t> by_model;  // sheets: a model reading's row
+  std::vector<ModeledAcc> acc;
+  ModeledRowIndex index(by_params);
   for (uint32_t oi : ops) {
     const OpInstance& op = in.ops[oi];
     const bool modeled = op.model != nullptr && op.model->status.ok();
     if (by_params && !modeled) continue;
     const std::string_view name = trace.Str(trace.slices()[op.slice].name);
-    size_t row_index = rows.size();
-    bool fresh = true;
-    if (by_params) {
-      // Equal params, one row (args that differ outside the params share it).
-      auto [m, m_fresh] = by_model.try_emplace(op.model, rows.size());
-      if (!m_fresh) {
-        row_index = m->second;
-        fresh = false;
-      } else {
-        std::string key(name);
-        for (const auto& [k, v] : op.model->params) key += '\x1f' + k + '=' + v;
-        auto [p, p_fresh] = by_params_index.try_emplace(std::move(key), rows.size());
-        row_index = m->second = p->second;
-        fresh = p_fresh;
-      }
-    } else {
-      auto [k, k_fresh] = index.try_emplace(KeyOf(trace, op, true), rows.size());
-      row_index = k->second;
-      fresh = k_fresh;
-    }
-
+    const auto [row, fresh] = index.Find(trace, op, name, rows.size());
     if (fresh) {
-      PerfModelRow r;
-      r.name = std::string(name);
-      r.category = std::string(op.category);
-      r.sheet = std::string(LookupOp(name).sheet);
-      r.input_dims = op.args->dims;
-      r.dtypes = op.args->types;
-      r.strides = op.args->strides;
-      r.concrete = op.args->concrete;
-      r.example_slice = op.slice;
-      r.has_model = modeled;
-      if (op.model != nullptr && !modeled) r.model_error = op.model->status.message();
-      Acc a;
-      if (modeled) {
-        const OpModel& m = *op.model;
-        r.compute_spec = m.compute_spec;
-        r.params = m.params;
-        r.gflops = m.flops / 1e9;
-        a.flops = m.flops;
-        if (m.bytes) {
-          a.bytes = *m.bytes;
-          r.data_moved_mb = *m.bytes / (1024.0 * 1024.0);
-          r.flops_per_byte = *m.bytes > 0 ? m.flops / *m.bytes : kNaN;
-        }
-      }
-      rows.push_back(std::move(r));
-      acc.push_back(std::move(a));
+      acc.emplace_back();
+      rows.push_back(StartModeledRow(op, name, modeled, &acc.back()));
     }
-    PerfModelRow& r = rows[row_index];
-    Acc& a = acc[row_index];
-    r.count += 1;
-    r.kernel_time_ns_sum += op.subtree_ns;
-    const double seconds = static_cast<double>(op.subtree_ns) / 1e9;
-    a.kernel_us.push_back(static_cast<double>(op.subtree_ns) / 1e3);
-    a.tflops.push_back(r.has_model && seconds > 0 ? a.flops / 1e12 / seconds : kNaN);
-    a.tbs.push_back(seconds > 0 && !std::isnan(a.bytes) ? a.bytes / 1e12 / seconds : kNaN);
-    a.kernels.Add(trace, in, op, /*direct_only=*/false);
+    AddModeledInstance(trace, in, op, &rows[row], &acc[row]);
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     PerfModelRow& r = rows[i];

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "opscope/neuron.h"
+#include "device/neuron/program.h"
 
 namespace opscope::neuron {
 

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "device/neuron/aten_programs.h"
+#include "device/neuron/device.h"
 #include "device/neuron/instruction_graph.h"
 #include "device/neuron/program_lowering.h"
 #include "opscope/activity.h"
 #include "opscope/device.h"
-#include "opscope/neuron.h"
 
 namespace opscope {
 namespace neuron {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <utility>
 
-#include "opscope/neuron.h"
+#include "device/neuron/device.h"
 
 namespace opscope::neuron {
 

@@ -2,6 +2,7 @@
 #include <memory>
 #include <mutex>
 
+#include "device/neuron/device.h"
 #include "opscope/neuron.h"
 
 namespace opscope::neuron {
@@ -31,6 +32,10 @@ void ResetDefaultDevice(const Params& params) {
   slot.reset();  // waits for the old device's work
   slot = std::make_unique<NeuronDevice>(params);
 }
+
+void ResetDefaultDevice(const ModelConfig& config) { ResetDefaultDevice(ParamsOf(config)); }
+
+ModelConfig DefaultDeviceConfig() { return ConfigOf(DefaultDevice().params()); }
 
 void synchronize() { DefaultDevice().Synchronize(); }
 int InFlightExecutions() { return DefaultDevice().InFlight(); }

@@ -9,6 +9,8 @@
 // then is the execution finished, its device events (nc_exec_running, its phases, engine
 // instructions) written to the core's ring buffer, and Synchronize() released. The host therefore
 // sees the device take its modeled time.
+#include "device/neuron/device.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -28,7 +30,6 @@
 #include "device/neuron/event_ring.h"
 #include "device/neuron/instruction_graph.h"
 #include "opscope/activity.h"
-#include "opscope/neuron.h"
 
 namespace opscope::neuron {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "opscope/neuron.h"
+#include "device/neuron/program.h"
 
 namespace opscope::neuron {
 

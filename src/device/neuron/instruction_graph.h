@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "device/neuron/engine_model.h"
-#include "opscope/neuron.h"
+#include "device/neuron/program.h"
 
 namespace opscope::neuron {
 

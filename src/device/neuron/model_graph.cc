@@ -400,4 +400,38 @@ Program ReadModelGraphFile(const std::string& path, int32_t elem_bytes) {
   return ParseModelGraph(text, path, elem_bytes);
 }
 
+namespace {
+
+ModelEstimate Estimate(Program program, bool eager, const ModelConfig& config) {
+  const Params& params = ParamsOf(config);
+  program.eager = eager;
+  ModelEstimate e;
+  e.cost = EstimateProgram(program, params);
+  e.ops = static_cast<int64_t>(program.ops.size());
+  e.io_tensors = program.IoTensors();
+  for (int i = 0; i < kNumEngines; ++i) {
+    const bool dma = Engine(i) == Engine::kDma;
+    e.lanes[size_t(i)] = params.logical_core_size * (dma ? params.dma_queues : 1);
+  }
+  return e;
+}
+
+}  // namespace
+
+ModelEstimate EstimateModelOp(std::string_view op, const std::vector<int64_t>& shape,
+                              std::string_view dtype, const ModelConfig& config, bool eager) {
+  const int32_t elem_bytes = ElemBytesOf(dtype);
+  ModelEstimate e = Estimate(ModelOpProgram(op, shape, elem_bytes), eager, config);
+  e.dtype = DtypeName(elem_bytes);
+  return e;
+}
+
+ModelEstimate EstimateModelGraph(const std::string& path, std::string_view dtype,
+                                 const ModelConfig& config, bool eager) {
+  const int32_t elem_bytes = ElemBytesOf(dtype);
+  ModelEstimate e = Estimate(ReadModelGraphFile(path, elem_bytes), eager, config);
+  e.dtype = DtypeName(elem_bytes);
+  return e;
+}
+
 }  // namespace opscope::neuron

@@ -1,5 +1,5 @@
 // What `opscope model` costs: one op at a shape, or a small op graph from a text file, as one
-// device program.
+// device program (EstimateModelOp and EstimateModelGraph in opscope/neuron.h run them).
 //
 //   Program p = ModelOpProgram("rmsnorm", {128, 4096}, /*elem_bytes=*/4);
 //   ProgramCost c = EstimateProgram(p, Preset("trn1"));
@@ -28,15 +28,10 @@
 #include <string_view>
 #include <vector>
 
+#include "device/neuron/program.h"
 #include "opscope/neuron.h"
 
 namespace opscope::neuron {
-
-// A bad op, shape or graph; what() names the source and line ("g.txt:3: ...").
-class ModelError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 // The ops ModelOpProgram knows, in the order `opscope model --help` lists them.
 std::vector<std::string> ModelOpNames();

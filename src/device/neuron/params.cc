@@ -1,4 +1,6 @@
 // Presets, valid ranges and the key=value override format for the Neuron model's parameters.
+#include "device/neuron/params.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +9,6 @@
 #include <utility>
 
 #include "base/small_file.h"
-#include "opscope/neuron.h"
 
 namespace opscope::neuron {
 namespace {
@@ -242,6 +243,15 @@ std::string FormatParams(const Params& params) {
   out << "preset = " << params.preset << "\n";
   for (const auto& f : kFields) out << f.key << " = " << Num(params.*(f.member)) << "\n";
   return out.str();
+}
+
+double ParamValue(const Params& params, std::string_view key) {
+  const Field* field = FindField(key);
+  if (field == nullptr) {
+    throw ParamsError("unknown Neuron parameter '" + std::string(key) +
+                      "' (see docs/neuron-model.md for the parameters)");
+  }
+  return params.*(field->member);
 }
 
 std::string FormatParamRanges() {

@@ -1,11 +1,12 @@
 // Program building, the phases of one execution, and the pure cost estimate.
+#include "device/neuron/program.h"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "device/neuron/instruction_graph.h"
-#include "opscope/neuron.h"
 
 namespace opscope::neuron {
 

@@ -16,8 +16,8 @@
 
 #include <string>
 
+#include "device/neuron/program.h"
 #include "opscope/device.h"
-#include "opscope/neuron.h"
 
 namespace opscope::neuron {
 

@@ -1,10 +1,10 @@
 // The NeuronLink ring: real sums, the modeled time, and how a late rank holds the ring back.
-#include "device/neuron/ring_collective.h"
-
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
+
+#include "opscope/neuron.h"
 
 namespace opscope::neuron {
 namespace {
