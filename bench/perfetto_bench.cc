@@ -138,6 +138,34 @@ Timing ModelFloor(const opscope::Trace& from, int runs) {
   });
 }
 
+// The targets, and the ratios against the baselines of the same run.
+void Targets(uint64_t json_bytes, uint64_t pf_bytes, const Timing& json_import,
+             const Timing& pf_import, const Timing& floor) {
+  const double ratio = static_cast<double>(pf_bytes) / static_cast<double>(json_bytes);
+  std::printf("\n  .pftrace / JSON size:             %.3f (target <= 0.250: %s)\n", ratio,
+              ratio <= 0.25 ? "met" : "NOT met");
+  std::printf("  .pftrace import, MB/s per core:   %.0f (target >= 500: %s)\n",
+              pf_bytes / 1e6 / pf_import.cpu,
+              pf_bytes / 1e6 / pf_import.cpu >= 500 ? "met" : "NOT met");
+  std::printf("  same trace, .pftrace import time / JSON import time: %.2f\n",
+              pf_import.cpu / json_import.cpu);
+  std::printf("  model alone / .pftrace import time:   %.2f (the part no decoder can remove)\n",
+              floor.cpu / pf_import.cpu);
+}
+
+// --import FILE: the import of FILE alone.
+int ImportOnly(const std::string& path, int runs) {
+  opscope::Trace trace;
+  const Timing t = Best(runs, path, [&] {
+    trace = opscope::Trace();
+    if (!Import(path, &trace)) std::exit(1);
+  });
+  Row(path.c_str(), fs::file_size(path), t, last_stats.events);
+  std::printf("  last run: %.3f s reading and decoding, %.3f s finishing the model\n",
+              last_stats.parse_seconds, last_stats.finish_seconds);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,17 +187,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!import_only.empty()) {
-    opscope::Trace trace;
-    const Timing t = Best(runs, import_only, [&] {
-      trace = opscope::Trace();
-      if (!Import(import_only, &trace)) std::exit(1);
-    });
-    Row(import_only.c_str(), fs::file_size(import_only), t, last_stats.events);
-    std::printf("  last run: %.3f s reading and decoding, %.3f s finishing the model\n",
-                last_stats.parse_seconds, last_stats.finish_seconds);
-    return 0;
-  }
+  if (!import_only.empty()) return ImportOnly(import_only, runs);
   const std::string base = fmt::format("/tmp/opscope_perfetto_bench_{}", getpid());
   const std::string json = base + ".json", pftrace = base + ".pftrace";
   const uint64_t json_bytes = opscope::bench::GenerateKinetoTrace(json, mb << 20);
@@ -214,16 +232,7 @@ int main(int argc, char** argv) {
   Row("export .pftrace (WritePerfettoTrace)", pf_bytes, export_time);
   Row("import .pftrace", pf_bytes, pf_import, pf_events);
   Row("model alone (no file read; .pftrace bytes)", pf_bytes, floor);
-  const double ratio = static_cast<double>(pf_bytes) / static_cast<double>(json_bytes);
-  std::printf("\n  .pftrace / JSON size:             %.3f (target <= 0.250: %s)\n", ratio,
-              ratio <= 0.25 ? "met" : "NOT met");
-  std::printf("  .pftrace import, MB/s per core:   %.0f (target >= 500: %s)\n",
-              pf_bytes / 1e6 / pf_import.cpu,
-              pf_bytes / 1e6 / pf_import.cpu >= 500 ? "met" : "NOT met");
-  std::printf("  same trace, .pftrace import time / JSON import time: %.2f\n",
-              pf_import.cpu / json_import.cpu);
-  std::printf("  model alone / .pftrace import time:   %.2f (the part no decoder can remove)\n",
-              floor.cpu / pf_import.cpu);
+  Targets(json_bytes, pf_bytes, json_import, pf_import, floor);
   if (!keep) {
     fs::remove(json);
     fs::remove(pftrace);
