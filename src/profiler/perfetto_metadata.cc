@@ -130,14 +130,23 @@ void PerfettoWriter::PlanFlows() {
   }
 }
 
-namespace {
+std::string PerfettoWriter::MetadataJson() const {
+  JsonWriter w;
+  w.BeginObject();
+  TraceMetadataFields(&w);
+  ProcessAndTrackFields(&w);
+  LaneKindAndFlowFields(&w);
+  w.EndObject();
+  return w.Take();
+}
 
-// The trace metadata's own fields, as MetadataJson's first keys.
-void WriteTraceMetadataFields(const TraceMetadata& md, int64_t shift_ns, JsonWriter* w) {
+// The model's TraceMetadata: version, times, extra entries, drops and warnings.
+void PerfettoWriter::TraceMetadataFields(JsonWriter* w) const {
+  const TraceMetadata& md = trace_.metadata();
   w->Field("version", opscope::perfetto::kOpscopeMetadataVersion);
   w->Field("schema_version", md.schema_version);
   w->Field("base_time_ns", md.base_time_ns);
-  w->Field("time_shift_ns", shift_ns);
+  w->Field("time_shift_ns", shift_ns_);
   w->Field("device_type", md.device_type);
   w->Field("trace_name", md.trace_name);
   w->Key("extra");
@@ -165,78 +174,77 @@ void WriteTraceMetadataFields(const TraceMetadata& md, int64_t shift_ns, JsonWri
   w->EndArray();
 }
 
-}  // namespace
-
-std::string PerfettoWriter::MetadataJson() const {
-  JsonWriter w;
-  w.BeginObject();
-  WriteTraceMetadataFields(trace_.metadata(), shift_ns_, &w);
-  w.Key("processes");
-  w.BeginArray();
+// Processes and tracks as the model holds them, with their uuids in the file.
+void PerfettoWriter::ProcessAndTrackFields(JsonWriter* w) const {
+  w->Key("processes");
+  w->BeginArray();
   for (uint32_t i = 0; i < trace_.processes().size(); ++i) {
     const Process& p = trace_.processes()[i];
-    w.BeginObject();
-    w.Field("uuid", process_uuid_[i]);
-    w.Field("pid", p.pid);
-    w.Field("pid_text", p.pid_text);
-    w.Field("name", trace_.Str(p.name));
-    w.Field("labels", trace_.Str(p.labels));
-    w.Field("sort_index", p.sort_index);
-    w.Field("is_device", p.is_device);
-    w.EndObject();
+    w->BeginObject();
+    w->Field("uuid", process_uuid_[i]);
+    w->Field("pid", p.pid);
+    w->Field("pid_text", p.pid_text);
+    w->Field("name", trace_.Str(p.name));
+    w->Field("labels", trace_.Str(p.labels));
+    w->Field("sort_index", p.sort_index);
+    w->Field("is_device", p.is_device);
+    w->EndObject();
   }
-  w.EndArray();
-  w.Key("tracks");
-  w.BeginArray();
+  w->EndArray();
+  w->Key("tracks");
+  w->BeginArray();
   for (uint32_t i = 0; i < trace_.tracks().size(); ++i) {
     const Track& t = trace_.tracks()[i];
-    w.BeginObject();
-    w.Field("uuid", track_uuid_[i]);
-    w.Field("process", process_uuid_[t.process]);
-    w.Field("tid", t.tid);
-    w.Field("tid_text", t.tid_text);
-    w.Field("name", trace_.Str(t.name));
-    w.Field("sort_index", t.sort_index);
-    w.Field("kind", opscope::perfetto::kTrackKindNames[static_cast<int>(t.kind)]);
-    w.EndObject();
+    w->BeginObject();
+    w->Field("uuid", track_uuid_[i]);
+    w->Field("process", process_uuid_[t.process]);
+    w->Field("tid", t.tid);
+    w->Field("tid_text", t.tid_text);
+    w->Field("name", trace_.Str(t.name));
+    w->Field("sort_index", t.sort_index);
+    w->Field("kind", opscope::perfetto::kTrackKindNames[static_cast<int>(t.kind)]);
+    w->EndObject();
   }
-  w.EndArray();
-  w.Key("lanes");
-  w.BeginArray();
+  w->EndArray();
+}
+
+// Which Perfetto tracks are lanes of which, the activity kind of each category, and the flows
+// written by ordinal.
+void PerfettoWriter::LaneKindAndFlowFields(JsonWriter* w) const {
+  w->Key("lanes");
+  w->BeginArray();
   for (uint32_t t = 0; t < lane_uuid_.size(); ++t) {
     for (uint64_t lane : lane_uuid_[t]) {
-      w.BeginArray();
-      w.Uint(lane);
-      w.Uint(track_uuid_[t]);
-      w.EndArray();
+      w->BeginArray();
+      w->Uint(lane);
+      w->Uint(track_uuid_[t]);
+      w->EndArray();
     }
   }
-  w.EndArray();
-  w.Key("kinds");
-  w.BeginArray();
+  w->EndArray();
+  w->Key("kinds");
+  w->BeginArray();
   for (const auto& [category, kind] : kind_of_category_) {
-    w.BeginArray();
-    w.String(trace_.Str(category));
-    w.String(ActivityKindName(kind));
-    w.EndArray();
+    w->BeginArray();
+    w->String(trace_.Str(category));
+    w->String(ActivityKindName(kind));
+    w->EndArray();
   }
-  w.EndArray();
-  w.Field("flow_category", trace_.Str(flow_category_));
-  w.Field("flow_name", trace_.Str(flow_name_));
-  w.Key("flows");
-  w.BeginArray();
+  w->EndArray();
+  w->Field("flow_category", trace_.Str(flow_category_));
+  w->Field("flow_name", trace_.Str(flow_name_));
+  w->Key("flows");
+  w->BeginArray();
   for (uint32_t k : listed_flows_) {
     const Flow& f = trace_.flows()[k];
-    w.BeginArray();
-    w.Uint(k);
-    w.Uint(f.id);
-    w.String(trace_.Str(f.category));
-    w.String(trace_.Str(f.name));
-    w.EndArray();
+    w->BeginArray();
+    w->Uint(k);
+    w->Uint(f.id);
+    w->String(trace_.Str(f.category));
+    w->String(trace_.Str(f.name));
+    w->EndArray();
   }
-  w.EndArray();
-  w.EndObject();
-  return w.Take();
+  w->EndArray();
 }
 
 }  // namespace opscope::internal

@@ -30,6 +30,10 @@
 #include "opscope/trace.h"
 #include "profiler/perfetto_args.h"
 
+namespace opscope {
+class JsonWriter;
+}  // namespace opscope
+
 namespace opscope::internal {
 
 // The whole trace (finalized) as Perfetto protobuf bytes.
@@ -46,6 +50,9 @@ class PerfettoWriter {
   void PlanKinds();
   void PlanFlows();
   std::string MetadataJson() const;
+  void TraceMetadataFields(JsonWriter* w) const;
+  void ProcessAndTrackFields(JsonWriter* w) const;
+  void LaneKindAndFlowFields(JsonWriter* w) const;
   int32_t DescriptorPid(uint32_t process) const;
 
   // ---- The bytes (perfetto_writer.cc) ----

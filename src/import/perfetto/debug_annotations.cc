@@ -187,6 +187,31 @@ void ArgsBuilder::NoteRole(ArgRole role, size_t value_start) {
   }
 }
 
+namespace {
+
+// Whether a field of tag `tag` and wire type `wire` is one of DebugAnnotation's scalar values
+// (the nested_value of its older form counts as one).
+bool IsScalarValue(uint32_t tag, pbf_wire_type wire) {
+  switch (tag) {
+    case pa::kBoolValue:
+    case pa::kUintValue:
+    case pa::kIntValue:
+    case pa::kPointerValue:
+    case pa::kStringValueIid:
+      return wire == pbf_wire_type::varint;
+    case pa::kDoubleValue:
+      return wire == pbf_wire_type::fixed64;
+    case pa::kStringValue:
+    case pa::kLegacyJsonValue:
+    case pa::kNestedValue:
+      return wire == pbf_wire_type::length_delimited;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 // Appends the JSON value of one DebugAnnotation (or dict entry, or array element) to `out`, in one
 // pass over its fields: a scalar, or a dict or array opened at its first entry and closed at the
 // end (fields that contradict the first are passed over); "null" when it has no value (a typed
@@ -197,11 +222,6 @@ bool ArgsBuilder::Value(pbf_reader r, int depth, std::string* out, std::string* 
     return false;
   }
   enum class Shape { kNone, kScalar, kDict, kArray } shape = Shape::kNone;
-  auto scalar = [&] {
-    if (shape != Shape::kNone) return false;
-    shape = Shape::kScalar;
-    return true;
-  };
   auto item = [&](Shape s, char open) {
     if (shape == Shape::kNone) {
       *out += open;
@@ -212,93 +232,97 @@ bool ArgsBuilder::Value(pbf_reader r, int depth, std::string* out, std::string* 
     *out += ", ";
     return true;
   };
-  char buf[32];
   while (r.next()) {
+    const uint32_t tag = r.tag();  // before any get_*: protozero's debug builds reset it there
     const auto wire = r.wire_type();
-    const bool varint = wire == pbf_wire_type::varint;
     const bool bytes = wire == pbf_wire_type::length_delimited;
-    switch (r.tag()) {
-      case pa::kBoolValue:
-        if (!varint || !scalar()) break;
-        if (r.get_bool()) {
-          out->append("true", 4);
-        } else {
-          out->append("false", 5);
-        }
-        continue;
-      case pa::kUintValue:
-      case pa::kIntValue: {
-        if (!varint || !scalar()) break;
-        const auto end = r.tag() == pa::kIntValue
-                             ? std::to_chars(buf, buf + sizeof(buf), r.get_int64()).ptr
-                             : std::to_chars(buf, buf + sizeof(buf), r.get_uint64()).ptr;
-        out->append(buf, end);
+    if (IsScalarValue(tag, wire)) {
+      if (shape != Shape::kNone) {
+        r.skip();
         continue;
       }
-      case pa::kDoubleValue:
-        if (wire != pbf_wire_type::fixed64 || !scalar()) break;
-        AppendDouble(out, r.get_double());
-        continue;
-      case pa::kPointerValue:
-        if (!varint || !scalar()) break;
-        fmt::format_to(std::back_inserter(*out), "\"0x{:x}\"", r.get_uint64());
-        continue;
-      case pa::kStringValue: {
-        if (!bytes || !scalar()) break;
-        const protozero::data_view v = r.get_view();
-        AppendText(out, std::string_view(v.data(), v.size()));
-        continue;
-      }
-      case pa::kStringValueIid: {
-        if (!varint || !scalar()) break;
-        const uint64_t iid = r.get_uint64();
-        const std::string* s = nullptr;
-        if (sequence_ != nullptr && iid >= opscope::perfetto::kJsonStringIidBase) {
-          s = sequence_->annotation_json.Find(iid - opscope::perfetto::kJsonStringIidBase);
-        }
-        if (sequence_ != nullptr && s == nullptr) s = sequence_->annotation_strings.Find(iid);
-        if (s == nullptr) {
-          *why = "debug annotation string iid " + std::to_string(iid) + " was not interned";
-          return false;
-        }
-        *out += *s;
-        continue;
-      }
-      case pa::kLegacyJsonValue: {
-        if (!bytes || !scalar()) break;
-        const protozero::data_view v = r.get_view();
-        const std::string_view raw(v.data(), v.size());
-        const std::string_view checked = CheckedJsonValue(raw);
-        if (checked.empty()) {
-          AppendText(out, raw);  // not JSON: kept as the text it is
-        } else {
-          *out += checked;
-        }
-        continue;
-      }
-      case pa::kNestedValue:
-        if (!bytes || !scalar()) break;
-        if (!Nested(r.get_view(), depth + 1, out, why)) return false;
-        continue;
-      case pa::kDictEntries: {
-        if (!bytes || !item(Shape::kDict, '{')) break;
-        ArgRole unused;
-        size_t unused_start = 0;
-        if (!Member(r.get_view(), depth + 1, out, &unused, &unused_start, why)) return false;
-        continue;
-      }
-      case pa::kArrayValues:
-        if (!bytes || !item(Shape::kArray, '[')) break;
-        if (!Value(pbf_reader(r.get_view()), depth + 1, out, why)) return false;
-        continue;
-      default:
-        break;
+      shape = Shape::kScalar;
+      if (!Scalar(r, tag, depth, out, why)) return false;
+    } else if (tag == pa::kDictEntries && bytes && item(Shape::kDict, '{')) {
+      ArgRole unused;
+      size_t unused_start = 0;
+      if (!Member(r.get_view(), depth + 1, out, &unused, &unused_start, why)) return false;
+    } else if (tag == pa::kArrayValues && bytes && item(Shape::kArray, '[')) {
+      if (!Value(pbf_reader(r.get_view()), depth + 1, out, why)) return false;
+    } else {
+      r.skip();
     }
-    r.skip();
   }
   if (shape == Shape::kDict) *out += '}';
   if (shape == Shape::kArray) *out += ']';
   if (shape == Shape::kNone) out->append("null", 4);
+  return true;
+}
+
+// Appends the scalar value field `r` is at (IsScalarValue(tag, its wire type)). False, with `why`,
+// when a string iid was not interned or a nested value is malformed.
+bool ArgsBuilder::Scalar(pbf_reader& r, uint32_t tag, int depth, std::string* out,
+                         std::string* why) {
+  char buf[32];
+  switch (tag) {
+    case pa::kBoolValue:
+      if (r.get_bool()) {
+        out->append("true", 4);
+      } else {
+        out->append("false", 5);
+      }
+      return true;
+    case pa::kUintValue:
+      out->append(buf, std::to_chars(buf, buf + sizeof(buf), r.get_uint64()).ptr);
+      return true;
+    case pa::kIntValue:
+      out->append(buf, std::to_chars(buf, buf + sizeof(buf), r.get_int64()).ptr);
+      return true;
+    case pa::kDoubleValue:
+      AppendDouble(out, r.get_double());
+      return true;
+    case pa::kPointerValue:
+      fmt::format_to(std::back_inserter(*out), "\"0x{:x}\"", r.get_uint64());
+      return true;
+    case pa::kStringValue: {
+      const protozero::data_view v = r.get_view();
+      AppendText(out, std::string_view(v.data(), v.size()));
+      return true;
+    }
+    case pa::kStringValueIid:
+      return InternedString(r.get_uint64(), out, why);
+    case pa::kLegacyJsonValue: {
+      const protozero::data_view v = r.get_view();
+      const std::string_view raw(v.data(), v.size());
+      const std::string_view checked = CheckedJsonValue(raw);
+      if (checked.empty()) {
+        AppendText(out, raw);  // not JSON: kept as the text it is
+      } else {
+        *out += checked;
+      }
+      return true;
+    }
+    case pa::kNestedValue:
+      return Nested(r.get_view(), depth + 1, out, why);
+    default:
+      r.skip();
+      return true;
+  }
+}
+
+// Appends an interned string value: opscope's JSON values first (iids from kJsonStringIidBase),
+// then the sequence's strings.
+bool ArgsBuilder::InternedString(uint64_t iid, std::string* out, std::string* why) const {
+  const std::string* s = nullptr;
+  if (sequence_ != nullptr && iid >= opscope::perfetto::kJsonStringIidBase) {
+    s = sequence_->annotation_json.Find(iid - opscope::perfetto::kJsonStringIidBase);
+  }
+  if (sequence_ != nullptr && s == nullptr) s = sequence_->annotation_strings.Find(iid);
+  if (s == nullptr) {
+    *why = "debug annotation string iid " + std::to_string(iid) + " was not interned";
+    return false;
+  }
+  *out += *s;
   return true;
 }
 

@@ -49,6 +49,9 @@ class ArgsBuilder {
               size_t* value_start, std::string* why);
   // The value of the annotation `r` reads (from its start, or past its name).
   bool Value(protozero::pbf_reader r, int depth, std::string* out, std::string* why);
+  bool Scalar(protozero::pbf_reader& r, uint32_t tag, int depth, std::string* out,
+              std::string* why);
+  bool InternedString(uint64_t iid, std::string* out, std::string* why) const;
   bool Nested(protozero::data_view nested, int depth, std::string* out, std::string* why);
   void NoteRole(ArgRole role, size_t value_start);
 

@@ -2,7 +2,9 @@
 #include "import/perfetto/event_assembler.h"
 
 #include <algorithm>
+#include <memory_resource>
 #include <numeric>
+#include <unordered_map>
 
 #include "base/huge_array.h"
 #include "base/saturating.h"
@@ -21,25 +23,28 @@ void EventAssembler::UseBlob(const OpscopeBlob* blob) {
 }
 
 void EventAssembler::Reserve(uint64_t input_bytes) {
-  // Over-reserving is cheap (pages never written are never resident); a slice takes two events of
-  // at least a few dozen bytes each.
+  // Over-reserving is cheap (pages never written are never resident), and growing by copying is
+  // not (every copy writes fresh pages): a slice takes two events of at least a few dozen bytes
+  // each, a begin or end marker at least a dozen bytes.
   internal::ReserveHuge(&slices_, input_bytes / 64);
+  internal::ReserveHuge(&markers_, input_bytes / 32);
+  // Flow endpoints: one per flow id an event carries, a few bytes each; a trace of kernel launches
+  // has one for every few events.
+  internal::ReserveHuge(&flows_, input_bytes / 128);
 }
 
 void EventAssembler::Begin(const Slice& s, bool dropped, const std::vector<FlowRef>& flows) {
-  if (markers_.size() <= s.track) markers_.resize(s.track + 1);
   uint32_t index = kNone;
   if (!dropped) {
     index = static_cast<uint32_t>(slices_.size());
     internal::PushBackHuge(&slices_, s);
     for (const FlowRef& f : flows) internal::PushBackHuge(&flows_, PendingFlow{f, s.ts_ns, index});
   }
-  internal::PushBackHuge(&markers_[s.track], Marker{s.ts_ns, index, true});
+  PushMarker(s.track, s.ts_ns, index, true);
 }
 
 void EventAssembler::End(uint32_t slot, int64_t ts_ns, std::string args,
                          const std::vector<FlowRef>& flows) {
-  if (markers_.size() <= slot) markers_.resize(slot + 1);
   uint32_t record = kNone;
   if (!args.empty() || !flows.empty()) {
     record = static_cast<uint32_t>(ends_.size());
@@ -48,7 +53,7 @@ void EventAssembler::End(uint32_t slot, int64_t ts_ns, std::string args,
       internal::PushBackHuge(&flows_, PendingFlow{f, ts_ns, record | kEndBit});
     }
   }
-  internal::PushBackHuge(&markers_[slot], Marker{ts_ns, record, false});
+  PushMarker(slot, ts_ns, record, false);
 }
 
 void EventAssembler::Complete(const Slice& s, const std::vector<FlowRef>& flows) {
@@ -61,49 +66,80 @@ void EventAssembler::AddFlowEvent(uint32_t slot, int64_t ts_ns, const FlowRef& f
   flows_.push_back({flow, ts_ns, slot});
 }
 
-// Per track, in timestamp order: an end closes the innermost open slice.
+void EventAssembler::PushMarker(uint32_t slot, int64_t ts_ns, uint32_t payload, bool begin) {
+  if (slot_last_ts_.size() <= slot) slot_last_ts_.resize(slot + 1, INT64_MIN);
+  markers_sorted_ &= ts_ns >= slot_last_ts_[slot];
+  slot_last_ts_[slot] = ts_ns;
+  internal::PushBackHuge(&markers_, Marker{ts_ns, payload, slot << 1 | (begin ? 1u : 0u)});
+}
+
+// Per track, in timestamp order: an end closes the innermost open slice. The markers are in file
+// order, which is each track's time order in what writers write; otherwise they are sorted by
+// (track, time), file order kept for ties. One pass then matches every track with a stack of its
+// own; what depends on the order of tracks (warnings, merged args) is done after it, track by
+// track, as a pass over each track in turn would have done it.
 void EventAssembler::MatchSlices() {
-  std::vector<uint32_t> stack;
-  for (std::vector<Marker>& markers : markers_) {
-    if (!std::is_sorted(markers.begin(), markers.end(),
-                        [](const Marker& a, const Marker& b) { return a.ts_ns < b.ts_ns; })) {
-      std::stable_sort(markers.begin(), markers.end(),
-                       [](const Marker& a, const Marker& b) { return a.ts_ns < b.ts_ns; });
+  if (!markers_sorted_) {
+    std::stable_sort(markers_.begin(), markers_.end(), [](const Marker& a, const Marker& b) {
+      return (a.slot_begin >> 1) != (b.slot_begin >> 1) ? (a.slot_begin >> 1) < (b.slot_begin >> 1)
+                                                        : a.ts_ns < b.ts_ns;
+    });
+  }
+  std::vector<std::vector<uint32_t>> stacks(slot_last_ts_.size());
+  std::vector<Deferred> deferred;
+  for (const Marker& m : markers_) {
+    const uint32_t slot = m.slot_begin >> 1;
+    std::vector<uint32_t>& stack = stacks[slot];
+    if ((m.slot_begin & 1) != 0) {
+      stack.push_back(m.payload);
+      continue;
     }
-    stack.clear();
-    for (const Marker& m : markers) {
-      if (m.begin) {
-        stack.push_back(m.payload);
-        continue;
-      }
-      if (stack.empty()) {
-        log_->Warn("a slice end at " + std::to_string(m.ts_ns) +
-                       " ns has no open slice on its track; end skipped",
-                   true);
-        continue;
-      }
-      const uint32_t p = stack.back();
-      stack.pop_back();
-      if (p == kNone) continue;  // began before the range of interest
-      Slice& s = slices_[p];
-      s.dur_ns = std::max<int64_t>(0, internal::SatSub(m.ts_ns, s.ts_ns));
-      if (m.payload == kNone) continue;
-      EndRecord& end = ends_[m.payload];
-      end.slice = p;
-      if (!end.args.empty()) {
-        const std::string begin = s.args == kNone ? std::string() : trace_->ArgsJson(s.args);
-        s.args = trace_->AddArgs(MergeArgs(begin, end.args));
-      }
+    if (stack.empty()) {
+      deferred.push_back({slot, Deferred::kNoOpenSlice, m.ts_ns, kNone, kNone});
+      continue;
     }
-    for (uint32_t p : stack) {
-      if (p == kNone) continue;
-      log_->Warn("slice '" + std::string(trace_->Str(slices_[p].name)) + "' at " +
-                     std::to_string(slices_[p].ts_ns) + " ns never ended; kept with dur 0",
-                 false);
+    const uint32_t p = stack.back();
+    stack.pop_back();
+    if (p == kNone) continue;  // began before the range of interest
+    Slice& s = slices_[p];
+    s.dur_ns = std::max<int64_t>(0, internal::SatSub(m.ts_ns, s.ts_ns));
+    if (m.payload == kNone) continue;
+    ends_[m.payload].slice = p;
+    if (!ends_[m.payload].args.empty()) {
+      deferred.push_back({slot, Deferred::kMergeArgs, m.ts_ns, p, m.payload});
     }
   }
+  for (uint32_t slot = 0; slot < stacks.size(); ++slot) {
+    for (uint32_t p : stacks[slot]) {
+      if (p != kNone) deferred.push_back({slot, Deferred::kNeverEnded, 0, p, kNone});
+    }
+  }
+  std::stable_sort(deferred.begin(), deferred.end(),
+                   [](const Deferred& a, const Deferred& b) { return a.slot < b.slot; });
+  for (const Deferred& d : deferred) Apply(d);
   markers_.clear();
   markers_.shrink_to_fit();
+}
+
+void EventAssembler::Apply(const Deferred& d) {
+  switch (d.what) {
+    case Deferred::kNoOpenSlice:
+      log_->Warn("a slice end at " + std::to_string(d.ts_ns) +
+                     " ns has no open slice on its track; end skipped",
+                 true);
+      break;
+    case Deferred::kMergeArgs: {
+      Slice& s = slices_[d.slice];
+      const std::string begin = s.args == kNone ? std::string() : trace_->ArgsJson(s.args);
+      s.args = trace_->AddArgs(MergeArgs(begin, ends_[d.end].args));
+      break;
+    }
+    case Deferred::kNeverEnded:
+      log_->Warn("slice '" + std::string(trace_->Str(slices_[d.slice].name)) + "' at " +
+                     std::to_string(slices_[d.slice].ts_ns) + " ns never ended; kept with dur 0",
+                 false);
+      break;
+  }
 }
 
 ActivityKind EventAssembler::KindOf(const Slice& s) {
@@ -147,7 +183,26 @@ uint64_t EventAssembler::Finish() {
   tracks_->Materialize(trace_);
   origin_ = Origin();
   IndexSlicesBySlot();  // for v1 flow events, while slices still name their slots
-  // Each pending slice made final in place: its model track, kind and time.
+  const uint64_t added = SlicesToModel(PlaceSlices());
+  for (Instant i : instants_) {
+    i.track = tracks_->slot(i.track).model_track;
+    if (i.track == kNone) continue;
+    i.ts_ns = internal::SatSub(i.ts_ns, origin_);
+    trace_->AddInstant(i);
+  }
+  for (CounterSample c : counters_) {
+    c.track = tracks_->slot(c.track).model_track;
+    if (c.track == kNone) continue;
+    c.ts_ns = internal::SatSub(c.ts_ns, origin_);
+    trace_->AddCounter(c);
+  }
+  ChainFlows();
+  return added;
+}
+
+// Each pending slice made final in place: its model track, kind and time. False when a slice has
+// no track in the model (its track is then kNone).
+bool EventAssembler::PlaceSlices() {
   StringId last_category = kNone;
   ActivityKind last_kind = kDeriveKind;
   bool all_placed = true;
@@ -175,37 +230,28 @@ uint64_t EventAssembler::Finish() {
     s.track = track;
     s.ts_ns = internal::SatSub(s.ts_ns, origin_);
   }
-  // Into the model: in one copy into storage on huge pages when every slice has its track.
+  return all_placed;
+}
+
+// Into the model, in one copy into storage on huge pages when every slice has its track. Returns
+// how many went in.
+uint64_t EventAssembler::SlicesToModel(bool all_placed) {
   first_slice_ = static_cast<uint32_t>(trace_->slices().size());
   trace_->ReserveSlices(trace_->slices().size() + slices_.size());
   const auto& model = trace_->slices();
   internal::AdviseHugePages(model.data() + model.size(),
                             (model.capacity() - model.size()) * sizeof(Slice));
-  uint64_t added = 0;
   if (all_placed) {
-    trace_->AddSlices(slices_);
-    added = slices_.size();
-  } else {
-    trace_index_.assign(slices_.size(), kNone);
-    for (size_t i = 0; i < slices_.size(); ++i) {
-      if (slices_[i].track == kNone) continue;
-      trace_index_[i] = trace_->AddSlice(slices_[i]);
-      ++added;
-    }
+    trace_->AddSlices(std::span<const Slice>(slices_));
+    return slices_.size();
   }
-  for (Instant i : instants_) {
-    i.track = tracks_->slot(i.track).model_track;
-    if (i.track == kNone) continue;
-    i.ts_ns = internal::SatSub(i.ts_ns, origin_);
-    trace_->AddInstant(i);
+  uint64_t added = 0;
+  trace_index_.assign(slices_.size(), kNone);
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    if (slices_[i].track == kNone) continue;
+    trace_index_[i] = trace_->AddSlice(slices_[i]);
+    ++added;
   }
-  for (CounterSample c : counters_) {
-    c.track = tracks_->slot(c.track).model_track;
-    if (c.track == kNone) continue;
-    c.ts_ns = internal::SatSub(c.ts_ns, origin_);
-    trace_->AddCounter(c);
-  }
-  ChainFlows();
   return added;
 }
 
@@ -265,9 +311,12 @@ uint32_t EventAssembler::ResolveTarget(const PendingFlow& f) const {
 
 void EventAssembler::ChainFlows() {
   if (flows_.empty()) return;
+  // The sort's array and the chains' nodes in one arena on huge pages rather than 4 KiB pages,
+  // each a fault at its first touch (base/huge_array.h).
+  std::pmr::monotonic_buffer_resource arena(flows_.size() * 96, internal::HugePageResource());
   // Timestamp order, file order for ties. The events come in sorted runs (a sequence's packets),
-  // which a merge sort takes in stride.
-  std::vector<std::pair<int64_t, uint32_t>> by_time(flows_.size());
+  // which a merge sort takes in stride (an introsort of them fell back to heapsort).
+  std::pmr::vector<std::pair<int64_t, uint32_t>> by_time(flows_.size(), &arena);
   for (uint32_t k = 0; k < flows_.size(); ++k) by_time[k] = {flows_[k].ts_ns, k};
   std::stable_sort(by_time.begin(), by_time.end());
   struct Chain {
@@ -275,7 +324,7 @@ void EventAssembler::ChainFlows() {
     uint32_t orphan_end = kNone;  // a terminating event seen while the flow had no slice yet
     uint32_t orphan_flow = kNone;
   };
-  std::unordered_map<FlowKey, Chain, FlowKeyHash> chains;
+  std::pmr::unordered_map<FlowKey, Chain, FlowKeyHash> chains(&arena);
   chains.reserve(flows_.size());
   for (const auto& [ts, k] : by_time) {
     const PendingFlow& f = flows_[k];
@@ -323,8 +372,12 @@ void EventAssembler::AddFlow(const FlowRef& ref, uint32_t from, uint32_t to) {
     flow.category = ref.category;
     flow.name = ref.name;
   } else if (blob_ != nullptr) {
-    flow.category = trace_->Intern(blob_->flow_category);
-    flow.name = trace_->Intern(blob_->flow_name);
+    if (flow_category_ == kNone) {  // interned at the first flow, as each flow did before
+      flow_category_ = trace_->Intern(blob_->flow_category);
+      flow_name_ = trace_->Intern(blob_->flow_name);
+    }
+    flow.category = flow_category_;
+    flow.name = flow_name_;
     if ((ref.id & opscope::perfetto::kListedFlowBit) != 0) {
       const uint64_t ordinal = ref.id & ~opscope::perfetto::kListedFlowBit;
       auto it = listed_flows_.find(ordinal);
@@ -335,7 +388,8 @@ void EventAssembler::AddFlow(const FlowRef& ref, uint32_t from, uint32_t to) {
       }
     }
   } else {
-    flow.category = flow.name = trace_->Intern("flow");
+    if (flow_category_ == kNone) flow_category_ = trace_->Intern("flow");
+    flow.category = flow.name = flow_category_;
   }
   trace_->AddFlow(flow);
 }

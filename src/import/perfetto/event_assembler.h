@@ -80,8 +80,18 @@ class EventAssembler {
  private:
   struct Marker {
     int64_t ts_ns;
-    uint32_t payload;  // begin: pending slice (kNone when dropped); end: end record
-    bool begin;
+    uint32_t payload;     // begin: pending slice (kNone when dropped); end: end record
+    uint32_t slot_begin;  // track slot << 1 | 1 for a begin
+  };
+  static_assert(sizeof(Marker) == 16);
+  // What matching does per track in track order: a warning, or an end's args merged.
+  struct Deferred {
+    enum What : uint8_t { kNoOpenSlice, kMergeArgs, kNeverEnded };
+    uint32_t slot;
+    What what;
+    int64_t ts_ns;   // kNoOpenSlice: the end's time
+    uint32_t slice;  // kMergeArgs, kNeverEnded: the pending slice
+    uint32_t end;    // kMergeArgs: the end record
   };
   struct EndRecord {
     std::string args;
@@ -107,9 +117,13 @@ class EventAssembler {
     }
   };
 
+  void PushMarker(uint32_t slot, int64_t ts_ns, uint32_t payload, bool begin);
   void MatchSlices();
+  void Apply(const Deferred& d);
   void IndexSlicesBySlot();
   void MarkDeviceTracks();
+  bool PlaceSlices();
+  uint64_t SlicesToModel(bool all_placed);
   ActivityKind KindOf(const Slice& s);
   int64_t Origin() const;
   uint32_t ResolveTarget(const PendingFlow& f) const;
@@ -121,8 +135,10 @@ class EventAssembler {
   TrackTable* tracks_;
   ImportLog* log_;
   const OpscopeBlob* blob_ = nullptr;
-  std::vector<Slice> slices_;                 // pending: track = slot, times on the primary clock
-  std::vector<std::vector<Marker>> markers_;  // per slot
+  std::vector<Slice> slices_;          // pending: track = slot, times on the primary clock
+  std::vector<Marker> markers_;        // begins and ends of every track, in file order
+  std::vector<int64_t> slot_last_ts_;  // per slot: its last marker's time
+  bool markers_sorted_ = true;         // every slot's markers are in time order
   std::vector<EndRecord> ends_;
   std::vector<PendingFlow> flows_;
   std::vector<Instant> instants_;
@@ -135,6 +151,8 @@ class EventAssembler {
   uint32_t first_slice_ = 0;
   std::unordered_map<uint64_t, const OpscopeBlob::Flow*> listed_flows_;  // by ordinal
   int64_t origin_ = 0;
+  // The flows' category and name, interned at the first flow (the blob's, or "flow").
+  StringId flow_category_ = kNone, flow_name_ = kNone;
 };
 
 }  // namespace opscope::import::perfetto

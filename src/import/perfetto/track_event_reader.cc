@@ -75,6 +75,108 @@ void ReadLegacy(protozero::data_view view, TrackEventReader::Fields* f) {
   }
 }
 
+// A TrackEvent field that holds one value: its type, track, name, counter value, correlation
+// id, times, or its legacy event. False (nothing read) for other fields.
+bool ReadSingleField(pbf_reader& r, uint32_t tag, TrackEventReader::Fields* f) {
+  const bool bytes = r.wire_type() == pbf_wire_type::length_delimited;
+  switch (tag) {
+    case pe::kType:
+      f->type = static_cast<uint32_t>(Uvarint(r).value_or(0));
+      return true;
+    case pe::kTrackUuid:
+      f->track_uuid = Uvarint(r);
+      return true;
+    case pe::kNameIid:
+      f->name_iid = Uvarint(r);
+      return true;
+    case pe::kName:
+      if (!bytes) return false;
+      f->name = AsText(r.get_view());
+      return true;
+    case pe::kCounterValue:
+      f->counter_value = Varint(r);
+      return true;
+    case pe::kDoubleCounterValue:
+      if (r.wire_type() != pbf_wire_type::fixed64) return false;
+      f->double_counter_value = r.get_double();
+      return true;
+    case pe::kCorrelationId:
+      f->correlation_id = Uvarint(r);
+      return true;
+    case pe::kTimestampDeltaUs:
+      f->ts_delta_us = Varint(r);
+      return true;
+    case pe::kTimestampAbsoluteUs:
+      f->ts_absolute_us = Varint(r);
+      return true;
+    case pe::kThreadTimeDeltaUs:
+      f->thread_time_delta_us = Varint(r);
+      return true;
+    case pe::kThreadTimeAbsoluteUs:
+      f->thread_time_absolute_us = Varint(r);
+      return true;
+    case pe::kThreadInstructionCountDelta:
+      f->instructions_delta = Varint(r);
+      return true;
+    case pe::kThreadInstructionCountAbsolute:
+      f->instructions_absolute = Varint(r);
+      return true;
+    case pe::kLegacyEvent:
+      if (!bytes) return false;
+      ReadLegacy(r.get_view(), f);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A repeated TrackEvent field (categories, extra counters, flows, debug annotations): its
+// value(s) appended. False (nothing read) for other fields.
+bool ReadRepeatedField(pbf_reader& r, uint32_t tag, TrackEventReader::Fields* f) {
+  const bool bytes = r.wire_type() == pbf_wire_type::length_delimited;
+  switch (tag) {
+    case pe::kCategoryIids:
+      ReadUints(r, &f->category_iids);
+      return true;
+    case pe::kCategories:
+      if (!bytes) return false;
+      f->categories.push_back(AsText(r.get_view()));
+      return true;
+    case pe::kExtraCounterTrackUuids:
+      f->has_extra_uuids = true;
+      ReadUints(r, &f->extra_uuids);
+      return true;
+    case pe::kExtraCounterValues:
+      ReadInts(r, &f->extra_values);
+      return true;
+    case pe::kExtraDoubleCounterTrackUuids:
+      f->has_extra_double_uuids = true;
+      ReadUints(r, &f->extra_double_uuids);
+      return true;
+    case pe::kExtraDoubleCounterValues:
+      ReadDoubles(r, &f->extra_double_values);
+      return true;
+    case pe::kFlowIds:
+      ReadFixed(r, &f->flow_ids);
+      return true;
+    case pe::kFlowIdsOld:
+      ReadUints(r, &f->flow_ids);
+      return true;
+    case pe::kTerminatingFlowIds:
+      ReadFixed(r, &f->terminating_flow_ids);
+      return true;
+    case pe::kTerminatingFlowIdsOld:
+      ReadUints(r, &f->terminating_flow_ids);
+      return true;
+    case pe::kDebugAnnotations:
+      if (!bytes) return false;
+      f->annotations.push_back(r.get_view());
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void TrackEventReader::Fields::Clear() {
@@ -138,108 +240,8 @@ void TrackEventReader::ReadFields(protozero::data_view event, Fields* f) {
   f->Clear();
   pbf_reader r(event);
   while (r.next()) {
-    const bool bytes = r.wire_type() == pbf_wire_type::length_delimited;
-    switch (r.tag()) {
-      case pe::kType:
-        f->type = static_cast<uint32_t>(Uvarint(r).value_or(0));
-        break;
-      case pe::kTrackUuid:
-        f->track_uuid = Uvarint(r);
-        break;
-      case pe::kNameIid:
-        f->name_iid = Uvarint(r);
-        break;
-      case pe::kName:
-        if (bytes) {
-          f->name = AsText(r.get_view());
-        } else {
-          r.skip();
-        }
-        break;
-      case pe::kCategoryIids:
-        ReadUints(r, &f->category_iids);
-        break;
-      case pe::kCategories:
-        if (bytes) {
-          f->categories.push_back(AsText(r.get_view()));
-        } else {
-          r.skip();
-        }
-        break;
-      case pe::kCounterValue:
-        f->counter_value = Varint(r);
-        break;
-      case pe::kDoubleCounterValue:
-        if (r.wire_type() == pbf_wire_type::fixed64) {
-          f->double_counter_value = r.get_double();
-        } else {
-          r.skip();
-        }
-        break;
-      case pe::kExtraCounterTrackUuids:
-        f->has_extra_uuids = true;
-        ReadUints(r, &f->extra_uuids);
-        break;
-      case pe::kExtraCounterValues:
-        ReadInts(r, &f->extra_values);
-        break;
-      case pe::kExtraDoubleCounterTrackUuids:
-        f->has_extra_double_uuids = true;
-        ReadUints(r, &f->extra_double_uuids);
-        break;
-      case pe::kExtraDoubleCounterValues:
-        ReadDoubles(r, &f->extra_double_values);
-        break;
-      case pe::kFlowIds:
-        ReadFixed(r, &f->flow_ids);
-        break;
-      case pe::kFlowIdsOld:
-        ReadUints(r, &f->flow_ids);
-        break;
-      case pe::kTerminatingFlowIds:
-        ReadFixed(r, &f->terminating_flow_ids);
-        break;
-      case pe::kTerminatingFlowIdsOld:
-        ReadUints(r, &f->terminating_flow_ids);
-        break;
-      case pe::kCorrelationId:
-        f->correlation_id = Uvarint(r);
-        break;
-      case pe::kDebugAnnotations:
-        if (bytes) {
-          f->annotations.push_back(r.get_view());
-        } else {
-          r.skip();
-        }
-        break;
-      case pe::kTimestampDeltaUs:
-        f->ts_delta_us = Varint(r);
-        break;
-      case pe::kTimestampAbsoluteUs:
-        f->ts_absolute_us = Varint(r);
-        break;
-      case pe::kThreadTimeDeltaUs:
-        f->thread_time_delta_us = Varint(r);
-        break;
-      case pe::kThreadTimeAbsoluteUs:
-        f->thread_time_absolute_us = Varint(r);
-        break;
-      case pe::kThreadInstructionCountDelta:
-        f->instructions_delta = Varint(r);
-        break;
-      case pe::kThreadInstructionCountAbsolute:
-        f->instructions_absolute = Varint(r);
-        break;
-      case pe::kLegacyEvent:
-        if (bytes) {
-          ReadLegacy(r.get_view(), f);
-        } else {
-          r.skip();
-        }
-        break;
-      default:
-        r.skip();
-    }
+    const uint32_t tag = r.tag();  // before any get_*: protozero's debug builds reset it there
+    if (!ReadSingleField(r, tag, f) && !ReadRepeatedField(r, tag, f)) r.skip();
   }
 }
 

@@ -61,59 +61,12 @@ uint32_t TrackTable::Describe(const TrackDescription& d) {
   if (d.parent_uuid && *d.parent_uuid != d.uuid) slots_[index].parent_uuid = d.parent_uuid;
   if (d.merge_none) slots_[index].merge_none = true;
   switch (d.what) {
-    case TrackDescription::What::kProcess: {
-      uint32_t p = slots_[index].type == SlotType::kProcess ? slots_[index].process : kNone;
-      if (p == kNone) {
-        auto it = process_by_pid_.find(d.pid);
-        if (it != process_by_pid_.end() && processes_[it->second].track_slot == kNone &&
-            (!processes_[it->second].uuid || *processes_[it->second].uuid == d.uuid)) {
-          p = it->second;  // a process seen through its threads first
-        } else {
-          ProcessSlot fresh;
-          fresh.pid = d.pid;
-          p = NewProcess(std::move(fresh));  // new, or the pid reused by another process
-          process_by_pid_[d.pid] = p;
-        }
-        processes_[p].uuid = d.uuid;
-        processes_[p].track_slot = index;
-        slots_[index].type = SlotType::kProcess;
-        slots_[index].process = p;
-      }
-      if (d.process_or_thread_name) {
-        processes_[p].name = *d.process_or_thread_name;
-        slots_[index].descriptor_name = *d.process_or_thread_name;
-      }
-      if (!d.process_labels.empty()) {
-        std::string labels;
-        for (const std::string& l : d.process_labels) labels += (labels.empty() ? "" : ",") + l;
-        processes_[p].labels = labels;
-      }
+    case TrackDescription::What::kProcess:
+      DescribeProcess(d, index);
       return index;
-    }
-    case TrackDescription::What::kThread: {
-      Slot& s = slots_[index];
-      if (s.type != SlotType::kThread) {
-        uint32_t process = kNone;
-        if (s.parent_uuid) {
-          auto it = by_uuid_.find(*s.parent_uuid);
-          if (it != by_uuid_.end() && slots_[it->second].type == SlotType::kProcess) {
-            process = slots_[it->second].process;
-          }
-        }
-        if (process == kNone) process = ProcessForPid(d.pid);
-        Slot& t = slots_[index];
-        t.type = SlotType::kThread;
-        t.tid = d.tid;
-        t.process = process;
-        thread_by_id_[{d.pid, d.tid}] = index;
-      }
-      if (d.process_or_thread_name) {
-        slots_[index].descriptor_name = *d.process_or_thread_name;
-      } else if (d.name) {
-        slots_[index].descriptor_name = *d.name;
-      }
+    case TrackDescription::What::kThread:
+      DescribeThread(d, index);
       return index;
-    }
     case TrackDescription::What::kCounter: {
       Slot& s = slots_[index];
       s.type = SlotType::kCounter;
@@ -128,6 +81,63 @@ uint32_t TrackTable::Describe(const TrackDescription& d) {
   Slot& s = slots_[index];
   if (d.name && (s.merge_none || !s.events_seen || !s.name_locked)) s.descriptor_name = *d.name;
   return index;
+}
+
+// Slot `index` as the process descriptor `d` describes: the process of that pid seen through its
+// threads first, else a new one (a pid reused by another process included); its name and labels.
+void TrackTable::DescribeProcess(const TrackDescription& d, uint32_t index) {
+  uint32_t p = slots_[index].type == SlotType::kProcess ? slots_[index].process : kNone;
+  if (p == kNone) {
+    auto it = process_by_pid_.find(d.pid);
+    if (it != process_by_pid_.end() && processes_[it->second].track_slot == kNone &&
+        (!processes_[it->second].uuid || *processes_[it->second].uuid == d.uuid)) {
+      p = it->second;  // a process seen through its threads first
+    } else {
+      ProcessSlot fresh;
+      fresh.pid = d.pid;
+      p = NewProcess(std::move(fresh));  // new, or the pid reused by another process
+      process_by_pid_[d.pid] = p;
+    }
+    processes_[p].uuid = d.uuid;
+    processes_[p].track_slot = index;
+    slots_[index].type = SlotType::kProcess;
+    slots_[index].process = p;
+  }
+  if (d.process_or_thread_name) {
+    processes_[p].name = *d.process_or_thread_name;
+    slots_[index].descriptor_name = *d.process_or_thread_name;
+  }
+  if (!d.process_labels.empty()) {
+    std::string labels;
+    for (const std::string& l : d.process_labels) labels += (labels.empty() ? "" : ",") + l;
+    processes_[p].labels = labels;
+  }
+}
+
+// Slot `index` as the thread descriptor `d` describes: in its parent process (else the pid's), with
+// its name.
+void TrackTable::DescribeThread(const TrackDescription& d, uint32_t index) {
+  Slot& s = slots_[index];
+  if (s.type != SlotType::kThread) {
+    uint32_t process = kNone;
+    if (s.parent_uuid) {
+      auto it = by_uuid_.find(*s.parent_uuid);
+      if (it != by_uuid_.end() && slots_[it->second].type == SlotType::kProcess) {
+        process = slots_[it->second].process;
+      }
+    }
+    if (process == kNone) process = ProcessForPid(d.pid);
+    Slot& t = slots_[index];
+    t.type = SlotType::kThread;
+    t.tid = d.tid;
+    t.process = process;
+    thread_by_id_[{d.pid, d.tid}] = index;
+  }
+  if (d.process_or_thread_name) {
+    slots_[index].descriptor_name = *d.process_or_thread_name;
+  } else if (d.name) {
+    slots_[index].descriptor_name = *d.name;
+  }
 }
 
 uint32_t TrackTable::ForUuid(uint64_t uuid) {

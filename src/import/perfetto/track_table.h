@@ -118,6 +118,8 @@ class TrackTable {
 
  private:
   uint32_t NewSlot(Slot s);
+  void DescribeProcess(const TrackDescription& d, uint32_t index);
+  void DescribeThread(const TrackDescription& d, uint32_t index);
   uint32_t NewProcess(ProcessSlot p);
   uint32_t ProcessForPid(int32_t pid);
   std::string NameOf(const Slot& s) const;

@@ -205,7 +205,6 @@ Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, c
                                  OpIndex* index) {
   const int64_t line_ns = SatSub(line.timestamp_ns, base_ns_);
   const StringId other_category = trace_->Intern(LineLabel(line));
-  const bool python = plane.name == "/host:python-tracer";
   std::vector<ArgField> fields;
   return decoder_.ForEachEvent(plane, line, [&](const XEvent& e) {
     ++log_->stats().events;
@@ -234,39 +233,7 @@ Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, c
     s.dur_ns = std::max<int64_t>(0, SatSub(SatAdd(line_ns, span.end_ns), s.ts_ns));
     s.name = trace_->Intern(name.empty() ? fmt::format("event {}", e.metadata_id) : name);
     s.track = plan.track;
-    switch (plan.role) {
-      case Role::kStream: {
-        s.kind = StreamActivityKind(plane, e.stats, md_stats, name);
-        if (const XStat* c = FindStat(plane, e.stats, md_stats, "correlation_id")) {
-          s.correlation = StatInt(*c).value_or(0);
-        }
-        const XStat* hlo = FindStat(plane, e.stats, md_stats, "hlo_op");
-        s.external_id = index->Find(s.ts_ns, s.ts_ns + s.dur_ns,
-                                    hlo != nullptr ? StatText(plane, *hlo) : std::string_view());
-        break;
-      }
-      case Role::kOps:
-      case Role::kModules:
-        s.kind = ActivityKind::kCpuOp;
-        s.external_id = next_external_id_++;
-        with_flops_ = with_flops_ || FindStat(plane, e.stats, md_stats, "flops") != nullptr;
-        if (plan.role == Role::kOps) {
-          index->AddOp({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
-        } else {
-          index->AddModule({s.ts_ns, s.ts_ns + s.dur_ns, s.external_id, raw_name});
-        }
-        break;
-      case Role::kOther:
-        s.kind = ActivityKind::kOther;
-        break;
-      case Role::kHostThread:
-        s.kind = python ? ActivityKind::kPythonFunction : ActivityKind::kUserAnnotation;
-        if (const XStat* c = FindStat(plane, e.stats, md_stats, "correlation_id")) {
-          s.correlation = StatInt(*c).value_or(0);
-          if (s.correlation != 0) s.kind = ActivityKind::kRuntime;
-        }
-        break;
-    }
+    ClassifyEvent(plane, e, md_stats, name, raw_name, plan, index, &s);
     s.category =
         s.kind == ActivityKind::kOther ? other_category : trace_->Intern(CategoryOf(s.kind));
     if (KeepArgs(s.kind, s.name)) {
@@ -284,6 +251,48 @@ Status XSpaceTranslator::AddLine(const XPlane& plane, const XLineHeader& line, c
     ++log_->stats().slices;
     return true;
   });
+}
+
+// The slice's kind, and what its line's role links it to: a stream's kernel to its launch
+// (correlation_id) and to the op it ran in, an op or module to the index and an external id.
+void XSpaceTranslator::ClassifyEvent(const XPlane& plane, const XEvent& e,
+                                     std::span<const XStat> md_stats, std::string_view name,
+                                     std::string_view raw_name, const LinePlan& plan,
+                                     OpIndex* index, Slice* s) {
+  switch (plan.role) {
+    case Role::kStream: {
+      s->kind = StreamActivityKind(plane, e.stats, md_stats, name);
+      if (const XStat* c = FindStat(plane, e.stats, md_stats, "correlation_id")) {
+        s->correlation = StatInt(*c).value_or(0);
+      }
+      const XStat* hlo = FindStat(plane, e.stats, md_stats, "hlo_op");
+      s->external_id = index->Find(s->ts_ns, s->ts_ns + s->dur_ns,
+                                   hlo != nullptr ? StatText(plane, *hlo) : std::string_view());
+      break;
+    }
+    case Role::kOps:
+    case Role::kModules:
+      s->kind = ActivityKind::kCpuOp;
+      s->external_id = next_external_id_++;
+      with_flops_ = with_flops_ || FindStat(plane, e.stats, md_stats, "flops") != nullptr;
+      if (plan.role == Role::kOps) {
+        index->AddOp({s->ts_ns, s->ts_ns + s->dur_ns, s->external_id, raw_name});
+      } else {
+        index->AddModule({s->ts_ns, s->ts_ns + s->dur_ns, s->external_id, raw_name});
+      }
+      break;
+    case Role::kOther:
+      s->kind = ActivityKind::kOther;
+      break;
+    case Role::kHostThread:
+      s->kind = plane.name == "/host:python-tracer" ? ActivityKind::kPythonFunction
+                                                    : ActivityKind::kUserAnnotation;
+      if (const XStat* c = FindStat(plane, e.stats, md_stats, "correlation_id")) {
+        s->correlation = StatInt(*c).value_or(0);
+        if (s->correlation != 0) s->kind = ActivityKind::kRuntime;
+      }
+      break;
+  }
 }
 
 bool XSpaceTranslator::KeepArgs(ActivityKind kind, StringId name) {

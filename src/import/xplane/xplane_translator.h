@@ -24,7 +24,9 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,6 +62,9 @@ class XSpaceTranslator {
   std::vector<LinePlan> PlanLines(const XPlane& plane, uint32_t process);
   Status AddLine(const XPlane& plane, const XLineHeader& line, const LinePlan& plan,
                  OpIndex* index);
+  void ClassifyEvent(const XPlane& plane, const XEvent& e, std::span<const XStat> md_stats,
+                     std::string_view name, std::string_view raw_name, const LinePlan& plan,
+                     OpIndex* index, Slice* s);
   bool KeepArgs(ActivityKind kind, StringId name);
   void NoteDeviceProperties(const XPlane& plane);
 
