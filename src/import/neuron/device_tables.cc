@@ -36,6 +36,7 @@ struct LaneKeyHash {
 // Slice::track and dictionary indices in Slice::name, fixed up when merged.
 struct Chunk {
   std::vector<Slice> slices;
+  size_t rows = 0;  // of `slices`, the row group's
   std::vector<LaneKey> lanes;
   std::unordered_map<LaneKey, uint32_t, LaneKeyHash> lane_index;
   LaneKey last_key;
@@ -49,8 +50,9 @@ struct Chunk {
   std::vector<uint32_t> positions;  // per slice: its index in the stage's track
   int64_t first = INT64_MAX, last = INT64_MIN;
 
-  // Keeps `slices` (resized by the next decode): rebuilding 64-byte defaults per row group cost
-  // a tenth of the import; decode sets every field the tables give, the others are never written.
+  // Keeps `slices` (grown, never shrunk, by the next decode; its first `rows` are the row
+  // group's): rebuilding 64-byte defaults per row group cost a tenth of the import; decode sets
+  // every field the tables give, the others are never written.
   void Clear() {
     lanes.clear();
     lane_index.clear();
@@ -237,7 +239,8 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunks[static_cast<size_t>(slot)];
     c.Clear();
-    c.slices.resize(static_cast<size_t>(rg.rows));
+    c.rows = static_cast<size_t>(rg.rows);
+    if (c.slices.size() < c.rows) c.slices.resize(c.rows);
     const FieldColumn &start = rg.field(0), &end = rg.field(1), &engine = rg.field(2),
                       &opcode = rg.field(3), &track = rg.field(4), &pcore = rg.field(5);
     for (int64_t r = 0; r < rg.rows; ++r) {
@@ -269,8 +272,8 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
                                         DictString(rg.field(2), k.a));
     }
     const StringId unnamed = trace->Intern("(no opcode)");
-    c.positions.resize(c.slices.size());
-    for (size_t i = 0; i < c.slices.size(); ++i) {
+    c.positions.resize(c.rows);
+    for (size_t i = 0; i < c.rows; ++i) {
       Slice& s = c.slices[i];
       s.name = s.name < names.size() ? names[s.name] : unnamed;
       s.track = tracks[s.track];
@@ -279,7 +282,7 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
     for (const auto& [id, row] : c.flow_ids) {
       staged_flow_rows.push_back({"instruction", id, c.slices[row].track, c.positions[row], false});
     }
-    if (!c.slices.empty()) builder_->CoverActivity(dir.device, c.first, c.last);
+    if (c.rows != 0) builder_->CoverActivity(dir.device, c.first, c.last);
     stats_->events += static_cast<uint64_t>(rg.rows);
     return Status::Ok();
   };
@@ -329,7 +332,8 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunks[static_cast<size_t>(slot)];
     c.Clear();
-    c.slices.resize(static_cast<size_t>(rg.rows));
+    c.rows = static_cast<size_t>(rg.rows);
+    if (c.slices.size() < c.rows) c.slices.resize(c.rows);
     for (int64_t r = 0; r < rg.rows; ++r) {
       Slice& s = c.slices[static_cast<size_t>(r)];
       const int64_t begin = rg.field(0).Int(r);
@@ -381,9 +385,9 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
       tracks[i] = builder_->DmaTrack(dir.device, k.pcore & ((int64_t{1} << 40) - 1), queue);
     }
     const StringId unnamed = trace->Intern("dma");
-    const uint32_t first_args = c.slices.empty() ? kNone : trace->AddPackedArgs(&c.args);
-    c.positions.resize(c.slices.size());
-    for (size_t i = 0; i < c.slices.size(); ++i) {
+    const uint32_t first_args = c.rows == 0 ? kNone : trace->AddPackedArgs(&c.args);
+    c.positions.resize(c.rows);
+    for (size_t i = 0; i < c.rows; ++i) {
       Slice& s = c.slices[i];
       s.name = s.name < names.size() ? names[s.name] : unnamed;
       s.track = tracks[s.track];
@@ -397,7 +401,7 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
       const int64_t block = packets ? c.flow_id_values[i] : c.flow_ids[i].first;
       staged_flow_rows.push_back({"dmablock", block, track, pos, true});  // a block's first packet
     }
-    if (!c.slices.empty()) builder_->CoverActivity(dir.device, c.first, c.last);
+    if (c.rows != 0) builder_->CoverActivity(dir.device, c.first, c.last);
     stats_->events += static_cast<uint64_t>(rg.rows);
     return Status::Ok();
   };
