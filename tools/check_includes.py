@@ -129,7 +129,8 @@ INTERNAL_USES = [
     # The Parquet reader's internal API: its conformance test and dump, its fuzz target and
     # benchmark, and the Neuron Explorer reader (tables of Parquet files).
     ("src/import/parquet/*.h", ["tests/import/parquet/*", "fuzz/parquet_fuzz.cc",
-                                "bench/parquet_bench.cc", "src/import/neuron/*"]),
+                                "bench/parquet_bench.cc", "bench/neuron_bench.cc",
+                                "src/import/neuron/*"]),
     # Helpers every test folder shares (reading a plain or gzip file).
     ("tests/common/*.h", ["tests/*"]),
     # Running the opscope binary as a child and reading its output: the CLI tests and the
@@ -143,11 +144,12 @@ INTERNAL_USES = [
     ("src/device/neuron/*.h",
      ["tests/device/*", "tests/compile/compile_test.cc", "bench/neuron_sim_bench.cc"]),
     # The Explorer's first answer end to end, timed by its benchmark.
-    ("bench/first_answer.h", ["bench/explorer_bench.cc", "bench/first_answer.cc"]),
+    ("bench/first_answer.h",
+     ["bench/explorer_bench.cc", "bench/first_answer.cc", "bench/neuron_bench.cc"]),
     # Warming the page cache before each timed run (the VM pages out what a minute left cold).
     ("bench/page_cache.h", ["bench/import_bench.cc", "bench/multirank_bench.cc",
                             "bench/first_answer.cc", "bench/parquet_bench.cc",
-                            "bench/perfetto_bench.cc"]),
+                            "bench/perfetto_bench.cc", "bench/neuron_bench.cc"]),
     # The generated Kineto trace the import and Perfetto benchmarks time.
     ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
                                  "bench/generated_trace.cc"]),

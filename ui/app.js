@@ -6,6 +6,7 @@ import {fmtNs, el} from './format.js';
 import * as panels from './panels.js';
 import {renderOps, OP_COLUMNS} from './tables.js';
 import {renderSummary} from './summary.js';
+import {renderNeuron} from './neuron.js';
 import {renderCriticalPath, coverageOverlay} from './critical_path.js';
 import {parseHash, formatHash} from './url_state.js';
 import {DeviceView} from './device.js';
@@ -30,6 +31,7 @@ let search = null;
 let hashTimer = null;
 let written = '';
 let summaryLoadedFor = null;
+let neuronLoadedFor = null;
 const cp = {step: 'ProfilerStep', instance: 0, loadedFor: null, highlighted: false};
 
 function setStatus(text) {
@@ -87,6 +89,7 @@ function showTab(tab) {
   document.body.classList.toggle('comparing', tab === 'compare');
   if (tab === 'ops') loadOps();
   if (tab === 'summary') loadSummary();
+  if (tab === 'neuron') loadNeuron();
   if (tab === 'critical') loadCriticalPath();
   if (tab === 'device') device.load(state.sel);
   if (tab === 'compare') compare.load();
@@ -205,9 +208,30 @@ async function loadSummary() {
   try {
     const s = await api.summary(state.trace);
     renderSummary($('summary'), s, panelCtx());
+    noteNeuron(state.trace, s);
     summaryLoadedFor = state.trace;
   } catch (e) {
     $('summary').textContent = `summary: ${e.message}`;
+  }
+}
+
+// The NeuronCore tab is offered once the trace's summary shows Neuron device data.
+function noteNeuron(trace, s) {
+  if (trace === state.trace) $('tab-neuron').hidden = !s.figures.neuron_device;
+}
+
+async function loadNeuron() {
+  if (neuronLoadedFor === state.trace) return;
+  const trace = state.trace;
+  $('neuron').textContent = 'computing the NeuronCore figures…';
+  try {
+    const s = await api.summary(trace);
+    if (trace !== state.trace) return;
+    noteNeuron(trace, s);
+    renderNeuron($('neuron'), s.figures.neuron_device || null);
+    neuronLoadedFor = trace;
+  } catch (e) {
+    $('neuron').textContent = `NeuronCore: ${e.message}`;
   }
 }
 
@@ -255,6 +279,8 @@ async function openTrace(index) {
   state.mark = null;
   state.ops.loadedFor = null;
   summaryLoadedFor = null;
+  neuronLoadedFor = null;
+  $('tab-neuron').hidden = state.tab !== 'neuron';
   cp.loadedFor = null;
   cp.highlighted = false;
   device.reset();
@@ -288,7 +314,7 @@ async function openTrace(index) {
 function prefetch() {
   const trace = state.trace;
   setTimeout(() => {
-    api.summary(trace).catch(() => {});
+    api.summary(trace).then((s) => noteNeuron(trace, s)).catch(() => {});
     api.ops(trace).catch(() => {});
   }, 300);
 }

@@ -8,7 +8,7 @@
 
 import {SEARCH_KINDS} from './search.js';
 
-export const TABS = ['details', 'device', 'ops', 'summary', 'compare', 'search', 'critical'];
+export const TABS = ['details', 'device', 'ops', 'summary', 'neuron', 'compare', 'search', 'critical'];
 
 function ints(text) {
   if (text === null || text === '') return [];

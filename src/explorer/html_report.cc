@@ -90,8 +90,9 @@ std::string HtmlText(std::string_view s) {
 // The report's scripts in load order: the charting library first (it defines the global uPlot),
 // then the report's own modules.
 constexpr std::string_view kScripts[] = {
-    "/uPlot.iife.min.js", "/report_format.js",   "/report_tables.js", "/report_charts.js",
-    "/report_plot.js",    "/report_sections.js", "/report_pages.js",  "/report.js"};
+    "/uPlot.iife.min.js",  "/report_format.js", "/report_tables.js",
+    "/report_charts.js",   "/report_plot.js",   "/report_neuron.js",
+    "/report_sections.js", "/report_pages.js",  "/report.js"};
 constexpr std::string_view kStyles[] = {"/uPlot.min.css", "/report.css"};
 
 }  // namespace

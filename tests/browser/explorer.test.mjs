@@ -16,3 +16,4 @@ import './exact.mjs';
 import './job_view.mjs';
 import './names_search.mjs';
 import './details.mjs';
+import './neuron.mjs';

@@ -147,6 +147,29 @@ test('job check and job diff reports: every chart drawn offline', async () => {
   await expectChartsDrawn('job_diff', []);
 });
 
+test('a Neuron trace\'s report has the NeuronCore section of report --json; a CUDA one has none', async () => {
+  const nd = JSON.parse(opscope(['report', findTrace(path.join(WORK, 'base'), 'naive'), '--json']).stdout).neuron_device;
+  assert.ok(nd && nd.engines.length > 0, 'the demo trace has neuron_device figures');
+  const {page, context, errors} = await open(pages.trace);
+  assert.ok(await page.$('section#neuron'), 'the NeuronCore section');
+  const rows = await page.$$eval('[data-table="neuron_engines"] tbody tr', (trs) => trs.map((r) => [...r.children].map((td) => td.textContent)));
+  assert.equal(rows.length, nd.engines.length);
+  for (const e of nd.engines) {
+    assert.ok(rows.some((r) => r[0] === e.device && r[1] === e.engine && r[2] === String(e.instructions)),
+              `engine ${e.engine}: ${JSON.stringify(rows)}`);
+  }
+  const opcodes = await page.$$eval('[data-table="neuron_opcodes"] tbody tr', (trs) => trs.map((r) => r.children[0].textContent));
+  for (const o of nd.opcodes) assert.ok(opcodes.includes(o.opcode), `opcode ${o.opcode}`);
+  const chart = await page.$eval('figure.chart[data-chart="neuron-engines"]', (f) => ({drawn: f.dataset.drawn, marks: Number(f.dataset.marks || 0)}));
+  assert.deepEqual(chart, {drawn: '1', marks: nd.engines.filter((e) => e.utilization > 0).length});
+  assert.ok((await page.textContent('[data-neuron="dma"]')).includes(`${nd.dma.packets} packets on ${nd.dma.queues} queues`));
+  assert.deepEqual(errors, []);
+  await context.close();
+  const cuda = await open(pages.hostile);
+  assert.equal(await cuda.page.$('section#neuron'), null);
+  await cuda.context.close();
+});
+
 test('hostile names render as text and never run', async () => {
   const {page, context, errors} = await open(pages.hostile);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);

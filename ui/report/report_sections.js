@@ -186,6 +186,7 @@
       topSection('kernels', 'Top kernels by total time', kernels, (r) => r.kernel, (r) => r.sum_ns, R.fmtNs,
                  R.rowsTable('kernels', kernels, {first: ['kernel', 'parent_op', 'sum_ns']}),
                  (r) => [r.kernel, `launched by ${r.parent_op || '(no launcher)'} on stream ${r.stream}`, `${r.count} x, ${R.fmtNs(r.sum_ns)}`]),
+      R.neuronSection ? R.neuronSection(rep.neuron_device) : null,
       rooflineSection(rep),
       idleSection(rep),
       criticalPathSection(rep),

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/huge_array.h"
 #include "base/json_writer.h"
 #include "base/saturating.h"
 #include "import/neuron/explorer_profile.h"
+#include "trace/packed_args.h"
 
 namespace opscope::import::neuron {
 namespace {
@@ -34,21 +36,30 @@ struct LaneKeyHash {
 // Slice::track and dictionary indices in Slice::name, fixed up when merged.
 struct Chunk {
   std::vector<Slice> slices;
+  size_t rows = 0;  // of `slices`, the row group's
   std::vector<LaneKey> lanes;
   std::unordered_map<LaneKey, uint32_t, LaneKeyHash> lane_index;
   LaneKey last_key;
   uint32_t last_lane = kNone;
-  std::vector<int64_t> bytes;                          // DMA: per slice
+  PackedArgs args;                           // DMA: {"bytes": N} per slice
+  std::string args_text;                     // DMA: the objects, back to back
+  std::vector<std::string_view> args_views;  // DMA: one per slice, into args_text
+  ArgPacker packer;
   std::vector<std::pair<int64_t, uint32_t>> flow_ids;  // (table key index, id) -> chunk slice
   std::vector<int64_t> flow_id_values;
+  std::vector<uint32_t> positions;  // per slice: its index in the stage's track
   int64_t first = INT64_MAX, last = INT64_MIN;
 
+  // Keeps `slices` (grown, never shrunk, by the next decode; its first `rows` are the row
+  // group's): rebuilding 64-byte defaults per row group cost a tenth of the import; decode sets
+  // every field the tables give, the others are never written.
   void Clear() {
-    slices.clear();
     lanes.clear();
     lane_index.clear();
     last_lane = kNone;
-    bytes.clear();
+    args.Clear();
+    args_text.clear();
+    args_views.clear();
     flow_ids.clear();
     flow_id_values.clear();
     first = INT64_MAX;
@@ -73,6 +84,15 @@ std::vector<StringId> InternDictionary(Trace* trace, const FieldColumn& column) 
   for (int64_t i = 0; i < dict.count; ++i)
     ids[static_cast<size_t>(i)] = trace->Intern(dict.ByteArray(i));
   return ids;
+}
+
+// Rows of the DMA table ReadDma reads (0 when it has none or it cannot be opened: ReadDma then
+// reports the error), so that the slices of both big tables are reserved at once.
+int64_t DmaRows(const ProfileDir& dir) {
+  const auto it = dir.tables.find(dir.has("DmaPacket") ? "DmaPacket" : "DmaPacketAggregated");
+  std::unique_ptr<ProfileTable> t;
+  if (it == dir.tables.end() || !ProfileTable::Open(it->second, &t).ok()) return 0;
+  return t->num_rows();
 }
 
 std::string_view DictString(const FieldColumn& column, int32_t index) {
@@ -219,7 +239,8 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunks[static_cast<size_t>(slot)];
     c.Clear();
-    c.slices.resize(static_cast<size_t>(rg.rows));
+    c.rows = static_cast<size_t>(rg.rows);
+    if (c.slices.size() < c.rows) c.slices.resize(c.rows);
     const FieldColumn &start = rg.field(0), &end = rg.field(1), &engine = rg.field(2),
                       &opcode = rg.field(3), &track = rg.field(4), &pcore = rg.field(5);
     for (int64_t r = 0; r < rg.rows; ++r) {
@@ -231,9 +252,8 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
       s.category = category;
       s.kind = ActivityKind::kInstruction;
       s.track = c.Lane({engine.Index(r), track.Index(r), pcore.Int(r)});
-      if (const Execution* e = builder_->FindExecution(dir.device, s.ts_ns)) {
-        s.external_id = e->external_id;
-      }
+      const Execution* e = builder_->FindExecution(dir.device, s.ts_ns);
+      s.external_id = e != nullptr ? e->external_id : 0;
       c.first = std::min(c.first, s.ts_ns);
       c.last = std::max(c.last, s.ts_ns + s.dur_ns);
       if (wanted && !rg.field(6).IsNull(r) && wanted->count(rg.field(6).Int(r))) {
@@ -252,18 +272,28 @@ Status ExplorerProfile::ReadInstructions(const ProfileDir& dir) {
                                         DictString(rg.field(2), k.a));
     }
     const StringId unnamed = trace->Intern("(no opcode)");
-    for (Slice& s : c.slices) {
+    c.positions.resize(c.rows);
+    for (size_t i = 0; i < c.rows; ++i) {
+      Slice& s = c.slices[i];
       s.name = s.name < names.size() ? names[s.name] : unnamed;
       s.track = tracks[s.track];
+      c.positions[i] = stage.Push(s);
     }
-    const auto first = static_cast<uint32_t>(trace->slices().size());
-    for (const auto& [id, row] : c.flow_ids) flow_slices[{"instruction", id}] = first + row;
-    if (!c.slices.empty()) builder_->CoverActivity(dir.device, c.first, c.last);
-    trace->AddSlices(c.slices);
+    for (const auto& [id, row] : c.flow_ids) {
+      staged_flow_rows.push_back({"instruction", id, c.slices[row].track, c.positions[row], false});
+    }
+    if (c.rows != 0) builder_->CoverActivity(dir.device, c.first, c.last);
     stats_->events += static_cast<uint64_t>(rg.rows);
     return Status::Ok();
   };
-  trace->ReserveSlices(trace->slices().size() + static_cast<size_t>(t->num_rows()));
+  // Both big tables' slices at once, on huge pages: written once in order, their first touch
+  // would otherwise fault every 4 KiB (base/huge_array.h), and the sort of Finalize reads them
+  // back out of order.
+  const size_t slices = trace->slices().size() + static_cast<size_t>(t->num_rows() + DmaRows(dir));
+  if (slices > trace->slices().capacity()) {
+    trace->ReserveSlices(slices);
+    internal::AdviseHugePages(trace->slices().data(), slices * sizeof(Slice));
+  }
   return t->Read(read);
 }
 
@@ -293,14 +323,17 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
   std::vector<Chunk> chunks(static_cast<size_t>(threads_));
   Trace* trace = builder_->trace();
   const StringId category = trace->Intern(KinetoCategory(ActivityKind::kInstruction));
+  // The arg store's rule (compress once it is large), applied to what the table will add.
+  const bool compress_args = static_cast<size_t>(t->num_rows()) * sizeof("{\"bytes\": 65536}") >
+                             PackedArgs::kCompressAbove;
   TableRead read;
   read.fields = fields;
   read.threads = threads_;
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunks[static_cast<size_t>(slot)];
     c.Clear();
-    c.slices.resize(static_cast<size_t>(rg.rows));
-    c.bytes.resize(static_cast<size_t>(rg.rows));
+    c.rows = static_cast<size_t>(rg.rows);
+    if (c.slices.size() < c.rows) c.slices.resize(c.rows);
     for (int64_t r = 0; r < rg.rows; ++r) {
       Slice& s = c.slices[static_cast<size_t>(r)];
       const int64_t begin = rg.field(0).Int(r);
@@ -314,10 +347,9 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
       const int64_t index = !rg.field(4).IsNull(r) ? rg.field(4).Int(r) : rg.field(9).Int(r, -1);
       s.track = c.Lane({queue, queue >= 0 ? -1 : static_cast<int32_t>(index),
                         rg.field(6).Int(r) | (!rg.field(4).IsNull(r) ? 0 : int64_t{1} << 40)});
-      if (const Execution* e = builder_->FindExecution(dir.device, s.ts_ns)) {
-        s.external_id = e->external_id;
-      }
-      c.bytes[static_cast<size_t>(r)] = rg.field(2).Int(r);
+      const Execution* e = builder_->FindExecution(dir.device, s.ts_ns);
+      s.external_id = e != nullptr ? e->external_id : 0;
+      fmt::format_to(std::back_inserter(c.args_text), "{{\"bytes\": {}}}", rg.field(2).Int(r));
       c.first = std::min(c.first, s.ts_ns);
       c.last = std::max(c.last, s.ts_ns + s.dur_ns);
       if (want_ids) {
@@ -325,6 +357,13 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
         c.flow_id_values.push_back(rg.field(8).Int(r, -1));
       }
     }
+    // Each packet's args object, packed into the arg store's blocks here on the decode thread.
+    for (size_t at = 0; at < c.args_text.size();) {
+      const size_t end = c.args_text.find('}', at) + 1;
+      c.args_views.emplace_back(c.args_text.data() + at, end - at);
+      at = end;
+    }
+    c.packer.Pack(c.args_views, compress_args, &c.args);
     return Status::Ok();
   };
   read.merge = [&](const RowGroupView& rg, int slot) {
@@ -346,25 +385,41 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
       tracks[i] = builder_->DmaTrack(dir.device, k.pcore & ((int64_t{1} << 40) - 1), queue);
     }
     const StringId unnamed = trace->Intern("dma");
-    const auto first = static_cast<uint32_t>(trace->slices().size());
-    for (size_t i = 0; i < c.slices.size(); ++i) {
+    const uint32_t first_args = c.rows == 0 ? kNone : trace->AddPackedArgs(&c.args);
+    c.positions.resize(c.rows);
+    for (size_t i = 0; i < c.rows; ++i) {
       Slice& s = c.slices[i];
       s.name = s.name < names.size() ? names[s.name] : unnamed;
       s.track = tracks[s.track];
-      s.args = trace->AddArgs("{\"bytes\": " + std::to_string(c.bytes[i]) + "}");
+      s.args = first_args + static_cast<uint32_t>(i);
+      c.positions[i] = stage.Push(s);
     }
     for (size_t i = 0; i < c.flow_ids.size(); ++i) {
-      const uint32_t slice = first + c.flow_ids[i].second;
-      flow_slices.try_emplace({key, c.flow_ids[i].first}, slice);
+      const uint32_t row = c.flow_ids[i].second;
+      const uint32_t track = c.slices[row].track, pos = c.positions[row];
+      staged_flow_rows.push_back({key, c.flow_ids[i].first, track, pos, true});
       const int64_t block = packets ? c.flow_id_values[i] : c.flow_ids[i].first;
-      flow_slices.try_emplace({"dmablock", block}, slice);  // a block's first packet
+      staged_flow_rows.push_back({"dmablock", block, track, pos, true});  // a block's first packet
     }
-    if (!c.slices.empty()) builder_->CoverActivity(dir.device, c.first, c.last);
-    trace->AddSlices(c.slices);
+    if (c.rows != 0) builder_->CoverActivity(dir.device, c.first, c.last);
     stats_->events += static_cast<uint64_t>(rg.rows);
     return Status::Ok();
   };
   return t->Read(read);
+}
+
+void ExplorerProfile::FlushStaged() {
+  std::vector<uint32_t> first;
+  stage.Flush(builder_->trace(), &first);
+  for (const StagedFlowRow& r : staged_flow_rows) {
+    const uint32_t slice = first[r.track] + r.pos;
+    if (r.first_wins) {
+      flow_slices.try_emplace({r.key, r.id}, slice);
+    } else {
+      flow_slices[{r.key, r.id}] = slice;
+    }
+  }
+  staged_flow_rows.clear();
 }
 
 }  // namespace opscope::import::neuron

@@ -17,6 +17,7 @@
 
 #include "import/neuron/neuron_trace_builder.h"
 #include "import/neuron/profile_tables.h"
+#include "import/neuron/track_stage.h"
 #include "opscope/import.h"
 #include "opscope/status.h"
 
@@ -133,6 +134,20 @@ class ExplorerProfile {
   std::vector<FlowEdge> flow_edges;
   // Adds the edges whose two rows became slices as the trace's flows (then forgets them all).
   void BindFlows(const ProfileDir& dir);
+
+  // The Instruction and DmaPacket slices, staged per track (track_stage.h), and the flow rows
+  // among them: flow_slices entries made once the stage is flushed and their slices have indices.
+  TrackStage stage;
+  struct StagedFlowRow {
+    std::string key;     // table key, as in flow_slices
+    int64_t id = 0;      // the row's id
+    uint32_t track = 0;  // its slice: staged at `pos` of `track`
+    uint32_t pos = 0;
+    bool first_wins = false;  // try_emplace (a DMA block's first packet) rather than assign
+  };
+  std::vector<StagedFlowRow> staged_flow_rows;
+  // Hands the staged slices to the trace and records their flow rows in flow_slices.
+  void FlushStaged();
 
  private:
   Status ReadSchemaFields(ProfileDir* dir);

@@ -208,8 +208,13 @@ Status ExplorerProfile::ReadDeviceProfile(ProfileDir* dir) {
   }
   if (!builder_->HasExecutions(dir->device)) builder_->SynthesizedExecution(dir->device);
   builder_->SortExecutions();
-  for (auto read : {&ExplorerProfile::ReadInstructions, &ExplorerProfile::ReadDma,
-                    &ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
+  // The big tables' slices are staged per track (track_stage.h) and flushed whatever happens, so
+  // that an error keeps what was read before it.
+  Status big = ReadInstructions(*dir);
+  if (big.ok()) big = ReadDma(*dir);
+  FlushStaged();
+  if (!big.ok()) return big;
+  for (auto read : {&ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
                     &ExplorerProfile::ReadWarnings, &ExplorerProfile::ReadSummaries}) {
     if (Status st = (this->*read)(*dir); !st.ok()) return st;
   }

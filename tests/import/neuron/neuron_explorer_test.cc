@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "opscope/import.h"
 #include "opscope/trace.h"
@@ -86,6 +88,34 @@ TEST(NeuronExplorerTest, OpensLanesPerEngineAndDmaQueue) {
 
 // A MAJOR version past the documented one is read when every field opscope needs is there, with a
 // warning naming the version; a field it needs that is missing is an error naming the table.
+// Flow rows join the slices their ids name, whichever engine or queue lane the two rows land on
+// and however the rows of the lanes interleave in the table (slices reach the trace per lane).
+TEST(NeuronExplorerTest, FlowRowsJoinTheirInstructionsAndPackets) {
+  std::string why;
+  const std::string dir = WriteProfile("flows", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  Trace trace;
+  const Status st = ImportTrace(dir, &trace);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<std::pair<int64_t, int64_t>> edges;  // (from, to) start times, ns past the base
+  for (const Flow& f : trace.flows()) {
+    if (f.from == kNone || f.to == kNone) continue;
+    edges.emplace_back(trace.slices()[f.from].ts_ns, trace.slices()[f.to].ts_ns);
+  }
+  std::sort(edges.begin(), edges.end());
+  const std::vector<std::pair<int64_t, int64_t>> want = {{210, 410}, {300, 110}, {500, 310}};
+  EXPECT_EQ(edges, want);
+  for (const Flow& f : trace.flows()) {
+    if (f.from == kNone || f.to == kNone) continue;
+    const Slice& from = trace.slices()[f.from];
+    if (from.ts_ns == 210) {
+      EXPECT_EQ(trace.Str(from.name), "TENSOR_SCALAR");
+      EXPECT_EQ(trace.ArgsJson(trace.slices()[f.to].args), "{\"bytes\": 8192}");
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(NeuronExplorerTest, MajorVersionChangeWarnsAndChecksFields) {
   std::string why;
   const std::string dir = WriteProfile("major_version", &why);
