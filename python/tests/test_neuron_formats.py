@@ -34,7 +34,8 @@ def _device_profile(n, t0, nc):
 
 def _system_profile(instances=("i-0abc",)):
     """Per host: a framework op holding nrt_execute, the execution it launched (2000 ns) and a
-    collective (500 ns); a host memory sample."""
+    collective (500 ns on the first host; the others start it 100 ns later each, ending with
+    it); a host memory sample."""
     events, mem = [], []
     for k, instance in enumerate(instances):
         pid = str(701 + k)
@@ -47,8 +48,8 @@ def _system_profile(instances=("i-0abc",)):
                  timestamp=BASE + 1000, type=3),
             dict(common, duration=2000, id=6, parent_id=5, name="nc_exec_running",
                  timestamp=BASE + 1500, type=20),
-            dict(common, duration=500, name="cc_running", timestamp=BASE + 2000 + 100 * k,
-                 type=21),
+            dict(common, duration=500 - 100 * k, name="cc_running",
+                 timestamp=BASE + 2000 + 100 * k, type=21),
         ]
         mem.append({"duration": 1, "instance_id": instance, "percent_usage": 9.5,
                     "timestamp": BASE + 100, "usage": 51805806592})
@@ -112,7 +113,8 @@ def test_neuron_json_of_two_hosts_is_a_job(tmp_path):
     assert ranks["part"].tolist() == ["i-0aaa", "i-0bbb"]
     collectives = job.collectives()
     assert len(collectives) == 1
-    # cc_running at BASE + 2000 (i-0aaa) and BASE + 2100 (i-0bbb): 100 ns of skew.
+    # cc_running at BASE + 2000 (i-0aaa) and BASE + 2100 (i-0bbb), both ending at BASE + 2500
+    # (the clock fit finds no offset): 100 ns of skew.
     assert collectives.iloc[0]["skew_us"] == pytest.approx(0.1)
     assert opscope.load(tmp_path).ranks()["part"].tolist() == ["i-0aaa", "i-0bbb"]
 
