@@ -52,7 +52,7 @@ std::string LoadJobSide(const std::string& path, JobReport* job) {
   KeepFreedMemoryForTheNextTrace();
   *job = AnalyzeJob(LoadRankSummaries(files));
   if (!job->error.empty()) return path + ": " + job->error;
-  if (!job->errors.empty()) return job->errors.front().message;  // names the file and offset
+  if (!job->errors.empty()) return job->errors.front().message();  // names the file and offset
   return "";
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "opscope/analysis.h"
 #include "opscope/html_report.h"
@@ -70,10 +71,15 @@ int RunJobDiff(const DiffArgs& args) {
   return 0;
 }
 
-// A folder of rank traces; not a folder that is one trace itself (a Neuron Explorer output
-// directory), which diffs as a single trace does.
+// A folder of rank traces, or a profile of several hosts (ListTraceParts); not a folder that is
+// one trace itself (a Neuron Explorer output directory of one host), which diffs as a single
+// trace does.
 bool IsJobFolder(const std::string& path) {
-  return std::filesystem::is_directory(path) && DetectTraceFormat(path) == TraceFormat::kUnknown;
+  if (std::filesystem::is_directory(path) && DetectTraceFormat(path) == TraceFormat::kUnknown) {
+    return true;
+  }
+  std::vector<std::string> parts;
+  return ListTraceParts(path, &parts).ok() && !parts.empty();
 }
 
 int RunDiff(const DiffArgs& args) {

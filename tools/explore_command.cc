@@ -92,17 +92,6 @@ struct ExploreArgs {
   bool quiet = false;  // --quiet: no progress bar on stderr
 };
 
-// Folders only (no file named on its own) holding several traces are one distributed job.
-bool NamesAJob(const std::vector<std::string>& paths) {
-  size_t files = 0;
-  for (const std::string& path : paths) {
-    if (!std::filesystem::is_directory(path)) return false;
-    std::vector<std::string> found;
-    if (FindTraces(path, &found).ok()) files += found.size();
-  }
-  return files > 1;
-}
-
 // The job's report from the summaries of the traces opened; the Explorer shows its page when
 // every trace has its own rank, else the traces open one by one (the job page's URL, printed
 // before the traces were read, then opens them, saying why).
@@ -126,6 +115,8 @@ void SetJobIfOne(std::vector<RankSummary> summaries, Explorer* explorer) {
 struct Opened {
   std::string path;
   std::string file;
+  std::string part;     // a host of a several-host profile (ListTraceParts); "" = the whole file
+  int part_rank = -1;   // its index among the file's parts
   size_t slot = 0;      // its index in the Explorer (Explorer::AddLoading)
   RankSummary summary;  // for a job: its summary (the import error when it failed)
   bool ok = false;
@@ -160,6 +151,7 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, E
       Opened& o = (*opened)[i];
       const auto t0 = std::chrono::steady_clock::now();
       ImportOptions file_options = options;
+      file_options.part = o.part;
       file_options.progress = [&bar, explorer, slot = o.slot](uint64_t read, uint64_t total) {
         explorer->ReportProgress(slot, read, total);
         if (bar) bar(read, total);
@@ -172,11 +164,13 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, E
       if (job) {
         std::error_code size_error;
         const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
-        const RankFile rank_file{o.file, size_error ? 0 : bytes, RankFromPath(o.file)};
+        const RankFile rank_file{o.file, size_error ? 0 : bytes,
+                                 o.part.empty() ? RankFromPath(o.file) : o.part_rank, o.part};
         if (o.ok) {
           o.summary = SummarizeRank(trace, rank_file);
         } else {  // the job reports it and says it is partial
           o.summary.file = o.file;
+          o.summary.part = o.part;
           o.summary.file_bytes = rank_file.bytes;
           o.summary.rank = rank_file.name_rank;
           o.summary.error = status.message();
@@ -193,11 +187,12 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, E
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> lock(mu);
       if (o.ok) {
-        std::printf("opened %s: %zu events in %.2f s%s\n", o.file.c_str(), events, seconds,
+        std::printf("opened %s: %zu events in %.2f s%s\n", RankFileName(o.file, o.part).c_str(),
+                    events, seconds,
                     stats.skipped ? " (some events skipped, see the trace header)" : "");
       } else {
-        std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n", o.file.c_str(),
-                     status.message().c_str());
+        std::fprintf(stderr, "opscope explore: %s: %s (skipped)\n",
+                     RankFileName(o.file, o.part).c_str(), status.message().c_str());
       }
       std::fflush(stdout);
       if (!one) progress.UpdateCount(++files_done, opened->size(), job ? "rank files" : "traces");
@@ -210,26 +205,42 @@ void ImportAll(std::vector<Opened>* opened, bool job, int threads, bool quiet, E
   progress.Done();
 }
 
-// Every trace file under the paths given (a path that cannot be read is said and skipped), each
-// added to the Explorer as a trace still loading.
-std::vector<Opened> FindOpened(const std::vector<std::string>& paths, Explorer* explorer) {
+// Every trace file under the paths given (a path that cannot be read is said and skipped), a
+// profile of several hosts as one trace per host (ListTraceParts), each added to the Explorer as a
+// trace still loading. `*job`: the traces are one distributed job: several of them, found in
+// folders only (no file named on its own) or in profiles of several hosts.
+std::vector<Opened> FindOpened(const std::vector<std::string>& paths, Explorer* explorer,
+                               bool* job) {
   std::vector<Opened> opened;
+  bool single_file = false;
   for (const std::string& path : paths) {
     std::vector<std::string> files;
     if (const Status found = FindTraces(path, &files); !found.ok()) {
       std::fprintf(stderr, "opscope explore: %s\n", found.message().c_str());
       continue;
     }
+    const bool folder = std::filesystem::is_directory(path);
     for (std::string& file : files) {
-      Opened& o = opened.emplace_back();
-      o.path = path;
-      o.file = std::move(file);
+      std::vector<std::string> parts;
+      if (!ListTraceParts(file, &parts).ok()) parts.clear();  // its import says what is wrong
+      single_file |= !folder && parts.empty();
       std::error_code size_error;
-      const uint64_t bytes = std::filesystem::file_size(o.file, size_error);
-      o.slot = explorer->AddLoading(DisplayName(o.path, o.file), SourceName(o.path, o.file),
-                                    size_error ? 0 : bytes);
+      const uint64_t bytes = std::filesystem::file_size(file, size_error);
+      for (size_t i = 0; i < std::max<size_t>(parts.size(), 1); ++i) {
+        Opened& o = opened.emplace_back();
+        o.path = path;
+        o.file = file;
+        if (!parts.empty()) {
+          o.part = parts[i];
+          o.part_rank = static_cast<int>(i);
+        }
+        o.slot = explorer->AddLoading(RankFileName(DisplayName(o.path, o.file), o.part),
+                                      RankFileName(SourceName(o.path, o.file), o.part),
+                                      size_error ? 0 : bytes / std::max<size_t>(parts.size(), 1));
+      }
     }
   }
+  *job = !single_file && opened.size() > 1;
   return opened;
 }
 
@@ -316,8 +327,8 @@ int RunExplore(const ExploreArgs& args) {
   options.port = args.port >= 0 ? args.port : kDefaultPort;
   options.fallback_to_any_port = args.port < 0;
   Explorer explorer(options);
-  const bool job = NamesAJob(args.paths);
-  std::vector<Opened> opened = FindOpened(args.paths, &explorer);
+  bool job = false;
+  std::vector<Opened> opened = FindOpened(args.paths, &explorer, &job);
   const size_t synthetic_slot =
       args.synthetic_events > 0 ? explorer.AddLoading("synthetic") : size_t{0};
   if (explorer.num_traces() == 0) {

@@ -94,8 +94,10 @@ int RunReportOrJob(const JobReportArgs& job_args, bool group_by_input_shape, con
       job_args.paths.front(), job_args.sort_by,     job_args.rows, job_args.json, job_args.threads,
       job_args.quiet,         group_by_input_shape, perf,          memory,        job_args.html,
       job_args.html_rows};
+  std::vector<std::string> parts;  // a file of several hosts' profiles is a job
   if (job_args.paths.size() == 1 && job_args.rank < 0 &&
-      !std::filesystem::is_directory(job_args.paths.front())) {
+      !std::filesystem::is_directory(job_args.paths.front()) &&
+      (!ListTraceParts(job_args.paths.front(), &parts).ok() || parts.empty())) {
     // One file: today's report, errors included.
     return mpi.ShareExitCode(mpi.rank() == 0 ? RunReport(single) : 0);
   }

@@ -76,8 +76,9 @@ struct ImportOptions {
   // Called on the importing thread as the input is read: bytes of input read so far (compressed
   // bytes for gzip) and the input's size (0 when unknown). Empty: not called.
   std::function<void(uint64_t read_bytes, uint64_t total_bytes)> progress;
-  // A profile that holds several ranks (a Neuron system profile of several hosts or processes):
-  // import only this part ("INSTANCE/PID" of a worker process); empty imports every part as one
+  // A profile that holds several ranks (a Neuron system profile of several hosts): import only
+  // this part, one that ListTraceParts names ("INSTANCE": a host's events, its NeuronCores and
+  // counters), or "INSTANCE/PID" (one worker process of it); empty imports every part as one
   // trace.
   std::string part;
   // How long a named pipe may go without a writer's first bytes (or its close) before the import
@@ -145,6 +146,15 @@ TraceFormat DetectTraceFormatFromMemory(std::string_view head);
 // Errors: kNotFound naming the path when it does not exist, is neither a file, a named pipe nor a
 // folder, or is a folder holding no profile.
 Status FindTraces(const std::string& path, std::vector<std::string>* traces);
+
+// The parts of a profile that holds several ranks, in the order that numbers them (rank i is
+// parts[i]): a Neuron system profile (Parquet or legacy JSON) whose events name two or more
+// instances (`instance_id`: one per host) has one part per instance, sorted by name; every other
+// profile has none (`parts` empty), and is one trace, as has anything that is not a regular file
+// or a folder (a named pipe is never read here). ImportOptions::part reads one of them.
+// Reads only what names the parts (the instance column; a JSON profile is parsed whole). Errors:
+// the profile's own, as ImportTrace would give them.
+Status ListTraceParts(const std::string& path, std::vector<std::string>* parts);
 
 }  // namespace opscope
 

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opscope/analysis.h"
@@ -47,15 +48,30 @@ namespace opscope {
 // Finding and reading rank files
 
 struct RankFile {
+  RankFile() = default;
+  RankFile(std::string file_path, uint64_t stored_bytes, int rank_in_name, std::string of_part = {})
+      : path(std::move(file_path)),
+        bytes(stored_bytes),
+        name_rank(rank_in_name),
+        part(std::move(of_part)) {}
+
   std::string path;
   uint64_t bytes = 0;  // size as stored (what MPI balances on)
   int name_rank = -1;  // rank from a `rank[-_]?N` in the file or folder name; -1 = none
+  // The part of a profile holding several ranks (ImportOptions::part, ListTraceParts: a host of
+  // a Neuron system profile); "" = the whole file. name_rank is then the part's index.
+  std::string part;
 };
 
-// Every *.json (with traceEvents) / *.json.gz trace file named by `paths` (files, or folders
-// searched recursively, such as Neuron's profile layout), sorted by path. NotFound (file() = the
-// path, message "PATH: ...") when `paths` is empty or a path does not exist, is neither a file nor
-// a folder, or is a folder holding no trace; `files` is then left unchanged.
+// A rank's name as reports and viewers show it: `path`, or "PATH#PART" for a part of a profile.
+std::string RankFileName(const std::string& path, const std::string& part);
+
+// Every profile named by `paths` (files, or folders searched recursively, such as Neuron's
+// profile layout: FindTraces), sorted by path; a profile that holds several ranks
+// (ListTraceParts: a Neuron system profile of several hosts) is one RankFile per part, in the
+// parts' order, ranked by it. NotFound (file() = the path, message "PATH: ...") when `paths` is
+// empty or a path does not exist, is neither a file nor a folder, or is a folder holding no
+// trace; `files` is then left unchanged.
 Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile>* files);
 // The rank a path names ("rank3", "rank-3", "rank_3", any case, in the file name or, failing
 // that, the closest folder name); -1 when none.
@@ -99,6 +115,7 @@ struct RankOpTime {
 // send to process 0 (SerializeRankSummaries), so it holds no pointers and no doubles.
 struct RankSummary {
   std::string file;
+  std::string part;  // RankFile::part
   uint64_t file_bytes = 0;
   int rank = -1;       // distributedInfo.rank, else from the path; -1 = unknown
   int world_size = 0;  // distributedInfo.world_size; 0 = not recorded
@@ -150,6 +167,7 @@ struct JobOptions {
 struct RankRow {
   int rank = -1;
   std::string file;
+  std::string part;  // RankFile::part ("" = the whole file)
   DeviceTimeline timeline;
   double overlap_pct = 0;      // HTA's comp_comm_overlap_pctg (2 decimals); 0 without communication
   double clock_offset_ns = 0;  // this rank's clock minus the reference rank's, at its first
@@ -217,19 +235,15 @@ struct OpAcrossRanks {
   int ranks = 0;  // ranks where the op has device time
 };
 
-struct JobError {
-  std::string file;
-  uint64_t offset = 0;
-  std::string message;
-};
-
 struct JobReport {
   // Set when the job cannot be analysed (two files claiming one rank, a file with no rank);
   // everything else is empty then.
   std::string error;
   std::string error_file;             // the trace `error` is about (the second claimant)
   std::vector<std::string> warnings;  // missing ranks, disagreeing world sizes, skipped events
-  std::vector<JobError> errors;       // rank files that failed to import (the job is partial)
+  // Rank files that failed to import (the job is partial): kInvalidInput, file() the rank's file,
+  // offset() the byte offset in it (0 when none), message() the import's message.
+  std::vector<Status> errors;
   bool partial = false;
   int world_size = 0;  // agreed world size, else ranks found
   std::string device_type;

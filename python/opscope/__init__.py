@@ -37,7 +37,8 @@ def load(path):
     XPlane (.xplane.pb), XProf's trace JSON or an Nsight Systems SQLite export, detected by
     content (docs/formats.md); a folder
     (searched recursively, e.g. Neuron's profile layout) or a list of files holding one trace
-    per rank into a Job, as ``opscope report`` does. A folder with a single trace is a Trace.
+    per rank into a Job, as ``opscope report`` does. A folder with a single trace is a Trace; a
+    Neuron system profile of several hosts (``instance_id``s) is a Job of one rank per host.
 
     Raises TraceError with the CLI's message (file, byte offset) when a single trace cannot be
     read; a job lists rank files that failed in ``Job.errors`` and is marked partial. Imports
@@ -48,8 +49,10 @@ def load(path):
     path = os.fsdecode(os.fspath(path))  # b"/path" is the path /path, not "b'/path'"
     if os.path.isdir(path):
         files = _trace_files(path)
-        if len(files) == 1:
+        if len(files) == 1 and not _opscope.trace_parts(files[0]):
             return Trace(_opscope.load(files[0]))
+        return load_job([path])
+    if os.path.isfile(path) and _opscope.trace_parts(path):
         return load_job([path])
     return Trace(_opscope.load(str(path)))
 

@@ -354,6 +354,19 @@ void BindTrace(py::module_& m) {
         return traces;
       },
       py::arg("path"), "The profiles a file or folder holds, as a folder scan finds them.");
+  m.def(
+      "trace_parts",
+      [](const std::string& path) {
+        std::vector<std::string> parts;
+        Status st;
+        {
+          py::gil_scoped_release release;
+          st = ListTraceParts(path, &parts);
+        }
+        return st.ok() ? parts : std::vector<std::string>();  // its import says what is wrong
+      },
+      py::arg("path"),
+      "The ranks one profile holds (the hosts of a Neuron system profile), else an empty list.");
   m.def("load_bytes", &LoadBytes, py::arg("data"), "The same from bytes in memory.");
   m.def(
       "diff_json",

@@ -87,8 +87,8 @@ bool InMemcpyBucket(const Trace& trace, const Slice& activity) {
 
 bool IsCommunication(std::string_view name) {
   // Lower-cased search without allocating: names run to hundreds of bytes, the patterns are short.
-  static constexpr std::string_view kPatterns[] = {"nccl", "rccl", "msccl", "nccom",
-                                                   "cross_device_reduce"};
+  static constexpr std::string_view kPatterns[] = {"nccl",  "rccl",       "msccl",
+                                                   "nccom", "cc_running", "cross_device_reduce"};
   auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
   for (std::string_view pattern : kPatterns) {
     if (name.size() < pattern.size()) continue;

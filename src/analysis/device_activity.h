@@ -43,8 +43,9 @@ bool InMemcpyBucket(const Trace& trace, const Slice& activity);
 // ("ncclDevKernel_AllReduce...", "ncclKernel_..."), RCCL's ("rcclGenericKernel"), MSCCL's, the
 // custom all-reduce kernels of vLLM/SGLang ("cross_device_reduce_1stage<...>", which TraceLens
 // also counts as communication), and Neuron's collective library's (nccom; the simulated
-// device's "nccom_all_reduce_ring"). The one classifier every analysis uses (timeline, job
-// report, Explorer).
+// device's "nccom_all_reduce_ring"; the Neuron runtime's "cc_running" event of a collective on a
+// NeuronCore, as the profiler's legacy JSON names it). The one classifier every analysis uses
+// (timeline, job report, Explorer).
 bool IsCommunication(std::string_view name);
 
 // IsCommunication of a trace's interned names, each distinct name classified once: for passes

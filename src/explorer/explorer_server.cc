@@ -326,8 +326,9 @@ void Explorer::FailTrace(size_t trace, const Status& error) {
 
 size_t Explorer::num_traces() const { return impl_->traces.size(); }
 
-// A rank's file is the trace added with it as `source`, or with `source` naming it relative to a
-// folder it lies in (as `opscope explore DIR` adds them).
+// A rank's file (RankFileName: "PATH#PART" for a part of a profile) is the trace added with it as
+// `source`, or with `source` naming it relative to a folder it lies in (as `opscope explore DIR`
+// adds them).
 void Explorer::SetJob(const JobReport& report) {
   auto same_file = [](const std::string& file, const std::string& source) {
     if (source.empty() || file.empty()) return false;
@@ -338,7 +339,8 @@ void Explorer::SetJob(const JobReport& report) {
   std::vector<explorer::JobRankTrace> ranks;
   for (const RankRow& row : report.ranks) {
     for (size_t i = 0; i < impl_->traces.size(); ++i) {
-      if (impl_->traces[i]->Ready() && same_file(row.file, impl_->traces[i]->source)) {
+      if (impl_->traces[i]->Ready() &&
+          same_file(RankFileName(row.file, row.part), impl_->traces[i]->source)) {
         ranks.push_back({row.rank, i, impl_->traces[i]->index.get()});
         break;
       }

@@ -13,6 +13,7 @@
 #include "import/formats.h"
 #include "import/import_input.h"
 #include "import/kineto/kineto_reader.h"
+#include "import/neuron/neuron_reader.h"
 
 namespace opscope {
 namespace {
@@ -182,6 +183,27 @@ Status FindTraces(const std::string& path, std::vector<std::string>* traces) {
   std::sort(found.begin(), found.end());
   traces->insert(traces->end(), found.begin(), found.end());
   return Status::Ok();
+}
+
+Status ListTraceParts(const std::string& path, std::vector<std::string>* parts) {
+  parts->clear();
+  std::error_code ec;
+  const fs::file_status kind = fs::status(path, ec);
+  // A named pipe is read once, by its import: never looked into here.
+  if (ec || (!fs::is_regular_file(kind) && !fs::is_directory(kind))) return Status::Ok();
+  Status st;
+  switch (DetectTraceFormat(path)) {
+    case TraceFormat::kNeuronExplorer:
+      st = import::neuron::ListNeuronExplorerParts(path, parts);
+      break;
+    case TraceFormat::kNeuronJson:
+      st = import::neuron::ListNeuronJsonParts(path, parts);
+      break;
+    default:
+      break;
+  }
+  if (parts->size() < 2) parts->clear();  // one host is one trace
+  return st;
 }
 
 }  // namespace opscope

@@ -45,7 +45,8 @@ void CheckRanks(const std::vector<RankSummary>& all, JobReport* report) {
     auto [it, added] = by_rank.emplace(r.rank, &r);
     if (!added) {
       report->error = fmt::format("rank {} is claimed by two traces: {} and {}", r.rank,
-                                  it->second->file, r.file);
+                                  RankFileName(it->second->file, it->second->part),
+                                  RankFileName(r.file, r.part));
       report->error_file = r.file;
       return;
     }
@@ -53,7 +54,8 @@ void CheckRanks(const std::vector<RankSummary>& all, JobReport* report) {
   for (const RankSummary& r : all) {
     if (r.error.empty()) continue;
     report->partial = true;
-    report->errors.push_back({r.file, r.error_offset, r.error});
+    report->errors.push_back(
+        Status::InvalidInput(r.error, r.error_offset, RankFileName(r.file, r.part)));
   }
   std::map<int, std::vector<int>> ranks_by_world;
   for (const auto& [rank, r] : by_rank) {
@@ -101,7 +103,8 @@ void CheckRanks(const std::vector<RankSummary>& all, JobReport* report) {
   for (const auto& [rank, r] : by_rank) {
     if (r->skipped_events > 0) {
       report->warnings.push_back(fmt::format("rank {} ({}): {} events skipped while importing",
-                                             rank, r->file, r->skipped_events));
+                                             rank, RankFileName(r->file, r->part),
+                                             r->skipped_events));
     }
   }
 }
@@ -110,6 +113,7 @@ RankRow MakeRankRow(const RankSummary& r, const job::ClockFit& fit) {
   RankRow row;
   row.rank = r.rank;
   row.file = r.file;
+  row.part = r.part;
   row.timeline = r.timeline;
   row.overlap_pct = r.overlap_comm_ns > 0 ? std::round(10000.0 * static_cast<double>(r.overlap_ns) /
                                                        static_cast<double>(r.overlap_comm_ns)) /
@@ -243,7 +247,8 @@ int64_t RankRow::ToReference(int64_t rank_ns) const {
 JobReport AnalyzeJob(std::vector<RankSummary> all, const JobOptions& options) {
   JobReport report;
   std::sort(all.begin(), all.end(), [](const RankSummary& a, const RankSummary& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.file < b.file;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.file != b.file ? a.file < b.file : a.part < b.part;
   });
   CheckRanks(all, &report);
   if (!report.error.empty()) return report;

@@ -39,6 +39,7 @@ void Ranks(JsonWriter& w, const JobReport& r) {
     w.BeginObject();
     w.Field("rank", row.rank);
     w.Field("file", row.file);
+    if (!row.part.empty()) w.Field("part", row.part);
     Us(w, "busy_us", t.busy_ns);
     Us(w, "idle_us", t.idle_ns);
     Us(w, "computation_us", t.computation_ns);
@@ -183,11 +184,11 @@ std::string JobReportJson(const JobReport& r) {
   w.EndArray();
   w.Key("errors");
   w.BeginArray();
-  for (const JobError& e : r.errors) {
+  for (const Status& e : r.errors) {
     w.BeginObject();
-    w.Field("file", e.file);
-    w.Field("offset", e.offset);
-    w.Field("message", e.message);
+    w.Field("file", e.file());
+    w.Field("offset", e.offset());
+    w.Field("message", e.message());
     w.EndObject();
   }
   w.EndArray();

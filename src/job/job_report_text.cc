@@ -54,8 +54,8 @@ void Header(const JobReport& r, std::string* out) {
   *out += r.clocks_aligned ? fmt::format("; clocks aligned to rank {}\n", r.reference_rank)
                            : "; clocks not aligned\n";
   for (const std::string& w : r.warnings) *out += "Warning: " + w + "\n";
-  for (const JobError& e : r.errors) {
-    *out += fmt::format("Error: {}: {} (this rank is left out)\n", e.file, e.message);
+  for (const Status& e : r.errors) {
+    *out += fmt::format("Error: {}: {} (this rank is left out)\n", e.file(), e.message());
   }
   if (r.partial) {
     *out += fmt::format(
@@ -83,7 +83,7 @@ void RankTable(const JobReport& r, std::string* out) {
         Time(t.exposed_comm_ns), Time(t.total_memcpy_ns), Time(t.exposed_memcpy_ns),
         Time(t.total_ns),
         std::isfinite(row.overlap_pct) ? fmt::format("{:.2f}%", row.overlap_pct) : "-",
-        r.clocks_aligned ? Time(row.clock_offset_ns) : "-", row.file);
+        r.clocks_aligned ? Time(row.clock_offset_ns) : "-", RankFileName(row.file, row.part));
   }
 }
 

@@ -74,12 +74,27 @@ Status AddPath(const std::string& path, std::vector<RankFile>* files) {
     // contain anything.
     const fs::path below = fs::is_directory(st) ? p.lexically_relative(path) : p;
     f.name_rank = RankFromPath(below.empty() ? f.path : below.string());
-    files->push_back(std::move(f));
+    // A profile of several hosts is a rank per host. One that cannot be listed stays whole: its
+    // import then says what is wrong with it.
+    std::vector<std::string> parts;
+    if (!ListTraceParts(trace, &parts).ok()) parts.clear();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      RankFile part = f;
+      part.part = parts[i];
+      part.name_rank = static_cast<int>(i);
+      part.bytes = f.bytes / parts.size();
+      files->push_back(std::move(part));
+    }
+    if (parts.empty()) files->push_back(std::move(f));
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+std::string RankFileName(const std::string& path, const std::string& part) {
+  return part.empty() ? path : path + "#" + part;
+}
 
 int RankFromPath(const std::string& path) {
   for (fs::path p(path); !p.empty() && p.has_filename(); p = p.parent_path()) {
@@ -100,10 +115,14 @@ Status FindRankFiles(const std::vector<std::string>& paths, std::vector<RankFile
     Status st = AddPath(path, &out);
     if (!st.ok()) return st;
   }
-  std::sort(out.begin(), out.end(),
-            [](const RankFile& a, const RankFile& b) { return a.path < b.path; });
+  // A profile's parts are in name order already (ListTraceParts).
+  std::sort(out.begin(), out.end(), [](const RankFile& a, const RankFile& b) {
+    return a.path != b.path ? a.path < b.path : a.part < b.part;
+  });
   out.erase(std::unique(out.begin(), out.end(),
-                        [](const RankFile& a, const RankFile& b) { return a.path == b.path; }),
+                        [](const RankFile& a, const RankFile& b) {
+                          return a.path == b.path && a.part == b.part;
+                        }),
             out.end());
   *files = std::move(out);
   return Status::Ok();

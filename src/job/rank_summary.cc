@@ -138,6 +138,7 @@ class CollectiveArgsFilter {
 RankSummary SummarizeRank(const Trace& trace, const RankFile& file) {
   RankSummary out;
   out.file = file.path;
+  out.part = file.part;
   out.file_bytes = file.bytes;
   out.rank = file.name_rank;
   ReadDistributedInfo(trace, &out);
@@ -170,10 +171,12 @@ RankSummary LoadRankSummary(const RankFile& file, const ImportOptions& options) 
       return (*filter)(kind, name);
     };
   }
+  only_collective_args.part = file.part;
   const Status st = ImportTrace(file.path, &trace, &stats, only_collective_args);
   if (!st.ok()) {
     RankSummary out;
     out.file = file.path;
+    out.part = file.part;
     out.file_bytes = file.bytes;
     out.rank = file.name_rank;
     // The rank is still known when distributedInfo came before the error.
@@ -220,6 +223,7 @@ std::vector<std::pair<size_t, RankSummary>> LoadTakenRankSummaries(
       } catch (const std::exception& e) {  // e.g. memory running out while summarizing
         summary = RankSummary();
         summary.file = f.path;
+        summary.part = f.part;
         summary.file_bytes = f.bytes;
         summary.rank = f.name_rank;
         summary.error = f.path + ": " + e.what();

@@ -8,7 +8,7 @@
 //
 // Versions: 1 had no collective `slice`; it was then added under the same tag "OPSRS1", so a
 // version-1 stream has two possible layouts and is refused rather than guessed at. 2 adds the
-// slice. Any change to the layout bumps kFormatVersion.
+// slice; 3 the summary's `part` (after `file`). Any change to the layout bumps kFormatVersion.
 #include <fmt/format.h>
 
 #include <unordered_map>
@@ -19,7 +19,7 @@ namespace opscope {
 namespace {
 
 constexpr std::string_view kMagic = "OPSRS";
-constexpr int kFormatVersion = 2;
+constexpr int kFormatVersion = 3;
 
 class Writer {
  public:
@@ -102,6 +102,7 @@ constexpr int64_t DeviceTimeline::*kTimelineFields[] = {
 void Encode(const RankSummary& s, Writer& w) {
   StringTable t;
   t.Add(s.file);
+  t.Add(s.part);
   t.Add(s.error);
   t.Add(s.device_type);
   for (const CollectiveRecord& c : s.collectives) {
@@ -114,6 +115,7 @@ void Encode(const RankSummary& s, Writer& w) {
   w.Int(static_cast<int64_t>(t.strings.size()));
   for (std::string_view str : t.strings) w.Raw(str);
   w.Int(t.Add(s.file));
+  w.Int(t.Add(s.part));
   w.Int(static_cast<int64_t>(s.file_bytes));
   w.Int(s.rank);
   w.Int(s.world_size);
@@ -217,9 +219,10 @@ bool Decoder::Summary(RankSummary* s) {
   for (std::string& str : strings_) {
     if (!r_.Raw(&str)) return false;
   }
-  if (!Str(&s->file) || !As(&s->file_bytes) || !As(&s->rank) || !As(&s->world_size) ||
-      !As(&s->rank_from_distributed_info) || !Str(&s->error) || !As(&s->error_offset) ||
-      !As(&s->skipped_events) || !Str(&s->device_type) || !As(&s->slices)) {
+  if (!Str(&s->file) || !Str(&s->part) || !As(&s->file_bytes) || !As(&s->rank) ||
+      !As(&s->world_size) || !As(&s->rank_from_distributed_info) || !Str(&s->error) ||
+      !As(&s->error_offset) || !As(&s->skipped_events) || !Str(&s->device_type) ||
+      !As(&s->slices)) {
     return false;
   }
   for (auto field : kTimelineFields) {

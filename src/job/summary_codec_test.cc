@@ -43,6 +43,7 @@ RankSummary Sample(int rank) {
 
 void ExpectSame(const RankSummary& a, const RankSummary& b) {
   EXPECT_EQ(a.file, b.file);
+  EXPECT_EQ(a.part, b.part);
   EXPECT_EQ(a.file_bytes, b.file_bytes);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.world_size, b.world_size);
@@ -78,6 +79,7 @@ TEST(SummaryCodec, RoundTrip) {
   std::vector<RankSummary> in = {Sample(0), Sample(5)};
   in[1].error = "byte 99 (event 3): expected ','";
   in[1].error_offset = 99;
+  in[1].part = "i-0abc";
   const std::string bytes = SerializeRankSummaries(in);
   std::vector<RankSummary> out;
   const Status st = ParseRankSummaries(bytes, &out);
@@ -120,9 +122,9 @@ TEST(SummaryCodec, RefusesMalformedInput) {
 // message names both versions. Version 1 is refused: its tag was used for two layouts.
 TEST(SummaryCodec, RefusesOtherFormatVersions) {
   const std::string bytes = SerializeRankSummaries({Sample(0)});
-  ASSERT_EQ(bytes.substr(0, 6), "OPSRS2");
-  EXPECT_EQ(RankSummaryFormatVersion(), 2);
-  for (const char version : {'1', '3'}) {
+  ASSERT_EQ(bytes.substr(0, 6), "OPSRS3");
+  EXPECT_EQ(RankSummaryFormatVersion(), 3);
+  for (const char version : {'2', '4'}) {
     std::string other = bytes;
     other[5] = version;
     std::vector<RankSummary> out;
@@ -131,8 +133,8 @@ TEST(SummaryCodec, RefusesOtherFormatVersions) {
     EXPECT_FALSE(st.ok());
     EXPECT_TRUE(out.empty());
     EXPECT_NE(error.find(std::string("format version ") + version), std::string::npos) << error;
-    EXPECT_NE(error.find("reads version 2"), std::string::npos) << error;
-    EXPECT_NE(error.find(version == '1' ? "older" : "newer"), std::string::npos) << error;
+    EXPECT_NE(error.find("reads version 3"), std::string::npos) << error;
+    EXPECT_NE(error.find(version == '2' ? "older" : "newer"), std::string::npos) << error;
   }
   // A version-1 stream as the old encoder wrote it (no slice per collective) is refused too.
   std::vector<RankSummary> out;

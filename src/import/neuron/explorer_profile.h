@@ -43,7 +43,8 @@ struct SystemEvent {
 // framework events sharing a flow id with a runtime call its External id (system_tables.cc).
 void LinkEvents(std::vector<SystemEvent>* events, NeuronTraceBuilder* builder);
 
-// Which rank of a several-host profile to read (ImportOptions::part, "instance/pid"); empty: all.
+// Which part of a several-host profile to read (ImportOptions::part): "INSTANCE" (a host, a rank
+// of a job: ListTraceParts' form) or "INSTANCE/PID" (one process of it); empty: all.
 struct PartFilter {
   bool any = true;
   std::string instance;
@@ -52,7 +53,7 @@ struct PartFilter {
     return any || (inst == instance && (pid < 0 || p == pid));
   }
 };
-// Parses "INSTANCE/PID" (ListNeuronParts' form); false when malformed.
+// Parses "INSTANCE" or "INSTANCE/PID"; false when malformed (a PID that is not a number).
 bool ParsePart(const std::string& part, PartFilter* filter);
 
 // One folder of tables: the output directory itself, or a device profile inside it.
@@ -80,6 +81,9 @@ class ExplorerProfile {
 
   // Reads the directory at `path` into the builder's trace.
   Status Read(const std::string& path);
+  // The instances (hosts) the system profile at `path` names: SystemProfileEvents' and
+  // DeviceProfileList's `instance_id`, only those columns read. Empty for a device profile alone.
+  Status ListInstances(const std::string& path, std::set<std::string>* instances);
 
   // ---- For the table readers ----
   NeuronTraceBuilder& builder() { return *builder_; }

@@ -69,9 +69,12 @@ std::string Join(const std::set<std::string>& names, size_t limit) {
 bool ParsePart(const std::string& part, PartFilter* filter) {
   *filter = PartFilter();
   if (part.empty()) return true;
-  const size_t slash = part.rfind('/');
-  if (slash == std::string::npos) return false;
   filter->any = false;
+  const size_t slash = part.rfind('/');
+  if (slash == std::string::npos) {  // a whole instance (a host of a job)
+    filter->instance = part;
+    return true;
+  }
   filter->instance = part.substr(0, slash);
   const std::string pid = part.substr(slash + 1);
   if (pid.empty() || pid.size() > 18 ||
@@ -224,8 +227,9 @@ Status ExplorerProfile::ReadDeviceProfile(ProfileDir* dir) {
 
 Status ExplorerProfile::Read(const std::string& path) {
   if (!ParsePart(options_.part, &filter_)) {
-    return Status::InvalidArgument("ImportOptions::part '" + options_.part +
-                                   "' is not INSTANCE/PID (ListTraceParts names the parts)");
+    return Status::InvalidArgument(
+        "ImportOptions::part '" + options_.part +
+        "' is not INSTANCE or INSTANCE/PID (ListTraceParts names the parts)");
   }
   ProfileDir root;
   if (Status st = ListDir(path, &root); !st.ok()) return st;
@@ -283,6 +287,21 @@ Status ExplorerProfile::Read(const std::string& path) {
 }
 
 bool IsNeuronExplorerDir(const std::string& path) { return HasProfileTables(path); }
+
+Status ListNeuronExplorerParts(const std::string& path, std::vector<std::string>* parts) {
+  parts->clear();
+  Trace scratch;
+  NeuronTraceBuilder builder(&scratch);
+  ImportStats stats;
+  ImportOptions options;
+  options.threads = 1;
+  ExplorerProfile profile(&builder, &stats, options);
+  std::set<std::string> instances;
+  const Status st = profile.ListInstances(path, &instances);
+  instances.erase("");
+  parts->assign(instances.begin(), instances.end());
+  return st;
+}
 
 Status ReadNeuronExplorer(ImportInput* in, Trace* out, ImportStats* stats,
                           const ImportOptions& options) {

@@ -1,10 +1,12 @@
 // A legacy device profile ({"summary": [...], "instruction": [...]}): its instructions staged with
-// their device-clock times, then added as one lane per `label` on its NeuronCore, named by opcode,
+// their device-clock times, then added as one lane per `label` on its NeuronCore (a DMA queue's
+// label on a DMA lane, its `bytes` / `size` the transfer's bytes), named by opcode,
 // inside the execution that holds them (or one synthesized to span them, as the Parquet reader does
 // for a profile without ExecutionInfo).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "base/json_writer.h"
 #include "base/saturating.h"
@@ -21,6 +23,42 @@ constexpr std::string_view kTimestamp = "timestamp";
 constexpr std::string_view kDuration = "duration";
 constexpr std::string_view kLabel = "label";
 constexpr std::string_view kOpcode = "opcode";
+// A transfer's size in bytes, as the neuron_device analysis reads it from a DMA slice's args.
+constexpr std::string_view kBytes = "bytes";
+constexpr std::string_view kSize = "size";
+
+// A lane the profile names for a DMA queue: "DMA", "DMA queue qSyncIO", "dma_q3" (any case). Not
+// documented for this format: the rule reads the timeline row's name as Neuron Explorer's DMA
+// rows are named, so that such rows are DMA transfers rather than an engine's instructions.
+bool IsDmaLabel(std::string_view label) {
+  return label.size() >= 3 && (label[0] == 'D' || label[0] == 'd') &&
+         (label[1] == 'M' || label[1] == 'm') && (label[2] == 'A' || label[2] == 'a');
+}
+
+// The queue a DMA label names: what follows "DMA" and an optional " queue" and separators; the
+// label itself when nothing does. "DMA queue qSyncIO" -> "qSyncIO", "DMA" -> "DMA".
+std::string_view DmaQueueOf(std::string_view label) {
+  std::string_view rest = label.substr(3);
+  const auto skip_separators = [&rest] {
+    while (!rest.empty() &&
+           (rest[0] == ' ' || rest[0] == '_' || rest[0] == '-' || rest[0] == ':')) {
+      rest.remove_prefix(1);
+    }
+  };
+  skip_separators();
+  if (rest.substr(0, 5) == "queue" || rest.substr(0, 5) == "Queue") rest.remove_prefix(5);
+  skip_separators();
+  return rest.empty() ? label : rest;
+}
+
+// A count written as a JSON integer or a string of digits ("4096"); -1 for anything else.
+int64_t RawCount(std::string_view raw) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
+    raw = raw.substr(1, raw.size() - 2);
+  int64_t v = -1;
+  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  return ec == std::errc() && end == raw.data() + raw.size() && v >= 0 ? v : -1;
+}
 
 }  // namespace
 
@@ -29,6 +67,7 @@ Status LegacyJsonReader::ParseInstruction(JsonDocument* doc, od::object entry, s
   Trace* trace = builder_->trace();
   DeviceProfileJson::Instruction ins;
   bool has_ts = false, has_dur = false, has_label = false;
+  int64_t bytes = -1, size = -1;  // the entry's `bytes` (kept as a number) and `size`
   std::string opcode, found, text;
   JsonWriter args;
   args.BeginObject();
@@ -60,10 +99,15 @@ Status LegacyJsonReader::ParseInstruction(JsonDocument* doc, od::object entry, s
       args.Field(kOpcode, opcode);
     } else if (options_.keep_args) {
       if (!JsonRaw(value, &text)) return doc->Error(fmt::format("{}.{}", path(), key), "malformed");
+      if (key == kSize) size = RawCount(text);
+      if (key == kBytes && (bytes = RawCount(text)) >= 0) continue;  // written below, a number
       args.Key(key);
       args.Raw(text);
     }
   }
+  // A transfer's bytes as the report reads them: `bytes`, else a DMA entry's `size`.
+  if (bytes < 0 && has_label && IsDmaLabel(trace->Str(ins.lane))) bytes = size;
+  if (bytes >= 0) args.Field(kBytes, bytes);
   args.EndObject();
   if (!has_ts) return doc->Error(path(), "no 'timestamp' (ns, device clock)");
   if (!has_dur) return doc->Error(path(), "no 'duration' (ns)");
@@ -163,7 +207,8 @@ void LegacyJsonReader::AddDevice(const DeviceProfileJson& profile, uint32_t devi
     if (ins.lane >= lanes.size()) lanes.resize(ins.lane + 1, kNone);
     if (lanes[ins.lane] == kNone) {
       const std::string_view label = trace->Str(ins.lane);
-      lanes[ins.lane] = builder_->EngineTrack(device, 0, label, label);
+      lanes[ins.lane] = IsDmaLabel(label) ? builder_->DmaTrack(device, 0, DmaQueueOf(label))
+                                          : builder_->EngineTrack(device, 0, label, label);
     }
     s.track = lanes[ins.lane];
     s.args = ins.args;

@@ -396,7 +396,7 @@ Status RunRead(Trace* out, ImportStats* stats, const ImportOptions& options, Rea
   LegacyJsonReader reader(&builder, &profile, stats, options);
   Status st = reader.part_ok() ? read(&reader)
                                : Status::InvalidArgument("ImportOptions::part '" + options.part +
-                                                         "' is not INSTANCE/PID");
+                                                         "' is not INSTANCE or INSTANCE/PID");
   reader.WarnIgnored();
   builder.SetBaseTime(0);  // a profile that held no time at all
   builder.SetInfo("source_format", "\"neuron-json\"");
@@ -413,6 +413,34 @@ Status ReadNeuronJson(ImportInput* in, Trace* out, ImportStats* stats,
                       const ImportOptions& options) {
   return RunRead(out, stats, options,
                  [&](LegacyJsonReader* reader) { return ReadInput(reader, in, stats); });
+}
+
+Status ListNeuronJsonParts(const std::string& path, std::vector<std::string>* parts) {
+  parts->clear();
+  std::error_code ec;
+  std::string system = path;
+  if (fs::is_directory(path, ec)) {
+    system = (fs::path(path) / kSystemProfileFile).string();
+    if (!fs::is_regular_file(system, ec)) return Status::Ok();  // device profiles alone
+  }
+  std::string text;
+  if (Status st = ReadJsonFile(system, &text); !st.ok()) return st;
+  if (LegacyJsonKindOf(std::string_view(text).substr(0, ImportInput::kHeadBytes)) !=
+      LegacyJsonKind::kSystem) {
+    return Status::Ok();
+  }
+  Trace scratch;
+  NeuronTraceBuilder builder(&scratch);
+  ImportStats stats;
+  ImportOptions options;
+  options.threads = 1;
+  ExplorerProfile profile(&builder, &stats, options);
+  LegacyJsonReader reader(&builder, &profile, &stats, options);
+  JsonDocument doc(text, system);
+  std::set<std::string> instances;
+  const Status st = reader.ListInstances(&doc, &instances);
+  parts->assign(instances.begin(), instances.end());
+  return st;
 }
 
 Status ReadNeuronJsonBytes(std::string_view bytes, Trace* out, ImportStats* stats,

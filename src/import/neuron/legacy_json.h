@@ -109,7 +109,11 @@ class LegacyJsonReader {
   // executions the system profile shows.
   Status ReadSystem(JsonDocument* doc, const std::vector<std::string>& device_files);
 
-  // Whether ImportOptions::part is INSTANCE/PID (or empty).
+  // The instances (hosts) a system_profile.json's entries name (`instance_id` of trace_events,
+  // mem_usage and cpu_util), "" left out. The whole document is parsed; nothing is added.
+  Status ListInstances(JsonDocument* doc, std::set<std::string>* instances);
+
+  // Whether ImportOptions::part is INSTANCE or INSTANCE/PID (or empty).
   bool part_ok() const { return part_ok_; }
 
   // One warning listing the top-level keys the reader does not know, if any.

@@ -367,6 +367,16 @@ Status LegacyJsonReader::ReadDevicesBeside(const std::vector<std::string>& files
   return Status::Ok();
 }
 
+Status LegacyJsonReader::ListInstances(JsonDocument* doc, std::set<std::string>* instances) {
+  std::vector<RawEvent> events;
+  std::vector<HostSample> samples;
+  Status st = doc->Finish(ParseSystem(doc, &events, &samples));
+  for (const RawEvent& e : events) instances->insert(e.instance);
+  for (const HostSample& s : samples) instances->insert(s.instance);
+  instances->erase("");
+  return st;
+}
+
 Status LegacyJsonReader::ReadSystem(JsonDocument* doc, const std::vector<std::string>& devices) {
   std::vector<RawEvent> events;
   std::vector<HostSample> samples;

@@ -20,6 +20,12 @@ bool IsNeuronExplorerDir(const std::string& path);
 Status ReadNeuronExplorer(ImportInput* in, Trace* out, ImportStats* stats,
                           const ImportOptions& options);
 
+// The instances (hosts) a several-host system profile holds, sorted, "" left out: the parts
+// ImportOptions::part selects, one a rank of a job (ListTraceParts). Empty for a profile that
+// names no instance or is not a system profile.
+Status ListNeuronExplorerParts(const std::string& path, std::vector<std::string>* parts);
+Status ListNeuronJsonParts(const std::string& path, std::vector<std::string>* parts);
+
 // The legacy JSON (legacy_json.h): a file whose top-level keys are a device profile's or a system
 // profile's; a folder holding system_profile.json or device_profile_model_<id>.json files.
 bool LooksLikeNeuronJson(std::string_view head);

@@ -293,6 +293,33 @@ void ExplorerProfile::AddSystemEvents(std::vector<SystemEvent>* events) {
   }
 }
 
+Status ExplorerProfile::ListInstances(const std::string& path, std::set<std::string>* instances) {
+  ProfileDir root;
+  if (Status st = ListDir(path, &root); !st.ok()) return st;
+  for (const char* table : {"SystemProfileEvents", "DeviceProfileList"}) {
+    const std::vector<FieldRequest> fields = {{"instance_id", FieldType::kString, true}};
+    std::unique_ptr<ProfileTable> t;
+    if (Status st = OpenTable(root, table, fields, &t); !st.ok() || !t) {
+      if (!st.ok()) return st;
+      continue;
+    }
+    TableRead read;
+    read.fields = fields;
+    read.merge = [&](const RowGroupView& rg, int) {
+      std::string_view last;  // rows of one instance come in runs: a set insert per run
+      for (int64_t r = 0; r < rg.rows; ++r) {
+        const std::string_view instance = rg.field(0).Str(r);
+        if (r > 0 && instance == last) continue;
+        last = instance;
+        instances->emplace(instance);
+      }
+      return Status::Ok();
+    };
+    if (Status st = t->Read(read); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status ExplorerProfile::ReadSystemHbmUsage(const ProfileDir& dir) {
   const std::vector<FieldRequest> fields = {
       {"timestamp", FieldType::kInt, true},      {"total_bytes", FieldType::kInt, true},

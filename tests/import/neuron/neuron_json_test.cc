@@ -14,6 +14,7 @@
 
 #include "opscope/analysis.h"
 #include "opscope/import.h"
+#include "opscope/neuron_device.h"
 #include "opscope/trace.h"
 
 namespace opscope {
@@ -311,6 +312,38 @@ TEST_F(NeuronJsonTest, UnknownKeysAreCountedInAWarning) {
   bool warned = false;
   for (const std::string& w : t.metadata().warnings) warned |= w.find("dma") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+// Entries on a DMA queue's row are DMA transfers: the NeuronCore section's DMA figures, not an
+// engine. By hand: intervals [1000, 1200) and [1300, 1400) on qSyncIO, [1350, 1450) on qPool: busy
+// (their union) 200 + 150 = 350 ns; bytes 4096 + 8192 + 1000 (a string count, a `size`).
+TEST_F(NeuronJsonTest, DmaLanesFeedTheDeviceSection) {
+  const std::string path = Write("dma.json", R"({"summary": [{"nc_idx": 0}], "instruction": [
+ {"timestamp": 1000, "duration": 100, "label": "TensorMatrix", "opcode": "MATMUL"},
+ {"timestamp": 1000, "duration": 200, "label": "DMA queue qSyncIO", "opcode": "DMA", "bytes": 4096},
+ {"timestamp": 1300, "duration": 100, "label": "DMA queue qSyncIO", "opcode": "DMA", "bytes": "8192"},
+ {"timestamp": 1350, "duration": 100, "label": "dma_qPool", "opcode": "DMA", "size": 1000}]})");
+  Trace t;
+  ASSERT_TRUE(ImportTrace(path, &t).ok());
+  const auto lanes = Lanes(t);
+  EXPECT_EQ(lanes.at("DMA queue qSyncIO"), 2);
+  EXPECT_EQ(lanes.at("DMA queue qPool"), 1);
+  const NeuronDeviceReport r = ComputeNeuronDevice(t);
+  EXPECT_EQ(r.dma.packets, 3);
+  EXPECT_EQ(r.dma.bytes, 4096 + 8192 + 1000);
+  EXPECT_EQ(r.dma.busy_ns, 350);
+  EXPECT_EQ(r.dma.queues, 2);
+  EXPECT_DOUBLE_EQ(r.dma.gbps(), (4096 + 8192 + 1000) / 350.0);
+  ASSERT_EQ(r.engines.size(), 1u);  // the DMA rows are no engine
+  EXPECT_EQ(r.engines[0].engine, "TensorMatrix");
+  EXPECT_EQ(r.engines[0].instructions, 1);
+  // The report's JSON carries them under neuron_device.dma.
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string report = ReportJson(t);
+  ASSERT_EQ(parser.parse(report).get(root), simdjson::SUCCESS);
+  EXPECT_EQ(root["neuron_device"]["dma"]["bytes"].get_int64().value(), 4096 + 8192 + 1000);
+  EXPECT_EQ(root["neuron_device"]["dma"]["busy_ns"].get_int64().value(), 350);
 }
 
 TEST_F(NeuronJsonTest, PartSelectsOneHost) {
