@@ -65,6 +65,16 @@ struct Chunk {
     first = INT64_MAX;
     last = INT64_MIN;
   }
+  // Packs `args_text`'s objects (one flat JSON object per slice, back to back) into the arg
+  // store's blocks, here on the decode thread.
+  void PackArgs(bool compress) {
+    for (size_t at = 0; at < args_text.size();) {
+      const size_t end = args_text.find('}', at) + 1;
+      args_views.emplace_back(args_text.data() + at, end - at);
+      at = end;
+    }
+    packer.Pack(args_views, compress, &args);
+  }
   uint32_t Lane(const LaneKey& k) {
     if (last_lane != kNone && k == last_key) return last_lane;
     auto [it, inserted] = lane_index.try_emplace(k, static_cast<uint32_t>(lanes.size()));
@@ -97,6 +107,50 @@ int64_t DmaRows(const ProfileDir& dir) {
 
 std::string_view DictString(const FieldColumn& column, int32_t index) {
   return index < 0 ? std::string_view() : column.dictionary().ByteArray(index);
+}
+
+// The slice name of each queue type in a row group's dictionary: "dma_<queue_type>".
+std::vector<StringId> InternQueueTypes(Trace* trace, const FieldColumn& queue_types) {
+  std::vector<StringId> names;
+  if (!queue_types.present()) return names;
+  for (int64_t i = 0; i < queue_types.dictionary().count; ++i) {
+    names.push_back(trace->Intern("dma_" + std::string(queue_types.dictionary().ByteArray(i))));
+  }
+  return names;
+}
+
+// The DMA table's columns, in the order ReadDma reads them (field(0) .. field(9)); an empty name
+// is a column not asked for.
+std::vector<FieldRequest> DmaFields(bool packets, bool want_ids) {
+  return {
+      {"start_ts", FieldType::kInt, true},
+      {"end_ts", FieldType::kInt, true},
+      {"transfer_bytes", FieldType::kInt, true},
+      {"queue_name", FieldType::kString, !packets, true},
+      {"queue_idx", FieldType::kInt, !packets},
+      {"queue_type", FieldType::kString, packets, true},
+      {"pcore_idx", FieldType::kInt},
+      {want_ids ? "id" : "", FieldType::kInt},
+      {want_ids && packets ? "packet_aggregation_id" : "", FieldType::kInt},
+      {packets ? "engine_idx" : "", FieldType::kInt},
+  };
+}
+
+// The trace track of each of a chunk's DMA lanes: a queue by its name (`queue_names`' dictionary),
+// else by its index, else by the DMA engine that ran it (bit 40 of the lane's pcore).
+std::vector<uint32_t> DmaLaneTracks(const std::vector<LaneKey>& lanes,
+                                    const FieldColumn& queue_names, uint32_t device,
+                                    NeuronTraceBuilder* builder) {
+  std::vector<uint32_t> tracks(lanes.size());
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const LaneKey& k = lanes[i];
+    const bool by_engine = (k.pcore >> 40) != 0;
+    const std::string queue = k.a >= 0    ? std::string(DictString(queue_names, k.a))
+                              : by_engine ? fmt::format("engine {}", k.b)
+                                          : std::to_string(k.b);
+    tracks[i] = builder->DmaTrack(device, k.pcore & ((int64_t{1} << 40) - 1), queue);
+  }
+  return tracks;
 }
 
 }  // namespace
@@ -303,21 +357,8 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
   const bool packets = dir.has("DmaPacket");
   const std::string table = packets ? "DmaPacket" : "DmaPacketAggregated";
   const std::string key = FlowTableKey(table);
-  const bool want_ids = flow_ids_wanted.count(key) > 0 ||
-                        (packets && flow_ids_wanted.count("dmablock") > 0) ||
-                        (!packets && flow_ids_wanted.count("dmablock") > 0);
-  std::vector<FieldRequest> fields = {
-      {"start_ts", FieldType::kInt, true},
-      {"end_ts", FieldType::kInt, true},
-      {"transfer_bytes", FieldType::kInt, true},
-      {"queue_name", FieldType::kString, !packets, true},
-      {"queue_idx", FieldType::kInt, !packets},
-      {"queue_type", FieldType::kString, packets, true},
-      {"pcore_idx", FieldType::kInt},
-      {want_ids ? "id" : "", FieldType::kInt},
-      {want_ids && packets ? "packet_aggregation_id" : "", FieldType::kInt},
-      {packets ? "engine_idx" : "", FieldType::kInt},
-  };
+  const bool want_ids = flow_ids_wanted.count(key) > 0 || flow_ids_wanted.count("dmablock") > 0;
+  const std::vector<FieldRequest> fields = DmaFields(packets, want_ids);
   std::unique_ptr<ProfileTable> t;
   if (Status st = OpenTable(dir, table, fields, &t); !st.ok() || !t) return st;
   std::vector<Chunk> chunks(static_cast<size_t>(threads_));
@@ -357,33 +398,13 @@ Status ExplorerProfile::ReadDma(const ProfileDir& dir) {
         c.flow_id_values.push_back(rg.field(8).Int(r, -1));
       }
     }
-    // Each packet's args object, packed into the arg store's blocks here on the decode thread.
-    for (size_t at = 0; at < c.args_text.size();) {
-      const size_t end = c.args_text.find('}', at) + 1;
-      c.args_views.emplace_back(c.args_text.data() + at, end - at);
-      at = end;
-    }
-    c.packer.Pack(c.args_views, compress_args, &c.args);
+    c.PackArgs(compress_args);
     return Status::Ok();
   };
   read.merge = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunks[static_cast<size_t>(slot)];
-    std::vector<StringId> names;
-    const FieldColumn& type = rg.field(5);
-    if (type.present()) {
-      for (int64_t i = 0; i < type.dictionary().count; ++i) {
-        names.push_back(trace->Intern("dma_" + std::string(type.dictionary().ByteArray(i))));
-      }
-    }
-    std::vector<uint32_t> tracks(c.lanes.size());
-    for (size_t i = 0; i < c.lanes.size(); ++i) {
-      const LaneKey& k = c.lanes[i];
-      const bool by_engine = (k.pcore >> 40) != 0;
-      const std::string queue = k.a >= 0    ? std::string(DictString(rg.field(3), k.a))
-                                : by_engine ? fmt::format("engine {}", k.b)
-                                            : std::to_string(k.b);
-      tracks[i] = builder_->DmaTrack(dir.device, k.pcore & ((int64_t{1} << 40) - 1), queue);
-    }
+    const std::vector<StringId> names = InternQueueTypes(trace, rg.field(5));
+    const std::vector<uint32_t> tracks = DmaLaneTracks(c.lanes, rg.field(3), dir.device, builder_);
     const StringId unnamed = trace->Intern("dma");
     const uint32_t first_args = c.rows == 0 ? kNone : trace->AddPackedArgs(&c.args);
     c.positions.resize(c.rows);

@@ -261,6 +261,28 @@ Status BuildView(const std::vector<FieldRequest>& fields, const std::vector<int>
   return Status::Ok();
 }
 
+// Reads row group `row_group` of `file` (part `part` of `table`, its first row `first_row` of the
+// table's) into *slot: the `columns` of `fields` decoded, and the view over them.
+Status ReadIntoSlot(const std::string& table, const parquet::ParquetFile& file, int part,
+                    int row_group, int64_t first_row, const std::vector<FieldRequest>& fields,
+                    const std::vector<int>& columns, const parquet::ReadOptions& options,
+                    Slot* slot) {
+  std::vector<int> want;
+  for (int c : columns) {
+    if (c >= 0) want.push_back(c);
+  }
+  Status st = file.ReadRowGroup(row_group, want, options, &slot->data);
+  if (!st.ok()) st = InTable(st, table, file.name());
+  slot->view.table = table;
+  slot->view.file = &file.name();
+  slot->view.part = part;
+  slot->view.row_group = row_group;
+  slot->view.rows = file.row_group_rows(row_group);
+  slot->view.first_row = first_row;
+  if (st.ok()) st = BuildView(fields, columns, file.schema(), slot);
+  return st;
+}
+
 }  // namespace
 
 Status FieldColumn::Bind(const parquet::Schema& schema, const ColumnData* c, bool list) {
@@ -316,34 +338,20 @@ Status ProfileTable::Read(const TableRead& read) const {
   Status error;
   internal::ParallelFor(threads, units.size(), [&](size_t i) {
     int slot_index;
+    bool skip;  // an earlier row group failed: nothing more is read
     {
       std::lock_guard<std::mutex> lock(mu);
       slot_index = free_slots.back();
       free_slots.pop_back();
+      skip = failed;
     }
     Slot& slot = slots[static_cast<size_t>(slot_index)];
     const Unit& u = units[i];
     Status st;
-    bool skip;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      skip = failed;
-    }
     if (!skip) {
       try {
-        std::vector<int> want;
-        for (int c : columns[u.part]) {
-          if (c >= 0) want.push_back(c);
-        }
-        st = files_[u.part]->ReadRowGroup(u.row_group, want, options[u.part], &slot.data);
-        if (!st.ok()) st = InTable(st, name_, files_[u.part]->name());
-        slot.view.table = name_;
-        slot.view.file = &files_[u.part]->name();
-        slot.view.part = static_cast<int>(u.part);
-        slot.view.row_group = u.row_group;
-        slot.view.rows = files_[u.part]->row_group_rows(u.row_group);
-        slot.view.first_row = u.first_row;
-        if (st.ok()) st = BuildView(read.fields, columns[u.part], files_[u.part]->schema(), &slot);
+        st = ReadIntoSlot(name_, *files_[u.part], static_cast<int>(u.part), u.row_group,
+                          u.first_row, read.fields, columns[u.part], options[u.part], &slot);
         if (st.ok() && read.decode) st = read.decode(slot.view, slot_index);
       } catch (const std::bad_alloc&) {
         st = Status::InvalidInput(
