@@ -172,6 +172,21 @@ class ExplorerProfile {
 // The normalized form of a table name as the Flow table spells it ("dma_packet" -> "dmapacket").
 std::string FlowTableKey(std::string_view table);
 
+// A profile reader with nothing to keep: its trace, builder and stats are thrown away, one thread
+// reads. For listing a profile's hosts (ListInstances) without importing it.
+struct ScratchProfile {
+  static ImportOptions OneThread() {
+    ImportOptions o;
+    o.threads = 1;
+    return o;
+  }
+  Trace trace;
+  NeuronTraceBuilder builder{&trace};
+  ImportStats stats;
+  ImportOptions options = OneThread();
+  ExplorerProfile profile{&builder, &stats, options};
+};
+
 }  // namespace opscope::import::neuron
 
 #endif  // OPSCOPE_IMPORT_NEURON_EXPLORER_PROFILE_H_

@@ -290,14 +290,9 @@ bool IsNeuronExplorerDir(const std::string& path) { return HasProfileTables(path
 
 Status ListNeuronExplorerParts(const std::string& path, std::vector<std::string>* parts) {
   parts->clear();
-  Trace scratch;
-  NeuronTraceBuilder builder(&scratch);
-  ImportStats stats;
-  ImportOptions options;
-  options.threads = 1;
-  ExplorerProfile profile(&builder, &stats, options);
+  ScratchProfile scratch;
   std::set<std::string> instances;
-  const Status st = profile.ListInstances(path, &instances);
+  const Status st = scratch.profile.ListInstances(path, &instances);
   instances.erase("");
   parts->assign(instances.begin(), instances.end());
   return st;

@@ -432,13 +432,8 @@ Status ListNeuronJsonParts(const std::string& path, std::vector<std::string>* pa
       LegacyJsonKind::kSystem) {
     return Status::Ok();
   }
-  Trace scratch;
-  NeuronTraceBuilder builder(&scratch);
-  ImportStats stats;
-  ImportOptions options;
-  options.threads = 1;
-  ExplorerProfile profile(&builder, &stats, options);
-  LegacyJsonReader reader(&builder, &profile, &stats, options);
+  ScratchProfile scratch;
+  LegacyJsonReader reader(&scratch.builder, &scratch.profile, &scratch.stats, scratch.options);
   JsonDocument doc(text, system);
   std::set<std::string> instances;
   const Status st = reader.ListInstances(&doc, &instances);

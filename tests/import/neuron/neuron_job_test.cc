@@ -29,10 +29,7 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kBase = 1700000000000000000;  // the run's epoch ns
 
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using testing::WriteTextFile;
 
 // Two hosts, one process and one NeuronCore each, two all-reduces of 1 Mi fp32 elements (4 MiB).
 // Per host: its collectives' [start, end) past kBase, in ns.
@@ -166,11 +163,11 @@ class NeuronJobTest : public ::testing::Test {
   // The Parquet system profile in dir_/profile; false (and why_) when the writer cannot run.
   bool WriteParquetProfile() {
     const fs::path root = dir_ / "profile";
-    WriteFile(dir_ / "system.spec.json", SystemSpec());
+    WriteTextFile(dir_ / "system.spec.json", SystemSpec());
     if (!testing::WriteNeuronProfile(dir_ / "system.spec.json", root, &why_)) return false;
     for (const Host& h : kHosts) {
       const fs::path spec = dir_ / (h.instance + ".spec.json");
-      WriteFile(spec, DeviceSpec(h));
+      WriteTextFile(spec, DeviceSpec(h));
       if (!testing::WriteNeuronProfile(spec, root / ("dev_" + h.instance), &why_)) return false;
     }
     return true;
@@ -279,7 +276,7 @@ TEST_F(NeuronJobTest, ParquetSystemProfileOfTwoHostsIsAJob) {
 
 TEST_F(NeuronJobTest, LegacySystemProfileOfTwoHostsIsAJob) {
   const fs::path file = dir_ / "json" / "system_profile.json";
-  WriteFile(file, LegacySystemJson());
+  WriteTextFile(file, LegacySystemJson());
   std::vector<std::string> parts;
   ASSERT_TRUE(ListTraceParts(file.string(), &parts).ok());
   EXPECT_EQ(parts, (std::vector<std::string>{"i-0aaa", "i-0bbb"}));
@@ -325,7 +322,7 @@ TEST_F(NeuronJobTest, OneHostOrABrokenProfileIsNoJob) {
   std::string one = LegacySystemJson();
   for (size_t at; (at = one.find("i-0bbb")) != std::string::npos;) one.replace(at, 6, "i-0aaa");
   const fs::path file = dir_ / "one" / "system_profile.json";
-  WriteFile(file, one);
+  WriteTextFile(file, one);
   std::vector<std::string> parts;
   ASSERT_TRUE(ListTraceParts(file.string(), &parts).ok());
   EXPECT_TRUE(parts.empty());
@@ -335,7 +332,7 @@ TEST_F(NeuronJobTest, OneHostOrABrokenProfileIsNoJob) {
   EXPECT_EQ(files[0].part, "");
 
   const fs::path broken = dir_ / "broken" / "system_profile.json";
-  WriteFile(broken, LegacySystemJson().substr(0, 300));
+  WriteTextFile(broken, LegacySystemJson().substr(0, 300));
   EXPECT_FALSE(ListTraceParts(broken.string(), &parts).ok());
   ASSERT_TRUE(FindRankFiles({broken.string()}, &files).ok());
   ASSERT_EQ(files.size(), 1u);

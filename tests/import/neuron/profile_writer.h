@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace opscope::testing {
@@ -36,6 +37,21 @@ inline bool WriteNeuronProfile(const std::filesystem::path& spec_file,
     return false;
   }
   return true;
+}
+
+// Writes `text` to `path` as is, creating its folders.
+inline void WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Writes the profile the spec `spec` (write_profile.mjs's JSON, saved beside `out` as
+// `<out>.spec.json`) describes into `out`; false, with `why`, as WriteNeuronProfile.
+inline bool WriteNeuronProfileFromSpec(const std::string& spec, const std::filesystem::path& out,
+                                       std::string* why) {
+  const std::filesystem::path spec_file = out.string() + ".spec.json";
+  WriteTextFile(spec_file, spec);
+  return WriteNeuronProfile(spec_file, out, why);
 }
 
 }  // namespace opscope::testing

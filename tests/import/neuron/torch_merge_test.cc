@@ -27,18 +27,8 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kBase = 1700000000000000000;  // the run's epoch ns
 
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
-
-// Writes the profile described by `spec` (write_profile.mjs's JSON) into `out`; false (and `why`)
-// when the writer cannot run.
-bool WriteProfile(const std::string& spec, const fs::path& out, std::string* why) {
-  const fs::path spec_file = out.string() + ".spec.json";
-  WriteFile(spec_file, spec);
-  return testing::WriteNeuronProfile(spec_file, out, why);
-}
+using testing::WriteNeuronProfileFromSpec;
+using testing::WriteTextFile;
 
 // One SystemProfileEvents row.
 struct Event {
@@ -132,8 +122,9 @@ class TorchMergeTest : public ::testing::Test {
   }
   // A run folder: trace.json beside the profile folder "neuron"; false when no writer.
   bool WriteRun(int64_t torch_base, int64_t neuron_base, const std::vector<Event>& events) {
-    WriteFile(dir_ / "trace.json", TorchTrace(torch_base));
-    return WriteProfile(SystemProfileSpec(neuron_base, events), dir_ / "neuron", &why_);
+    WriteTextFile(dir_ / "trace.json", TorchTrace(torch_base));
+    return WriteNeuronProfileFromSpec(SystemProfileSpec(neuron_base, events), dir_ / "neuron",
+                                      &why_);
   }
   const KeyAverage* Row(const KeyAverages& avg, const std::string& key) {
     for (const KeyAverage& r : avg.rows()) {
@@ -235,8 +226,8 @@ TEST_F(TorchMergeTest, DeviceProfileExecutionsLinkToTheTorchRuntimeCallBeforeThe
  "Instruction":{"columns":{"start_ts":[1100100,1700100],"end_ts":[1100200,1700300],
    "engine":["TensorMatrix","Vector"],"opcode":["MATMUL","TENSOR_TENSOR"]}}
 }})";
-  WriteFile(dir_ / "trace.json", TorchTrace(kBase));
-  if (!WriteProfile(spec, dir_ / "neuron", &why_)) GTEST_SKIP() << why_;
+  WriteTextFile(dir_ / "trace.json", TorchTrace(kBase));
+  if (!WriteNeuronProfileFromSpec(spec, dir_ / "neuron", &why_)) GTEST_SKIP() << why_;
   Trace trace;
   ASSERT_TRUE(ImportTrace(dir_.string(), &trace).ok());
   for (const std::string& w : trace.metadata().warnings) ADD_FAILURE() << "warning: " << w;
@@ -266,8 +257,8 @@ TEST_F(TorchMergeTest, AFolderOfRunsIsAJobOfMergedRanks) {
   // Neuron's layout: one folder per process, each holding its torch trace beside its profile.
   const fs::path runs[] = {dir_ / "i-0abc_pid_100", dir_ / "i-0abc_pid_101"};
   for (const fs::path& run : runs) {
-    WriteFile(run / "trace.json", TorchTrace(kBase));
-    if (!WriteProfile(SystemProfileSpec(kBase, RunEvents()), run / "neuron", &why_)) {
+    WriteTextFile(run / "trace.json", TorchTrace(kBase));
+    if (!WriteNeuronProfileFromSpec(SystemProfileSpec(kBase, RunEvents()), run / "neuron", &why_)) {
       GTEST_SKIP() << why_;
     }
     fs::remove((run / "neuron").string() + ".spec.json");
@@ -282,20 +273,20 @@ TEST_F(TorchMergeTest, AFolderOfRunsIsAJobOfMergedRanks) {
 }
 
 TEST_F(TorchMergeTest, ExistingFolderAndJobDetectionUnchanged) {
-  if (!WriteProfile(SystemProfileSpec(kBase, RunEvents()), dir_ / "neuron", &why_)) {
+  if (!WriteNeuronProfileFromSpec(SystemProfileSpec(kBase, RunEvents()), dir_ / "neuron", &why_)) {
     GTEST_SKIP() << why_;
   }
   // A profile folder alone is still a Neuron Explorer profile.
   EXPECT_EQ(DetectTraceFormat((dir_ / "neuron").string()), TraceFormat::kNeuronExplorer);
   // Two torch traces beside a profile: no single run, so the folder is a job of its profiles.
-  WriteFile(dir_ / "rank0.pt.trace.json", TorchTrace(kBase));
-  WriteFile(dir_ / "rank1.pt.trace.json", TorchTrace(kBase));
+  WriteTextFile(dir_ / "rank0.pt.trace.json", TorchTrace(kBase));
+  WriteTextFile(dir_ / "rank1.pt.trace.json", TorchTrace(kBase));
   EXPECT_EQ(DetectTraceFormat(dir_.string()), TraceFormat::kUnknown);
   std::vector<std::string> found;
   ASSERT_TRUE(FindTraces(dir_.string(), &found).ok());
   EXPECT_EQ(found.size(), 3u);
   // One torch trace inside the profile folder itself: the two merged.
-  WriteFile(dir_ / "neuron" / "trace.json", TorchTrace(kBase));
+  WriteTextFile(dir_ / "neuron" / "trace.json", TorchTrace(kBase));
   EXPECT_EQ(DetectTraceFormat((dir_ / "neuron").string()), TraceFormat::kTorchNeuron);
 }
 
