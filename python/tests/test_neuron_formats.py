@@ -56,6 +56,17 @@ def _system_profile(instances=("i-0abc",)):
     return {"trace_events": events, "mem_usage": mem, "cpu_util": []}
 
 
+def _neuron_key_averages(trace, fmt):
+    """The key_averages of a trace of format `fmt`, checked to have the NEURON device columns."""
+    assert isinstance(trace, opscope.Trace)
+    assert trace.metadata["format"] == fmt
+    averages = trace.key_averages()
+    assert averages.device_name == "NEURON"
+    table = averages.table(sort_by="self_privateuse1_time_total", row_limit=-1)
+    assert "Self NEURON" in table and "NEURON total" in table
+    return averages
+
+
 def _row(frame, name):
     rows = frame[frame["name"] == name]
     assert len(rows) == 1, frame["name"].tolist()
@@ -89,12 +100,7 @@ def test_neuron_json_system_profile_key_averages(tmp_path):
     (run / "system_profile.json").write_text(json.dumps(_system_profile()))
     (run / "device_profile_model_42.json").write_text(json.dumps(_device_profile(9, 777000, 1)))
     trace = opscope.load(run)
-    assert isinstance(trace, opscope.Trace)
-    assert trace.metadata["format"] == "neuron-json"
-    averages = trace.key_averages()
-    assert averages.device_name == "NEURON"
-    table = averages.table(sort_by="self_privateuse1_time_total", row_limit=-1)
-    assert "Self NEURON" in table and "NEURON total" in table
+    averages = _neuron_key_averages(trace, "neuron-json")
     # The framework op's device time: its execution (2000 ns) and the collective in it (500 ns).
     step = _row(averages.to_pandas(), "PjitFunction(step)")
     assert step["device_time_total_us"] == pytest.approx(2.5)
@@ -184,12 +190,7 @@ def test_torch_neuron_folder(tmp_path):
         spec.unlink()
     (tmp_path / "neuron" / "dev0.spec.json").unlink()
     trace = opscope.load(tmp_path)
-    assert isinstance(trace, opscope.Trace)
-    assert trace.metadata["format"] == "torch-neuron"
-    averages = trace.key_averages()
-    assert averages.device_name == "NEURON"
-    table = averages.table(sort_by="self_privateuse1_time_total", row_limit=-1)
-    assert "Self NEURON" in table and "NEURON total" in table
+    averages = _neuron_key_averages(trace, "torch-neuron")
     frame = averages.to_pandas()
     assert _row(frame, "aten::mul")["self_device_time_total_us"] == pytest.approx(300.0)
     assert _row(frame, "aten::add")["self_device_time_total_us"] == pytest.approx(403.3)
