@@ -50,12 +50,13 @@ int FinishStdout(int exit_code, int failed_write) {
 // machine at hand), against ~0.2-2.5 us per 4 KiB on huge pages. A mid-size trace's import touches
 // a few thousand fresh pages (the library's own arrays ask for huge pages only from 2-8 MiB up,
 // to keep a small trace's peak memory low), which made page faults about a third of `opscope
-// report`'s wall time on a 15 MB trace. Threads share that heap (one arena: glibc would give each
-// thread an arena of its own, on 4 KiB pages, and the import's and the Explorer's work is on
-// threads); the heap past its first 256 MiB stays on 4 KiB pages. Measured on the development VM:
+// report`'s wall time on a 15 MB trace. The batch commands' threads share that heap (one arena:
+// glibc would give each thread an arena of its own, on 4 KiB pages, and the import parses on
+// threads); `opscope explore` keeps glibc's arenas, because one shared arena lets its
+// lowest-priority thread (the deferred index) hold the allocator's lock while a page's request
+// waits. The heap past its first 256 MiB stays on 4 KiB pages. Measured on the development VM:
 // `opscope report` of a 15 MB real trace 2,400 -> 1,600-1,900 page faults and 0.074-0.082 ->
-// 0.062 s wall, of a 53 MB one 4,400-5,700 -> 2,700 and 0.16-0.19 -> 0.13-0.16 s; `opscope
-// explore` of an 8-rank job made the job with 14,600 -> 3,600 page faults and a third less CPU;
+// 0.062 s wall, of a 53 MB one 4,400-5,700 -> 2,700 and 0.16-0.19 -> 0.13-0.16 s;
 // peak RSS 2.5-5.5 MB higher (a huge page's unused rest, freed blocks kept).
 // A process-wide choice, so made here, for the CLI, not in the library; a setting made with
 // glibc's MALLOC_* variables is kept.
@@ -67,11 +68,11 @@ bool AddressSpaceLimited() {
   return false;
 }
 
-void PrepareHeap() {
+void PrepareHeap(bool one_arena) {
   constexpr int kTopPad = 64 << 20;
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
+  if (one_arena && std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
 #if defined(MADV_HUGEPAGE)
   // A block the heap's top must grow for, by it and a pad: from it to the new top, address space
   // only until written, is advised before anything is written there. 256 MiB of it where the
@@ -96,7 +97,7 @@ void PrepareHeap() {
 
 int main(int argc, char** argv) {
 #if defined(__GLIBC__)
-  PrepareHeap();
+  PrepareHeap(/*one_arena=*/!(argc > 1 && std::string_view(argv[1]) == "explore"));
 #endif
   CLI::App app{
       "opscope: profile models on simulated and real accelerators, read torch.profiler "
