@@ -119,6 +119,9 @@ function drawItems(tl, id, L, y0) {
   const byName = tl.colorBy === 'name' ? (tl.data.colors ||= new Map()) : null;
   let alpha = 1;
   ctx.globalAlpha = 1;
+  // The canvas parses every colour assigned to fillStyle, the same one too: assigned only when it
+  // changes (neighbouring items mostly share a name).
+  let fill = null;
   for (const it of items) {
     const row = it[2];
     if (row >= L.shown) continue;
@@ -139,7 +142,7 @@ function drawItems(tl, id, L, y0) {
     }
     const a = count > 1 ? 0.55 : 1;
     if (a !== alpha) ctx.globalAlpha = alpha = a;
-    ctx.fillStyle = color;
+    if (color !== fill) ctx.fillStyle = fill = color;
     ctx.fillRect(x, y + 1, w, ROW_H - 2);
     if (tl.legend) {
       tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
@@ -147,7 +150,7 @@ function drawItems(tl, id, L, y0) {
     }
     if (w > 36) {
       ctx.globalAlpha = alpha = 1;
-      ctx.fillStyle = '#111';
+      ctx.fillStyle = fill = '#111';
       ctx.save();
       ctx.beginPath();
       ctx.rect(x, y, w - 2, ROW_H);
