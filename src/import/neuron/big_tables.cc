@@ -37,6 +37,7 @@ struct Chunk {
   std::unordered_map<LaneKey, uint32_t, LaneKeyHash> lane_index;
   LaneKey last_key;
   uint32_t last_lane = kNone;
+  std::vector<uint32_t> lane_of_row;  // kept across row groups: no fresh memory per row group
   // Pass 2.
   std::vector<uint64_t> cursor;              // local lane -> arena index of its next row
   PackedArgs args;                           // DMA: {"bytes": N} per slice
@@ -81,11 +82,11 @@ struct Chunk {
     last_lane = it->second;
     return last_lane;
   }
-  // Pass 1: the row group's lanes and each row's, into `g`.
-  void CountRow(GroupLanes* g, int64_t row, const LaneKey& k) {
+  // Pass 1: the row's lane, counted.
+  void CountRow(int64_t row, const LaneKey& k) {
     const uint32_t lane = Lane(k);
     ++counts[lane];
-    g->lane_of_row[static_cast<size_t>(row)] = lane;
+    lane_of_row[static_cast<size_t>(row)] = lane;
   }
 };
 
@@ -232,7 +233,7 @@ uint64_t BigTableReader::Place(Chunk& c, GroupLanes& g, int64_t row, int64_t beg
   s->dur_ns = std::max<int64_t>(end - begin, 0);
   s->category = category_;
   s->kind = ActivityKind::kInstruction;
-  const uint32_t lane = g.lane_of_row[static_cast<size_t>(row)];
+  const uint32_t lane = g.Lane(static_cast<size_t>(row));
   s->track = g.tracks[lane];
   const Execution* e = builder_->FindExecution(dir_.device, s->ts_ns);
   s->external_id = e != nullptr ? e->external_id : 0;
@@ -246,12 +247,12 @@ void BigTableReader::CountInstructionLanes(BigTable* t) {
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunk(slot);
     c.Clear();
-    GroupLanes& g = t->groups[rg.index];
-    g.lane_of_row.resize(static_cast<size_t>(rg.rows));
+    c.lane_of_row.resize(static_cast<size_t>(rg.rows));
     const FieldColumn &engine = rg.field(2), &track = rg.field(4), &pcore = rg.field(5);
     for (int64_t r = 0; r < rg.rows; ++r) {
-      c.CountRow(&g, r, {engine.Index(r), track.Index(r), pcore.Int(r)});
+      c.CountRow(r, {engine.Index(r), track.Index(r), pcore.Int(r)});
     }
+    t->groups[rg.index].SetLanes(c.lane_of_row, c.lanes.size());
     return Status::Ok();
   };
   read.merge = [&](const RowGroupView& rg, int slot) {
@@ -294,7 +295,7 @@ void BigTableReader::WriteInstructions(BigTable* t, Slice* arena) {
         c.flow_ids.emplace_back(rg.field(6).Int(r), at);
       }
     }
-    std::vector<uint32_t>().swap(g.lane_of_row);
+    g.FreeLanes();
     return Status::Ok();
   };
   read.merge = [&](const RowGroupView& rg, int slot) {
@@ -315,16 +316,15 @@ void BigTableReader::CountDmaLanes(BigTable* t) {
   read.decode = [&](const RowGroupView& rg, int slot) {
     Chunk& c = chunk(slot);
     c.Clear();
-    GroupLanes& g = t->groups[rg.index];
-    g.lane_of_row.resize(static_cast<size_t>(rg.rows));
+    c.lane_of_row.resize(static_cast<size_t>(rg.rows));
     for (int64_t r = 0; r < rg.rows; ++r) {
       // A queue by name, else by index, else by the DMA engine that ran it.
       const int32_t queue = rg.field(3).Index(r);
       const int64_t index = !rg.field(4).IsNull(r) ? rg.field(4).Int(r) : rg.field(9).Int(r, -1);
-      c.CountRow(&g, r,
-                 {queue, queue >= 0 ? -1 : static_cast<int32_t>(index),
-                  rg.field(6).Int(r) | (!rg.field(4).IsNull(r) ? 0 : int64_t{1} << 40)});
+      c.CountRow(r, {queue, queue >= 0 ? -1 : static_cast<int32_t>(index),
+                     rg.field(6).Int(r) | (!rg.field(4).IsNull(r) ? 0 : int64_t{1} << 40)});
     }
+    t->groups[rg.index].SetLanes(c.lane_of_row, c.lanes.size());
     return Status::Ok();
   };
   read.merge = [&](const RowGroupView& rg, int slot) {
@@ -387,7 +387,7 @@ void BigTableReader::WriteDma(BigTable* t, Slice* arena) {
       const int64_t block = dma_packets ? c.flow_id_values[i] : c.flow_ids[i].first;
       p_.staged_flow_rows.push_back({"dmablock", block, track, at, true});  // a block's 1st packet
     }
-    std::vector<uint32_t>().swap(g.lane_of_row);
+    g.FreeLanes();
     Covered(c, rg.rows);
     ++t->merged;
     return Status::Ok();

@@ -17,6 +17,14 @@ constexpr uint64_t kHandOverSlices = uint64_t{1} << 18;
 
 }  // namespace
 
+void GroupLanes::SetLanes(const std::vector<uint32_t>& lanes, size_t lane_count) {
+  if (lane_count <= 256) {
+    lane_of_row8.assign(lanes.begin(), lanes.end());
+  } else {
+    lane_of_row32 = lanes;
+  }
+}
+
 TrackLayout LayOut(const std::vector<std::vector<GroupLanes>*>& tables, size_t num_tracks) {
   TrackLayout layout;
   layout.rows.assign(num_tracks, 0);

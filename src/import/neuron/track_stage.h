@@ -32,11 +32,22 @@ namespace opscope::import::neuron {
 
 // One row group of a big table, as the first pass found it.
 struct GroupLanes {
-  std::vector<uint32_t> tracks;       // local lane -> trace track
-  std::vector<uint32_t> counts;       // local lane -> rows
-  std::vector<uint64_t> start;        // local lane -> arena index of its first row (LayOut)
-  std::vector<StringId> names;        // dictionary index -> slice name
-  std::vector<uint32_t> lane_of_row;  // row -> local lane (freed once the slices are written)
+  std::vector<uint32_t> tracks;  // local lane -> trace track
+  std::vector<uint32_t> counts;  // local lane -> rows
+  std::vector<uint64_t> start;   // local lane -> arena index of its first row (LayOut)
+  std::vector<StringId> names;   // dictionary index -> slice name
+  // row -> local lane, one byte a row when the row group has at most 256 lanes (as a profile's
+  // engines and queues do), else four; freed once the row group's slices are written.
+  std::vector<uint8_t> lane_of_row8;
+  std::vector<uint32_t> lane_of_row32;
+  uint32_t Lane(size_t row) const {
+    return lane_of_row32.empty() ? lane_of_row8[row] : lane_of_row32[row];
+  }
+  void SetLanes(const std::vector<uint32_t>& lanes, size_t lane_count);
+  void FreeLanes() {
+    std::vector<uint8_t>().swap(lane_of_row8);
+    std::vector<uint32_t>().swap(lane_of_row32);
+  }
 };
 
 struct TrackLayout {
