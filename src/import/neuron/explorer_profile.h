@@ -110,8 +110,8 @@ class ExplorerProfile {
   // device_tables.cc
   Status ReadDeviceMetadata(ProfileDir* dir);
   Status ReadExecutions(const ProfileDir& dir);
-  Status ReadInstructions(const ProfileDir& dir);
-  Status ReadDma(const ProfileDir& dir);
+  // big_tables.cc: Instruction, then DmaPacket or DmaPacketAggregated.
+  Status ReadBigTables(const ProfileDir& dir);
   Status ReadCollectives(const ProfileDir& dir);
   Status ReadDeviceCounters(const ProfileDir& dir);
   Status ReadFlows(const ProfileDir& dir);
@@ -139,19 +139,16 @@ class ExplorerProfile {
   // Adds the edges whose two rows became slices as the trace's flows (then forgets them all).
   void BindFlows(const ProfileDir& dir);
 
-  // The Instruction and DmaPacket slices, staged per track (track_stage.h), and the flow rows
-  // among them: flow_slices entries made once the stage is flushed and their slices have indices.
-  TrackStage stage;
+  // The flow rows among the Instruction and DmaPacket slices (big_tables.cc): flow_slices
+  // entries made once the slices are handed to the trace and have indices.
   struct StagedFlowRow {
     std::string key;     // table key, as in flow_slices
     int64_t id = 0;      // the row's id
-    uint32_t track = 0;  // its slice: staged at `pos` of `track`
-    uint32_t pos = 0;
+    uint32_t track = 0;  // its slice: at arena index `at` (track_stage.h), on `track`
+    uint64_t at = 0;
     bool first_wins = false;  // try_emplace (a DMA block's first packet) rather than assign
   };
   std::vector<StagedFlowRow> staged_flow_rows;
-  // Hands the staged slices to the trace and records their flow rows in flow_slices.
-  void FlushStaged();
 
  private:
   Status ReadSchemaFields(ProfileDir* dir);

@@ -211,12 +211,9 @@ Status ExplorerProfile::ReadDeviceProfile(ProfileDir* dir) {
   }
   if (!builder_->HasExecutions(dir->device)) builder_->SynthesizedExecution(dir->device);
   builder_->SortExecutions();
-  // The big tables' slices are staged per track (track_stage.h) and flushed whatever happens, so
-  // that an error keeps what was read before it.
-  Status big = ReadInstructions(*dir);
-  if (big.ok()) big = ReadDma(*dir);
-  FlushStaged();
-  if (!big.ok()) return big;
+  // The big tables' slices are handed to the trace whatever happens, so that an error keeps what
+  // was read before it.
+  if (Status st = ReadBigTables(*dir); !st.ok()) return st;
   for (auto read : {&ExplorerProfile::ReadCollectives, &ExplorerProfile::ReadDeviceCounters,
                     &ExplorerProfile::ReadWarnings, &ExplorerProfile::ReadSummaries}) {
     if (Status st = (this->*read)(*dir); !st.ok()) return st;

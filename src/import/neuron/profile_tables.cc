@@ -172,6 +172,20 @@ int64_t ProfileTable::num_rows() const {
   return n;
 }
 
+size_t ProfileTable::num_row_groups() const {
+  size_t n = 0;
+  for (const auto& f : files_) n += static_cast<size_t>(f->num_row_groups());
+  return n;
+}
+
+Status ProfileTable::CheckFields(const std::vector<FieldRequest>& fields) const {
+  std::vector<int> columns, lists;
+  for (size_t p = 0; p < files_.size(); ++p) {
+    if (Status st = Resolve(p, fields, &columns, &lists); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 std::vector<std::string> ProfileTable::ColumnNames() const {
   std::vector<std::string> names;
   for (const auto& f : files_) {
@@ -264,9 +278,9 @@ Status BuildView(const std::vector<FieldRequest>& fields, const std::vector<int>
 // Reads row group `row_group` of `file` (part `part` of `table`, its first row `first_row` of the
 // table's) into *slot: the `columns` of `fields` decoded, and the view over them.
 Status ReadIntoSlot(const std::string& table, const parquet::ParquetFile& file, int part,
-                    int row_group, int64_t first_row, const std::vector<FieldRequest>& fields,
-                    const std::vector<int>& columns, const parquet::ReadOptions& options,
-                    Slot* slot) {
+                    int row_group, int64_t first_row, size_t index,
+                    const std::vector<FieldRequest>& fields, const std::vector<int>& columns,
+                    const parquet::ReadOptions& options, Slot* slot) {
   std::vector<int> want;
   for (int c : columns) {
     if (c >= 0) want.push_back(c);
@@ -279,6 +293,7 @@ Status ReadIntoSlot(const std::string& table, const parquet::ParquetFile& file, 
   slot->view.row_group = row_group;
   slot->view.rows = file.row_group_rows(row_group);
   slot->view.first_row = first_row;
+  slot->view.index = index;
   if (st.ok()) st = BuildView(fields, columns, file.schema(), slot);
   return st;
 }
@@ -322,7 +337,7 @@ Status ProfileTable::Read(const TableRead& read) const {
         options[p].dictionary_index_columns.push_back(columns[p][i]);
       }
     }
-    for (int rg = 0; rg < files_[p]->num_row_groups(); ++rg) {
+    for (int rg = 0; rg < files_[p]->num_row_groups() && units.size() < read.row_groups; ++rg) {
       units.push_back({p, rg, row});
       row += files_[p]->row_group_rows(rg);
     }
@@ -351,7 +366,7 @@ Status ProfileTable::Read(const TableRead& read) const {
     if (!skip) {
       try {
         st = ReadIntoSlot(name_, *files_[u.part], static_cast<int>(u.part), u.row_group,
-                          u.first_row, read.fields, columns[u.part], options[u.part], &slot);
+                          u.first_row, i, read.fields, columns[u.part], options[u.part], &slot);
         if (st.ok() && read.decode) st = read.decode(slot.view, slot_index);
       } catch (const std::bad_alloc&) {
         st = Status::InvalidInput(

@@ -17,6 +17,7 @@
 #ifndef OPSCOPE_IMPORT_NEURON_PROFILE_TABLES_H_
 #define OPSCOPE_IMPORT_NEURON_PROFILE_TABLES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -98,6 +99,7 @@ struct RowGroupView {
   int row_group = 0;
   int64_t rows = 0;
   int64_t first_row = 0;            // the table's row number of this row group's first row
+  size_t index = 0;                 // this row group's place among the table's, all parts in order
   std::vector<FieldColumn> fields;  // in TableRead::fields order
   const FieldColumn& field(size_t i) const { return fields[i]; }
 };
@@ -110,6 +112,8 @@ struct TableRead {
   std::function<Status(const RowGroupView& rg, int slot)> decode;
   // Runs after the row group's decode, one row group at a time, in the table's row order.
   std::function<Status(const RowGroupView& rg, int slot)> merge;
+  // Reads only the table's first `row_groups` row groups (all parts in order).
+  size_t row_groups = SIZE_MAX;
 };
 
 class ProfileTable {
@@ -119,6 +123,11 @@ class ProfileTable {
 
   const std::string& name() const { return name_; }
   int64_t num_rows() const;
+  // Row groups of all parts together (RowGroupView::index is below it).
+  size_t num_row_groups() const;
+  // Checks that every part has each `needed` field of `fields` (the check Read starts with), for
+  // a reader that reads the table in several passes of a few fields each.
+  Status CheckFields(const std::vector<FieldRequest>& fields) const;
   // The columns of every part's file (top-level field names), for counting unknown fields.
   std::vector<std::string> ColumnNames() const;
   // Whether part 0's file has a top-level field `name`.
