@@ -222,6 +222,9 @@ class Trace {
   uint32_t AddSlice(const Slice& s);
   // AddSlice for each, in order.
   void AddSlices(std::span<const Slice> slices);
+  // The same, taking `slices`' storage when the trace holds none yet (no copy: a large trace's
+  // slices are written once); `slices` is left empty.
+  void AddSlices(std::vector<Slice>&& slices);
   // Capacity hint for AddSlice. Over-reserving is cheap: pages never written are never resident.
   void ReserveSlices(size_t n) { slices_.reserve(n); }
   // Labels, sort indices and names of processes and tracks added above (before Finalize).
@@ -237,6 +240,8 @@ class Trace {
                        bool is_start, bool binds_enclosing);
   // A flow whose endpoints are already known slice indices.
   void AddFlow(const Flow& f) { flows_.push_back(f); }
+  // Capacity hint for AddFlow (as ReserveSlices).
+  void ReserveFlows(size_t n) { flows_.reserve(n); }
   // Stores an args object as JSON text (e.g. {"device": 0, "stream": 7}); returns the handle for
   // Slice::args / Instant::args. Each call stores its own copy (args carry unique ids).
   uint32_t AddArgs(std::string_view json_object_text);

@@ -145,6 +145,16 @@ void Trace::AddSlices(std::span<const Slice> slices) {
   finalized_ = false;
 }
 
+void Trace::AddSlices(std::vector<Slice>&& slices) {
+  if (slices_.empty()) {
+    slices_.swap(slices);
+  } else {
+    slices_.insert(slices_.end(), slices.begin(), slices.end());
+  }
+  slices.clear();
+  finalized_ = false;
+}
+
 void Trace::AddFlowEndpoint(uint64_t id, StringId category, StringId name, uint32_t track,
                             int64_t ts_ns, bool is_start, bool binds_enclosing) {
   storage_->pending_flows.push_back(

@@ -233,18 +233,22 @@ bool EventAssembler::PlaceSlices() {
   return all_placed;
 }
 
-// Into the model, in one copy into storage on huge pages when every slice has its track. Returns
-// how many went in.
+// Into the model: the pending array itself when every slice has its track, else one by one into
+// storage on huge pages. Returns how many went in.
 uint64_t EventAssembler::SlicesToModel(bool all_placed) {
   first_slice_ = static_cast<uint32_t>(trace_->slices().size());
+  if (all_placed) {
+    // The model takes the pending array itself when it holds no slices yet: no second copy of
+    // every slice to write (and fault in). Pending slices are read from the model from here on.
+    const size_t n = slices_.size();
+    slices_in_model_ = true;
+    trace_->AddSlices(std::move(slices_));
+    return n;
+  }
   trace_->ReserveSlices(trace_->slices().size() + slices_.size());
   const auto& model = trace_->slices();
   internal::AdviseHugePages(model.data() + model.size(),
                             (model.capacity() - model.size()) * sizeof(Slice));
-  if (all_placed) {
-    trace_->AddSlices(std::span<const Slice>(slices_));
-    return slices_.size();
-  }
   uint64_t added = 0;
   trace_index_.assign(slices_.size(), kNone);
   for (size_t i = 0; i < slices_.size(); ++i) {
@@ -278,17 +282,17 @@ uint32_t EventAssembler::BindV1(uint32_t slot, int64_t ts_ns, bool enclosing) co
   if (slot >= slices_by_slot_.size()) return kNone;
   const std::vector<uint32_t>& list = slices_by_slot_[slot];
   auto start_after = std::upper_bound(list.begin(), list.end(), ts_ns,
-                                      [&](int64_t t, uint32_t i) { return t < slices_[i].ts_ns; });
+                                      [&](int64_t t, uint32_t i) { return t < Pending(i).ts_ns; });
   if (!enclosing) {  // the next slice to begin at or after ts
     auto at = std::lower_bound(list.begin(), list.end(), ts_ns,
-                               [&](uint32_t i, int64_t t) { return slices_[i].ts_ns < t; });
+                               [&](uint32_t i, int64_t t) { return Pending(i).ts_ns < t; });
     return at == list.end() ? kNone : *at;
   }
   constexpr int kMaxWalk = 4096;  // a flow event far from any enclosing slice binds to none
   int walked = 0;
   for (auto it = start_after; it != list.begin() && walked < kMaxWalk; ++walked) {
     --it;
-    const Slice& s = slices_[*it];
+    const Slice& s = Pending(*it);
     if (internal::SatAdd(s.ts_ns, s.dur_ns) >= ts_ns) return *it;
   }
   return kNone;
@@ -326,6 +330,8 @@ void EventAssembler::ChainFlows() {
   };
   std::pmr::unordered_map<FlowKey, Chain, FlowKeyHash> chains(&arena);
   chains.reserve(flows_.size());
+  // A flow per event at most (an orphan's too): room once, rather than growing by copies.
+  trace_->ReserveFlows(trace_->flows().size() + flows_.size());
   for (const auto& [ts, k] : by_time) {
     const PendingFlow& f = flows_[k];
     const uint32_t slice = ResolveTarget(f);

@@ -117,6 +117,10 @@ class EventAssembler {
     }
   };
 
+  // Pending slice `i` (after PlaceSlices: placed), wherever it is kept.
+  const Slice& Pending(uint32_t i) const {
+    return slices_in_model_ ? trace_->slices()[first_slice_ + i] : slices_[i];
+  }
   void PushMarker(uint32_t slot, int64_t ts_ns, uint32_t payload, bool begin);
   void MatchSlices();
   void Apply(const Deferred& d);
@@ -149,6 +153,7 @@ class EventAssembler {
   // slice went in, in order, from first_slice_.
   std::vector<uint32_t> trace_index_;
   uint32_t first_slice_ = 0;
+  bool slices_in_model_ = false;  // the model took slices_'s storage (SlicesToModel)
   std::unordered_map<uint64_t, const OpscopeBlob::Flow*> listed_flows_;  // by ordinal
   int64_t origin_ = 0;
   // The flows' category and name, interned at the first flow (the blob's, or "flow").
