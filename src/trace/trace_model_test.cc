@@ -91,6 +91,36 @@ TEST(TraceTest, FinalizeSortsByTrackThenTimeLongerFirst) {
   EXPECT_EQ(t.trace.TrackSlices(99), std::make_pair(0u, 0u));
 }
 
+// AddSlices(vector&&) takes the array's storage into an empty trace (no copy) and appends to one
+// that holds slices; either way the argument is left empty and Finalize orders the whole.
+TEST(TraceTest, AddSlicesByMoveTakesTheStorageOnlyWhenEmpty) {
+  SmallTrace t;
+  auto make = [&](std::string_view name, int64_t ts) {
+    Slice s;
+    s.track = t.host_track;
+    s.name = t.trace.Intern(name);
+    s.kind = ActivityKind::kCpuOp;
+    s.ts_ns = ts;
+    s.dur_ns = 5;
+    return s;
+  };
+  std::vector<Slice> first = {make("b", 20), make("a", 10)};
+  const Slice* storage = first.data();
+  t.trace.AddSlices(std::move(first));
+  EXPECT_TRUE(first.empty());
+  ASSERT_EQ(t.trace.slices().size(), 2u);
+  EXPECT_EQ(t.trace.slices().data(), storage);
+  std::vector<Slice> more = {make("c", 5)};
+  t.trace.AddSlices(std::move(more));
+  EXPECT_TRUE(more.empty());
+  t.trace.Finalize();
+  const auto& s = t.trace.slices();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(t.trace.Str(s[0].name), "c");
+  EXPECT_EQ(t.trace.Str(s[1].name), "a");
+  EXPECT_EQ(t.trace.Str(s[2].name), "b");
+}
+
 // Per-track order is (ts, longer first, insertion order) whatever the input order: sorted, nearly
 // sorted (a few events out of place, as real traces are), random.
 TEST(TraceTest, FinalizeOrderMatchesAStableSortForAnyInputOrder) {
