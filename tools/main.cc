@@ -80,12 +80,18 @@ void PrepareHeap(bool one_arena) {
   // usual step.
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   mallopt(M_TOP_PAD, AddressSpaceLimited() ? kTopPad : 256 << 20);
-  void* probe = std::malloc(kHuge);
+  const auto heap_end = reinterpret_cast<uintptr_t>(sbrk(0));
+  void* volatile probe = std::malloc(kHuge);  // volatile: a malloc/free pair may be elided
   mallopt(M_TOP_PAD, kTopPad);
   if (probe == nullptr) return;
-  const auto from = (reinterpret_cast<uintptr_t>(probe) + kHuge - 1) & ~(kHuge - 1);
-  const auto to = reinterpret_cast<uintptr_t>(sbrk(0)) & ~(kHuge - 1);
-  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  const auto at = reinterpret_cast<uintptr_t>(probe);
+  const auto top = reinterpret_cast<uintptr_t>(sbrk(0));
+  // Only where the heap grew for the block, at its top (not a mapping of its own, nor a
+  // sanitizer's allocator, where the heap's end does not move).
+  if (top > heap_end && at < top && at + kHuge > heap_end) {
+    const uintptr_t from = (at + kHuge - 1) & ~(kHuge - 1), to = top & ~(kHuge - 1);
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  }
   std::free(probe);
 #else
   mallopt(M_TOP_PAD, kTopPad);
