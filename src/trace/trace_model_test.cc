@@ -52,8 +52,8 @@ struct SmallTrace {
     host_track = trace.AddThreadTrack(host, 100, "main");
     device_track = trace.AddThreadTrack(dev, 7, "stream 7", TrackKind::kDeviceStream);
   }
-  uint32_t Add(uint32_t track, std::string_view name, ActivityKind kind, int64_t ts, int64_t dur,
-               int64_t external_id = 0, int64_t correlation = 0) {
+  Slice Make(uint32_t track, std::string_view name, ActivityKind kind, int64_t ts, int64_t dur,
+             int64_t external_id = 0, int64_t correlation = 0) {
     Slice s;
     s.track = track;
     s.name = trace.Intern(name);
@@ -62,7 +62,11 @@ struct SmallTrace {
     s.dur_ns = dur;
     s.external_id = external_id;
     s.correlation = correlation;
-    return trace.AddSlice(s);
+    return s;
+  }
+  uint32_t Add(uint32_t track, std::string_view name, ActivityKind kind, int64_t ts, int64_t dur,
+               int64_t external_id = 0, int64_t correlation = 0) {
+    return trace.AddSlice(Make(track, name, kind, ts, dur, external_id, correlation));
   }
   uint32_t Find(std::string_view name) const {
     const StringId id = trace.strings().Find(name);
@@ -96,13 +100,7 @@ TEST(TraceTest, FinalizeSortsByTrackThenTimeLongerFirst) {
 TEST(TraceTest, AddSlicesByMoveTakesTheStorageOnlyWhenEmpty) {
   SmallTrace t;
   auto make = [&](std::string_view name, int64_t ts) {
-    Slice s;
-    s.track = t.host_track;
-    s.name = t.trace.Intern(name);
-    s.kind = ActivityKind::kCpuOp;
-    s.ts_ns = ts;
-    s.dur_ns = 5;
-    return s;
+    return t.Make(t.host_track, name, ActivityKind::kCpuOp, ts, 5);
   };
   std::vector<Slice> first = {make("b", 20), make("a", 10)};
   const Slice* storage = first.data();
