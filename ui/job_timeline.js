@@ -162,17 +162,21 @@ export class JobTimeline extends Timeline {
     this.staleTimer = 0;
   }
 
-  // Before the page's first request (fetchNow), as the trace view does; then at once when no
-  // answer is awaited, else once it comes (one request in flight: the latest view, not each one
-  // the mouse passed through).
+  // Before the page's first request (fetchNow), as the trace view does; then as soon as the
+  // input's handlers are done when no answer is awaited, else once it comes (one request in
+  // flight: the latest view, not each one the mouse passed through).
   fetchSoon() {
     if (!this.seq) return super.fetchSoon();
     if (this.fetchTimer) return;
-    this.fetchTimer = setTimeout(() => {
+    // A microtask: it runs once the input's handlers are done, before the frame they cause (a
+    // timer would wait for that frame to be drawn from the old data first).
+    this.fetchTimer = true;
+    queueMicrotask(() => {
+      if (!this.fetchTimer) return;  // fetchNow asked meanwhile
       this.fetchTimer = null;
       if (this.inflight > 0) this.again = true;
       else this.fetch();
-    }, 0);
+    });
   }
 
   params() {

@@ -80,11 +80,15 @@ function area(tl, y0, y1, pinned) {
   ctx.beginPath();
   ctx.rect(LABEL_W, y0, tl.width - LABEL_W, y1 - y0);
   ctx.clip();
+  const layer = tl.data ? barLayer(tl, y0, y1) : null;
+  const over = [];  // what each lane draws over its bars, once the layer is on the canvas
   for (const [id, L, y] of shown) {
     if (L.lane.counter) drawCounter(tl, L, y, tl.data ? tl.data.counters.get(id) || [] : []);
     else if (L.lane.memory) drawMemoryLane(tl, id, L, y, tl.data ? tl.data.memory.get(id) || [] : [], LABEL_W);
-    else drawItems(tl, id, L, y);
+    else if (layer) over.push(drawItems(tl, id, L, y, layer));
   }
+  if (layer) blitBars(tl, layer);
+  for (const o of over) drawOverBars(tl, o);
   ctx.restore();
   for (const [id, L, y] of shown) drawLabel(tl, id, L, y, y0);
   if (!pinned) drawHeaders(tl, y0);
@@ -106,66 +110,191 @@ function drawGrid(tl, y0, y1) {
   ctx.stroke();
 }
 
-function drawItems(tl, id, L, y0) {
+// The bars of a view's lanes are written as pixels into one layer and drawn onto the canvas
+// together: a canvas without a GPU (headless browsers, remote desktops, software rendering)
+// rasterises each fillRect and parses each fillStyle on its own, and bars were most of a view's
+// drawing time. Every bar of a row has the row's height, so the layer holds one line of pixels
+// per row on screen, stretched to the row's height when drawn. Bars land on whole device pixels,
+// at least one wide.
+function barLayer(tl, y0, y1) {
+  const dpr = tl.dpr || 1;
+  const x0 = Math.round(LABEL_W * dpr);
+  const W = Math.max(1, Math.round(tl.width * dpr) - x0);
+  let layer = tl.barLayer;
+  if (!layer || layer.W !== W) {
+    const canvas = document.createElement('canvas');
+    layer = tl.barLayer = {canvas, ctx: canvas.getContext('2d'), W, cap: 0};
+    growLayer(layer, 256);
+  }
+  layer.dpr = dpr;
+  layer.x0 = x0;
+  layer.y0 = y0;
+  layer.y1 = y1;
+  layer.used = 0;
+  layer.lines = [];  // [line, y (CSS px)] of each row with a bar
+  return layer;
+}
+
+function growLayer(layer, cap) {
+  const image = new ImageData(layer.W, cap);
+  const px = new Uint32Array(image.data.buffer);
+  if (layer.px) px.set(layer.px);
+  layer.canvas.width = layer.W;
+  layer.canvas.height = cap;
+  layer.image = image;
+  layer.px = px;
+  layer.cap = cap;
+}
+
+// `n` lines for a lane's rows on screen; the first one's index.
+function reserveLines(layer, n) {
+  if (layer.used + n > layer.cap) growLayer(layer, Math.max(layer.cap * 2, layer.used + n));
+  const first = layer.used;
+  layer.used += n;
+  return first;
+}
+
+// A colour as a pixel of the layer (RGBA bytes in memory; alpha 0..255), from the canvas's own
+// parse of it (any CSS colour).
+const pixelOf = new Map();
+let probe = null;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+function pixel(color, alpha) {
+  const key = alpha === 255 ? color : `${alpha}|${color}`;
+  let v = pixelOf.get(key);
+  if (v === undefined) {
+    probe ||= document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+    probe.clearRect(0, 0, 1, 1);
+    probe.fillStyle = '#000';
+    probe.fillStyle = color;
+    probe.fillRect(0, 0, 1, 1);
+    const [r, g, b] = probe.getImageData(0, 0, 1, 1).data;
+    v = LITTLE_ENDIAN ? ((alpha << 24) | (b << 16) | (g << 8) | r) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | alpha) >>> 0;
+    if (pixelOf.size > 5000) pixelOf.clear();
+    pixelOf.set(key, v);
+  }
+  return v;
+}
+
+// Fills [x, x + w) (CSS px) of a line with a pixel value.
+function fillLine(layer, line, x, w, value) {
+  const dpr = layer.dpr;
+  const W = layer.W;
+  let c0 = Math.round(x * dpr) - layer.x0;
+  let c1 = Math.round((x + w) * dpr) - layer.x0;
+  if (c1 <= c0) c1 = c0 + 1;
+  if (c0 < 0) c0 = 0;
+  if (c1 > W) c1 = W;
+  const px = layer.px;
+  const at = line * W;
+  if (c1 - c0 > 6) {
+    px.fill(value, at + c0, at + c1);
+  } else {
+    for (let i = at + c0, e = at + c1; i < e; i++) px[i] = value;
+  }
+}
+
+// The layer's lines onto the canvas, each stretched to its row (over the lanes' backgrounds,
+// under their labels), then cleared for the next area.
+function blitBars(tl, layer) {
+  if (!layer.lines.length) return;
+  const W = layer.W;
+  layer.ctx.putImageData(layer.image, 0, 0, 0, 0, W, layer.used);
   const ctx = tl.ctx;
-  const items = tl.data ? tl.data.lanes.get(id) : null;
-  if (!items) return;
+  const dpr = layer.dpr;
+  ctx.save();
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  for (const [line, y] of layer.lines) {
+    const top = Math.round((y + 1) * dpr);
+    const h = Math.round((y + ROW_H - 1) * dpr) - top;
+    ctx.drawImage(layer.canvas, 0, line, W, 1, layer.x0, top, W, h);
+  }
+  ctx.restore();
+  layer.px.fill(0, 0, layer.used * W);
+  layer.ctx.clearRect(0, 0, W, layer.used);
+}
+
+// A lane's bars into the layer; returns what is drawn over them (names, the selection, matches).
+function drawItems(tl, id, L, y0, layer) {
+  const items = tl.data.lanes.get(id);
   const width = tl.trackWidth();
   const scale = width / (tl.t1 - tl.t0);
+  const over = {id, L, y0, scale, labels: [], boxed: null};
+  if (!items) return over;
   const right = LABEL_W + width;
   const t0 = tl.t0;
   const strings = tl.data.strings;
   // Colour by name: one look-up per name and view, not per event (a view draws tens of thousands).
   const byName = tl.colorBy === 'name' ? (tl.data.colors ||= new Map()) : null;
-  let alpha = 1;
-  ctx.globalAlpha = 1;
-  // The canvas parses every colour assigned to fillStyle, the same one too: assigned only when it
-  // changes (neighbouring items mostly share a name).
-  let fill = null;
-  for (const it of items) {
+  const shown = L.shown;
+  const legend = tl.legend;
+  const selected = tl.selected;
+  const rects = tl.rects;
+  const labels = over.labels;
+  // The rows on screen (in the area), a line of the layer each.
+  const rowFirst = Math.max(0, Math.floor((layer.y0 - y0) / ROW_H));
+  const rowEnd = Math.min(shown, Math.ceil((layer.y1 - y0) / ROW_H));
+  if (rowEnd <= rowFirst) return over;
+  const base = reserveLines(layer, rowEnd - rowFirst) - rowFirst;
+  const used = new Uint8Array(rowEnd - rowFirst);
+  // Indexed loops and element reads, not for-of and destructuring: the first views run this
+  // before the JIT has optimised it, where the iterator protocol costs more than the drawing.
+  for (let i = 0, n = items.length; i < n; i++) {
+    const it = items[i];
     const row = it[2];
-    if (row >= L.shown) continue;
+    if (row >= rowEnd || row < rowFirst) continue;
     let x = LABEL_W + (it[0] - t0) * scale;
-    let w = Math.max(it[1] * scale, 1);
+    let w = it[1] * scale;
+    if (w < 1) w = 1;
     if (x + w < LABEL_W || x > right) continue;
     if (x < LABEL_W) {
       w -= LABEL_W - x;
       x = LABEL_W;
     }
-    const [, , , nameIdx, sid, count, ext, , kind] = it;
+    const nameIdx = it[3];
+    const count = it[5];
     const y = y0 + row * ROW_H;
     const name = strings[nameIdx];
     let color = byName ? byName.get(nameIdx) : undefined;
     if (color === undefined) {
-      color = tl.itemColor(name, ext, kind);
+      color = tl.itemColor(name, it[6], it[8]);
       if (byName) byName.set(nameIdx, color);
     }
-    const a = count > 1 ? 0.55 : 1;
-    if (a !== alpha) ctx.globalAlpha = alpha = a;
-    if (color !== fill) ctx.fillStyle = fill = color;
-    ctx.fillRect(x, y + 1, w, ROW_H - 2);
-    if (tl.legend) {
+    // Merged blocks translucent (0.55 of the colour over the lane).
+    fillLine(layer, base + row, x, w, pixel(color, count > 1 ? 140 : 255));
+    used[row - rowFirst] = 1;
+    if (legend) {
       tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
-      if (tl.kinds[kind]) tl.drawnKinds.add(tl.kinds[kind]);
+      const kind = tl.kinds[it[8]];
+      if (kind) tl.drawnKinds.add(kind);
     }
-    if (w > 36) {
-      ctx.globalAlpha = alpha = 1;
-      ctx.fillStyle = fill = '#111';
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(x, y, w - 2, ROW_H);
-      ctx.clip();
-      ctx.fillText(count > 1 ? `${count} × ${name}…` : name, x + 3, y + ROW_H / 2);
-      ctx.restore();
-    }
-    if (sid === tl.selected && count === 1) {
-      ctx.strokeStyle = '#e0115f';
-      ctx.lineWidth = 3;
-      ctx.strokeRect(x, y + 0.5, Math.max(w, 2), ROW_H - 1);
-    }
-    tl.rects.push({x, y, w, h: ROW_H, item: it, name, lane: id});
+    if (w > 36) labels.push([x, y, w, name, count]);
+    if (it[4] === selected && count === 1) over.boxed = [x, y, w];
+    rects.push({x, y, w, h: ROW_H, item: it, name, lane: id});
   }
-  ctx.globalAlpha = 1;
+  for (let r = rowFirst; r < rowEnd; r++) if (used[r - rowFirst]) layer.lines.push([base + r, y0 + r * ROW_H]);
+  return over;
+}
+
+// Over a lane's bars: the names of bars wide enough for them, the selected event's outline, the
+// search matches.
+function drawOverBars(tl, {id, L, y0, scale, labels, boxed}) {
+  const ctx = tl.ctx;
+  ctx.fillStyle = '#111';
+  for (const [x, y, w, name, count] of labels) {
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(x, y, w - 2, ROW_H);
+    ctx.clip();
+    ctx.fillText(count > 1 ? `${count} × ${name}…` : name, x + 3, y + ROW_H / 2);
+    ctx.restore();
+  }
+  if (boxed) {
+    ctx.strokeStyle = '#e0115f';
+    ctx.lineWidth = 3;
+    ctx.strokeRect(boxed[0], boxed[1] + 0.5, Math.max(boxed[2], 2), ROW_H - 1);
+  }
   drawMatches(tl, id, L, y0, scale);
 }
 
