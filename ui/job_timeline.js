@@ -17,6 +17,8 @@ export const SKEW_LANE = -1;
 // How long a change of view waits for its answer before drawing the data it has at the new view
 // (about two frames: a prompt answer is then the only draw).
 const STALE_DRAW_MS = 35;
+// How long the page's first draw waits for the first answer before it draws the lanes alone.
+const FIRST_DRAW_MS = 400;
 
 export const toTs = (r, a) => r.start_ns + (a - r.axis_at_start_ns) / r.scale;
 export const keyOf = (c) => `${c.group}:${c.seq}`;
@@ -147,12 +149,17 @@ export class JobTimeline extends Timeline {
       return super.draw();
     }
     if (this.frame || this.staleTimer) return;
-    const drawNow = () => {
-      this.cancelDraw();
-      super.draw();
-    };
-    if (this.seq) this.staleTimer = setTimeout(drawNow, STALE_DRAW_MS);
-    else this.frame = requestAnimationFrame(drawNow);
+    if (this.seq) this.drawLater(STALE_DRAW_MS);
+    else this.frame = requestAnimationFrame(() => this.drawNow());
+  }
+
+  drawNow() {
+    this.cancelDraw();
+    super.draw();
+  }
+
+  drawLater(ms) {
+    this.staleTimer = setTimeout(() => this.drawNow(), ms);
   }
 
   cancelDraw() {
@@ -195,6 +202,13 @@ export class JobTimeline extends Timeline {
     const key = JSON.stringify(params);
     if (this.inflight > 0 && key === this.asked) return;
     const seq = ++this.seq;
+    if (seq === 1 && this.frame) {
+      // The set-up's draw (lanes without their events) waits for the first answer a while: a
+      // prompt one makes it the page's only draw (a canvas frame costs tens of ms without a GPU).
+      cancelAnimationFrame(this.frame);
+      this.frame = 0;
+      this.drawLater(FIRST_DRAW_MS);
+    }
     this.asked = key;
     const started = performance.now();
     this.inflight++;

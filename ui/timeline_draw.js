@@ -154,14 +154,15 @@ function reserveLines(layer, n) {
   return first;
 }
 
-// A colour as a pixel of the layer (RGBA bytes in memory; alpha 0..255), from the canvas's own
-// parse of it (any CSS colour).
-const pixelOf = new Map();
+// A colour as a pixel of the layer (RGBA bytes in memory), a single event's opaque, a merged
+// block's 0.55 of it over the lane; from the canvas's own parse of the colour (any CSS colour).
+const opaquePixel = new Map();  // colour -> pixel
+const mergedPixel = new Map();
 let probe = null;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-function pixel(color, alpha) {
-  const key = alpha === 255 ? color : `${alpha}|${color}`;
-  let v = pixelOf.get(key);
+function pixel(color, merged) {
+  const cache = merged ? mergedPixel : opaquePixel;
+  let v = cache.get(color);
   if (v === undefined) {
     probe ||= document.createElement('canvas').getContext('2d', {willReadFrequently: true});
     probe.clearRect(0, 0, 1, 1);
@@ -169,9 +170,10 @@ function pixel(color, alpha) {
     probe.fillStyle = color;
     probe.fillRect(0, 0, 1, 1);
     const [r, g, b] = probe.getImageData(0, 0, 1, 1).data;
+    const alpha = merged ? 140 : 255;  // merged blocks: 0.55 of the colour over the lane
     v = LITTLE_ENDIAN ? ((alpha << 24) | (b << 16) | (g << 8) | r) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | alpha) >>> 0;
-    if (pixelOf.size > 5000) pixelOf.clear();
-    pixelOf.set(key, v);
+    if (cache.size > 5000) cache.clear();
+    cache.set(color, v);
   }
   return v;
 }
@@ -261,8 +263,7 @@ function drawItems(tl, id, L, y0, layer) {
       color = tl.itemColor(name, it[6], it[8]);
       if (byName) byName.set(nameIdx, color);
     }
-    // Merged blocks translucent (0.55 of the colour over the lane).
-    fillLine(layer, base + row, x, w, pixel(color, count > 1 ? 140 : 255));
+    fillLine(layer, base + row, x, w, pixel(color, count > 1));
     used[row - rowFirst] = 1;
     if (legend) {
       tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
