@@ -7,11 +7,10 @@
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <sys/auxv.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -124,7 +123,8 @@ void RestartOnHugePages(char** argv) {
   mode[n] = '\0';
   if (std::strstr(mode, "[always]") == nullptr && std::strstr(mode, "[madvise]") == nullptr) return;
   const std::string before = tunables != nullptr ? tunables : "";
-  const std::string with = before.empty() ? "glibc.malloc.hugetlb=1" : before + ":glibc.malloc.hugetlb=1";
+  const std::string with =
+      before.empty() ? "glibc.malloc.hugetlb=1" : before + ":glibc.malloc.hugetlb=1";
   if (setenv("GLIBC_TUNABLES", with.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
   // Not restarted (no /proc): go on as started.
