@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,6 +128,59 @@ TEST_F(ExploreCliTest, SshHintNamesTheAddressListenedOn) {
     ASSERT_NE(at, std::string::npos) << out;
     EXPECT_EQ(out.substr(out.find(':', at), target.size() + 2), ":" + target + ":") << out;
   }
+}
+
+// The environment of a running process, as "NAME=value" lines.
+std::vector<std::string> EnvironOf(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  std::vector<std::string> vars;
+  for (std::string var; std::getline(in, var, '\0');) vars.push_back(var);
+  return vars;
+}
+
+std::string TunablesOf(pid_t pid) {
+  for (const std::string& var : EnvironOf(pid)) {
+    if (var.rfind("GLIBC_TUNABLES=", 0) == 0) return var.substr(15);
+  }
+  return "(unset)";
+}
+
+// Whether the kernel gives transparent huge pages on request.
+bool HugePagesOnRequest() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return mode.find("[always]") != std::string::npos || mode.find("[madvise]") != std::string::npos;
+}
+
+// explore restarts itself once with glibc.malloc.hugetlb=1 (its arenas on huge pages), adding it
+// to the tunables already set, and leaves a setting of that tunable alone; it serves either way.
+// (glibc rewrites GLIBC_TUNABLES in place as it reads it, so /proc/PID/environ shows a list of
+// several only up to its first entry.)
+TEST_F(ExploreCliTest, RestartsOnHugePagesKeepingTheTunablesSet) {
+#if !defined(__GLIBC__) || !__GLIBC_PREREQ(2, 35)
+  GTEST_SKIP() << "glibc before 2.35 has no glibc.malloc.hugetlb";
+#else
+  if (!HugePagesOnRequest()) GTEST_SKIP() << "no transparent huge pages on request here";
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) GTEST_SKIP() << "GLIBC_TUNABLES set for the test";
+  struct Case {
+    const char* set;  // GLIBC_TUNABLES given, or null
+    std::string seen;
+  };
+  for (const Case& c : {Case{nullptr, "glibc.malloc.hugetlb=1"},
+                        Case{"glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0"},
+                        Case{"glibc.malloc.perturb=0", "glibc.malloc.perturb=0"}}) {
+    if (c.set != nullptr) setenv("GLIBC_TUNABLES", c.set, 1);
+    ExploreProcess p({"explore", "--synthetic", "200", "--port", "0"});
+    unsetenv("GLIBC_TUNABLES");
+    const int port = p.Port();
+    ASSERT_GT(port, 0) << p.output();
+    EXPECT_EQ(TunablesOf(p.pid()), c.seen) << (c.set ? c.set : "(unset)");
+    httplib::Client client("127.0.0.1", port);
+    const auto info = client.Get("/api/info");
+    ASSERT_TRUE(info) << p.output();
+    EXPECT_EQ(info->status, 200);
+  }
+#endif
 }
 
 // More traces than any fixed cap, opened whole; /api/info names them relative to the directory.
