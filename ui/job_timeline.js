@@ -9,7 +9,7 @@
 // lanes (overlay).
 import {Timeline} from './timeline.js';
 import {ROW_H, AXIS_H} from './lanes.js';
-import {LABEL_W} from './timeline_draw.js';
+import {LABEL_W, withStride} from './timeline_draw.js';
 import {fmtNs} from './format.js';
 
 export const LANE_STRIDE = 1 << 20;  // lane ids per rank: a trace has at most 100,000 lanes
@@ -191,6 +191,7 @@ export class JobTimeline extends Timeline {
       t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
       lanes: this.layout.drawnLanes().filter((id) => id >= 0).join(','),
       compact: 1,  // items without ext, busy and kind: the job's lanes are coloured by name
+      flat: 1,     // each lane's items in one array, `stride` numbers an item
     };
   }
 
@@ -219,7 +220,7 @@ export class JobTimeline extends Timeline {
       this.accepted = seq;
       this.lastFetchMs = performance.now() - started;
       const data = {lanes: new Map(), counters: new Map(), memory: new Map(), strings: d.strings};
-      for (const l of d.lanes) data.lanes.set(l.lane, l.items);
+      for (const l of d.lanes) data.lanes.set(l.lane, withStride(l.items, d.stride));
       data.lanes.set(SKEW_LANE, this.skewItems(data.strings));
       this.data = data;
       this.fetches++;
@@ -238,17 +239,18 @@ export class JobTimeline extends Timeline {
     }
   }
 
-  // The skew lane's items: one per collective, from its first arrival to its last, one row per
-  // process group (at most 4); item[4] is the collective's index.
+  // The skew lane's items (flat, as the viewport's: 9 numbers an item): one per collective, from
+  // its first arrival to its last, one row per process group (at most 4); item[4] is the
+  // collective's index.
   skewItems(strings) {
-    const items = [];
+    const items = withStride([], 9);
     const kind = Math.max(0, this.kinds.indexOf('collective'));
     this.skewNames = new Map();
     this.job.collectives.forEach((c, k) => {
       const {first, last, name, color} = this.skews[k];
       if (!c.members.length || last < this.t0 || first > this.t1) return;
       this.skewNames.set(name, color);
-      items.push([first, last - first, this.groupRow.get(c.group) || 0, strings.push(name) - 1, k, 1, 0, last - first, kind]);
+      items.push(first, last - first, this.groupRow.get(c.group) || 0, strings.push(name) - 1, k, 1, 0, last - first, kind);
     });
     return items;
   }

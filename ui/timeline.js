@@ -5,7 +5,7 @@
 // key(). Zooming out stops at the trace's extent.
 import {fmtNs, colorFor, kindColor} from './format.js';
 import {AXIS_H, ROW_H, LaneLayout} from './lanes.js';
-import {drawTimeline, LABEL_W, SCROLLBAR_W, ANNOTATION_H} from './timeline_draw.js';
+import {drawTimeline, withStride, LABEL_W, SCROLLBAR_W, ANNOTATION_H} from './timeline_draw.js';
 import {memoryHoverLines} from './memory_lane.js';
 
 export {LABEL_W};
@@ -167,6 +167,7 @@ export class Timeline {
     return {
       t0: Math.floor(this.t0), t1: Math.ceil(this.t1), width: Math.round(this.trackWidth()),
       lanes: this.layout.allDrawn() ? undefined : this.layout.drawnLanes().join(','),
+      flat: 1,  // each lane's items in one array, `stride` numbers an item
     };
   }
 
@@ -187,7 +188,7 @@ export class Timeline {
       this.accepted = seq;
       this.lastFetchMs = performance.now() - started;
       const data = {lanes: new Map(), counters: new Map(), memory: new Map(), strings: d.strings};
-      for (const l of d.lanes) data.lanes.set(l.lane, l.items);
+      for (const l of d.lanes) data.lanes.set(l.lane, withStride(l.items, d.stride));
       for (const c of d.counters) data.counters.set(c.lane, c.points);
       for (const m of d.memory || []) data.memory.set(m.lane, m.points);
       this.data = data;

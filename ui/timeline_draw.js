@@ -217,6 +217,33 @@ function blitBars(tl, layer) {
   layer.ctx.clearRect(0, 0, W, layer.used);
 }
 
+// A lane's items as the viewport sends them with flat=1: one array, `stride` numbers an item
+// ([ts, dur, row, name, id, count, ext, busy, kind], the last three absent from compact ones).
+export function withStride(items, stride) {
+  items.stride = stride;
+  return items;
+}
+
+// A bar as drawn (tl.rects: hit tests, tooltips, tests): where, and its item, made as an array
+// when first read.
+class Bar {
+  constructor(x, y, w, name, lane, items, at) {
+    this.x = x;
+    this.y = y;
+    this.w = w;
+    this.h = ROW_H;
+    this.name = name;
+    this.lane = lane;
+    this.items = items;
+    this.at = at;
+    this.cached = null;
+  }
+
+  get item() {
+    return (this.cached ||= this.items.slice(this.at, this.at + this.items.stride));
+  }
+}
+
 // A lane's bars into the layer; returns what is drawn over them (names, the selection, matches).
 function drawItems(tl, id, L, y0, layer) {
   const items = tl.data.lanes.get(id);
@@ -242,37 +269,38 @@ function drawItems(tl, id, L, y0, layer) {
   const used = new Uint8Array(rowEnd - rowFirst);
   // Indexed loops and element reads, not for-of and destructuring: the first views run this
   // before the JIT has optimised it, where the iterator protocol costs more than the drawing.
-  for (let i = 0, n = items.length; i < n; i++) {
-    const it = items[i];
-    const row = it[2];
+  const stride = items.stride;
+  const full = stride > 8;  // compact items have no ext, busy and kind
+  for (let i = 0, n = items.length; i < n; i += stride) {
+    const row = items[i + 2];
     if (row >= rowEnd || row < rowFirst) continue;
-    let x = LABEL_W + (it[0] - t0) * scale;
-    let w = it[1] * scale;
+    let x = LABEL_W + (items[i] - t0) * scale;
+    let w = items[i + 1] * scale;
     if (w < 1) w = 1;
     if (x + w < LABEL_W || x > right) continue;
     if (x < LABEL_W) {
       w -= LABEL_W - x;
       x = LABEL_W;
     }
-    const nameIdx = it[3];
-    const count = it[5];
+    const nameIdx = items[i + 3];
+    const count = items[i + 5];
     const y = y0 + row * ROW_H;
     const name = strings[nameIdx];
     let color = byName ? byName.get(nameIdx) : undefined;
     if (color === undefined) {
-      color = tl.itemColor(name, it[6], it[8]);
+      color = tl.itemColor(name, full ? items[i + 6] : undefined, full ? items[i + 8] : undefined);
       if (byName) byName.set(nameIdx, color);
     }
     fillLine(layer, base + row, x, w, pixel(color, count > 1));
     used[row - rowFirst] = 1;
     if (legend) {
       tl.drawnNames.set(name, (tl.drawnNames.get(name) || 0) + w);
-      const kind = tl.kinds[it[8]];
+      const kind = full ? tl.kinds[items[i + 8]] : undefined;
       if (kind) tl.drawnKinds.add(kind);
     }
     if (w > 36) labels.push([x, y, w, name, count]);
-    if (it[4] === selected && count === 1) over.boxed = [x, y, w];
-    rects.push({x, y, w, h: ROW_H, item: it, name, lane: id});
+    if (items[i + 4] === selected && count === 1) over.boxed = [x, y, w];
+    rects.push(new Bar(x, y, w, name, id, items, i));
   }
   for (let r = rowFirst; r < rowEnd; r++) if (used[r - rowFirst]) layer.lines.push([base + r, y0 + r * ROW_H]);
   return over;

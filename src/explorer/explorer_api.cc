@@ -378,6 +378,7 @@ ViewportQuery ExplorerApi::ViewportParams(const HttpRequest& req, const LoadedTr
   q.width_px = static_cast<int>(IntParam(req, "width", 1000, 1, kMaxWidthPx));
   q.min_px = static_cast<double>(IntParam(req, "min_px", 1, 1, 100));
   q.lanes = LaneListParam(req, t.index->lanes().size());
+  q.flat = IntParam(req, "flat", 0, 0, 1) == 1;
   return q;
 }
 
@@ -601,7 +602,8 @@ void ExplorerApi::JobViewport(const HttpRequest& req, HttpResponse& res) {
     }
   }
   JsonWriter w;
-  WriteJobViewport(*axis, t0, t1, width, lanes, IntParam(req, "compact", 0, 0, 1) == 1, &w);
+  WriteJobViewport(*axis, t0, t1, width, lanes, IntParam(req, "compact", 0, 0, 1) == 1,
+                   IntParam(req, "flat", 0, 0, 1) == 1, &w);
   SendJson(res, w.Take());
 }
 

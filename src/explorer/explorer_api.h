@@ -10,11 +10,13 @@
 //   GET /api/job?wait                   the job view (explorer/job_view.h); 404 when the traces
 //                                       are not one job (saying why), 503 while it is made
 //                                       (wait=1: answers once it is made, within 10 s)
-//   GET /api/job/viewport?t0&t1&width&lanes&compact   every rank's lanes on the job's axis in
-//                                       one answer (explorer/job_axis.h; job lane ids;
-//                                       compact=1: items as [ts,dur,row,name,id,count])
+//   GET /api/job/viewport?t0&t1&width&lanes&compact&flat   every rank's lanes on the job's axis
+//                                       in one answer (explorer/job_axis.h; job lane ids;
+//                                       compact=1: items as [ts,dur,row,name,id,count]; flat=1:
+//                                       each lane's items in one array, "stride" numbers each)
 //   GET /api/trace/N/lanes              lane groups (TraceIndex::WriteLanes)
-//   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes   (memory lanes: "memory" points)
+//   GET /api/trace/N/viewport?t0&t1&width&min_px&lanes&flat   (memory lanes: "memory" points;
+//                                       flat=1 as the job's)
 //   GET /api/trace/N/memory?samples     the memory timeline per device: `opscope report --memory
 //                                       --json`'s "memory" (samples=1: with every sample)
 //   GET /api/trace/N/slice/ID, /chain/ID, /device/ID

@@ -62,7 +62,7 @@ JobAxis MakeJobAxis(const JobReport& report, const std::vector<JobRankTrace>& ra
 }
 
 void WriteJobViewport(const JobAxis& axis, int64_t t0, int64_t t1, int width_px,
-                      const std::vector<uint32_t>& lanes, bool compact, JsonWriter* w) {
+                      const std::vector<uint32_t>& lanes, bool compact, bool flat, JsonWriter* w) {
   std::map<size_t, std::vector<uint32_t>> by_rank;  // rank position -> its lanes, in order
   for (uint32_t id : lanes) {
     const size_t r = id >> kJobLaneBits;
@@ -73,6 +73,7 @@ void WriteJobViewport(const JobAxis& axis, int64_t t0, int64_t t1, int width_px,
   w->Field("t0", t0);
   w->Field("t1", t1);
   w->Field("ns_per_px", std::max(1e-3, static_cast<double>(t1 - t0) / std::max(1, width_px)));
+  if (flat) w->Field("stride", compact ? 6 : 9);
   w->Key("lanes");
   w->BeginArray();
   for (auto& [r, ids] : by_rank) {
@@ -84,6 +85,7 @@ void WriteJobViewport(const JobAxis& axis, int64_t t0, int64_t t1, int width_px,
     q.lanes = std::move(ids);
     q.lane_base = static_cast<uint32_t>(r << kJobLaneBits);
     q.compact = compact;
+    q.flat = flat;
     q.to_output = [&axis, r = r](int64_t ts) { return axis.ToAxis(r, ts); };
     axis.ranks[r].index->WriteSliceLanes(q, static_cast<uint32_t>(r), &names, w);
   }

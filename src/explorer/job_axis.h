@@ -54,9 +54,10 @@ JobAxis MakeJobAxis(const JobReport& report, const std::vector<JobRankTrace>& ra
 // wide: {"t0","t1","ns_per_px","lanes":[{"lane","items":[...]}],"counters":[],"memory":[],
 // "strings":[...]} as TraceIndex::WriteViewport writes it, with item times and durations on the
 // axis and lane ids the job's; `compact`: items as [ts,dur,row,name,id,count] only
-// (ViewportQuery::compact). Lane ids naming no rank or lane are skipped.
+// (ViewportQuery::compact); `flat`: each lane's items in one array (ViewportQuery::flat). Lane
+// ids naming no rank or lane are skipped.
 void WriteJobViewport(const JobAxis& axis, int64_t t0, int64_t t1, int width_px,
-                      const std::vector<uint32_t>& lanes, bool compact, JsonWriter* w);
+                      const std::vector<uint32_t>& lanes, bool compact, bool flat, JsonWriter* w);
 
 }  // namespace opscope::explorer
 

@@ -643,6 +643,7 @@ void TraceIndex::WriteViewport(const ViewportQuery& q, JsonWriter* w) const {
   w->Field("t0", ToApi(q.t0));
   w->Field("t1", ToApi(q.t1));
   w->Field("ns_per_px", scale.ns_per_px);
+  if (q.flat) w->Field("stride", q.compact ? 6 : 9);
   w->Key("lanes");
   w->BeginArray();
   for (uint32_t lane_id : *which) {
@@ -710,9 +711,9 @@ void TraceIndex::WriteSliceItems(uint32_t lane_id, const ViewportQuery& q,
                             s.external_id,
                             busy,
                             static_cast<int64_t>(s.kind)};
-    w->BeginArray();
+    if (!q.flat) w->BeginArray();
     for (size_t k = 0; k < (q.compact ? 6 : std::size(item)); ++k) w->Int(item[k]);
-    w->EndArray();
+    if (!q.flat) w->EndArray();
   };
   for (size_t r = 0; r < lane.rows.size(); ++r) {
     const LaneRow& row = lane.rows[r];

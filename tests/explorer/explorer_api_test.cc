@@ -178,6 +178,31 @@ TEST_F(ExplorerApiTest, ZoomedViewportReturnsSingleSlices) {
   EXPECT_TRUE(found);
 }
 
+// flat=1 (what the pages ask for): the same items, each lane's one after another, "stride" 9.
+TEST_F(ExplorerApiTest, FlatViewportHasTheSameItems) {
+  simdjson::dom::parser p, q;
+  auto nested = Parse(p, Get("/api/trace/0/viewport?width=700"));
+  auto flat = Parse(q, Get("/api/trace/0/viewport?width=700&flat=1"));
+  EXPECT_EQ(int64_t(flat["stride"]), 9);
+  EXPECT_FALSE(nested["stride"].error() == simdjson::SUCCESS);
+  simdjson::dom::array nested_lanes = nested["lanes"];
+  simdjson::dom::array flat_lanes = flat["lanes"];
+  ASSERT_EQ(flat_lanes.size(), nested_lanes.size());
+  size_t items = 0;
+  for (size_t l = 0; l < nested_lanes.size(); ++l) {
+    EXPECT_EQ(int64_t(flat_lanes.at(l)["lane"]), int64_t(nested_lanes.at(l)["lane"]));
+    simdjson::dom::array want = nested_lanes.at(l)["items"];
+    simdjson::dom::array got = flat_lanes.at(l)["items"];
+    ASSERT_EQ(got.size(), want.size() * 9);
+    for (size_t i = 0; i < want.size(); ++i, ++items) {
+      for (size_t k = 0; k < 9; ++k)
+        EXPECT_EQ(int64_t(got.at(i * 9 + k)), int64_t(want.at(i).at(k)));
+    }
+  }
+  EXPECT_GT(items, 0u);
+  EXPECT_EQ(simdjson::to_string(flat["strings"]), simdjson::to_string(nested["strings"]));
+}
+
 TEST_F(ExplorerApiTest, BadParametersGet400) {
   Get("/api/trace/0/viewport?t0=10&t1=5", 400);
   Get("/api/trace/0/viewport?width=0", 400);

@@ -168,6 +168,25 @@ TEST_F(ExplorerJob, CollectivesOnOneAlignedAxisPointAtTheirKernels) {
           }
         }
       }
+      // flat=1 as well: each lane's compact items one after another, "stride" 6.
+      simdjson::dom::parser flat_parser;
+      simdjson::dom::element flat;
+      ASSERT_EQ(flat_parser.parse(Get(view_path + "&compact=1&flat=1")).get(flat),
+                simdjson::SUCCESS);
+      EXPECT_EQ(flat["stride"].get_int64().value(), 6);
+      simdjson::dom::array flat_lanes = flat["lanes"].get_array().value();
+      ASSERT_EQ(flat_lanes.size(), full_lanes.size());
+      for (size_t l = 0; l < full_lanes.size(); ++l) {
+        simdjson::dom::array full_items = full_lanes.at(l)["items"].get_array().value();
+        simdjson::dom::array numbers = flat_lanes.at(l)["items"].get_array().value();
+        ASSERT_EQ(numbers.size(), full_items.size() * 6);
+        for (size_t i = 0; i < full_items.size(); ++i) {
+          for (size_t k = 0; k < 6; ++k) {
+            EXPECT_EQ(numbers.at(i * 6 + k).get_int64().value(),
+                      full_items.at(i).at(k).get_int64().value());
+          }
+        }
+      }
       bool lane_listed = false;
       const simdjson::dom::array lanes = r["lanes"].get_array().value();
       for (simdjson::dom::element l : lanes) {
