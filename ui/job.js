@@ -9,7 +9,7 @@ import {api, getJson} from './api.js';
 import {waitUntilLoaded} from './loading.js';
 import {fmtNs} from './format.js';
 import {installKeys, renderHelp} from './keys.js';
-import {JobTimeline, keyOf} from './job_timeline.js';
+import {JobTimeline, expandMembers, keyOf} from './job_timeline.js';
 import {collectiveFilter, renderCollectiveSummary, renderCollectives, renderSelected, renderSummary, fmtBytes} from './job_tables.js';
 
 const $ = (id) => document.getElementById(id);
@@ -159,7 +159,7 @@ function applyHash() {
 // /api/job, or null when these traces are not one job (404: then the trace view opens).
 async function loadJob() {
   try {
-    return await getJson('/api/job');
+    return expandMembers(await getJson('/api/job', {compact: 1}));
   } catch (e) {
     if (/not opened as one job/.test(e.message)) return null;
     throw e;
@@ -174,7 +174,7 @@ async function loadJob() {
 const STATUS_POLL_MS = 250;
 
 async function firstJob() {
-  const early = getJson('/api/job', {wait: 1}).catch(() => null);
+  const early = getJson('/api/job', {wait: 1, compact: 1}).then(expandMembers).catch(() => null);
   const polled = waitUntilLoaded($('loading'), {job: true, pollMs: STATUS_POLL_MS, until: early});
   polled.catch(() => {});  // reported below when it matters (no early answer)
   const job = await Promise.race([early, polled.then(() => early)]);

@@ -5,7 +5,7 @@
 // setView(t0, t1), isSelected(c)}.
 import {fmtNs, el} from './format.js';
 import {sortableTable} from './tables.js';
-import {keyOf, signedFixed, toTs} from './job_timeline.js';
+import {flatMembers, keyOf, signedFixed, toTs} from './job_timeline.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -129,8 +129,10 @@ const SHOWN_ROWS = 100;
 
 // Every collective instance, largest skew first; sortable by any column, filtered by refill(f).
 export function renderCollectives(job, app) {
+  // Each row names its fields (a spread would make every collective's `members`: expandMembers).
   const rows = job.collectives.map((c, index) => ({
-    ...c, index, ranks: c.members.length, busbw: c.busbw_gbps === null ? -1 : c.busbw_gbps, last: c.last_rank,
+    group: c.group, seq: c.seq, name: c.name, bytes: c.bytes, skew_ns: c.skew_ns, transfer_ns: c.transfer_ns,
+    index, ranks: flatMembers(c).length / 7, busbw: c.busbw_gbps === null ? -1 : c.busbw_gbps, last: c.last_rank,
   }));
   const box = $('job-collectives');
   box.textContent = '';

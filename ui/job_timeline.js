@@ -21,6 +21,37 @@ const STALE_DRAW_MS = 35;
 const FIRST_DRAW_MS = 400;
 
 export const toTs = (r, a) => r.start_ns + (a - r.axis_at_start_ns) / r.scale;
+
+// The page reads /api/job with compact=1: each collective's members as "first_ns" and "m", one
+// array of 7 numbers a member (rank, slice, lane, row, start - first_ns, end - start, wait).
+// Made absolute here in place (flatMembers), and `members`, the documented form (an array
+// [rank, slice, lane, row, start, end, wait] a member), made when first read: for the few a user
+// selects, not an array per member of every collective. A full answer is left as it is.
+export function expandMembers(job) {
+  for (const c of job.collectives) {
+    const m = c.m;
+    if (!m) continue;
+    for (let k = 0; k < m.length; k += 7) {
+      m[k + 4] += c.first_ns;
+      m[k + 5] += m[k + 4];
+    }
+    Object.defineProperty(c, 'members', {
+      configurable: true, enumerable: true,
+      get() {
+        const members = [];
+        for (let k = 0; k < m.length; k += 7) members.push(m.slice(k, k + 7));
+        Object.defineProperty(c, 'members', {value: members, enumerable: true, writable: true});
+        return members;
+      },
+    });
+  }
+  return job;
+}
+
+// A collective's members as one array, 7 numbers a member, absolute times (either answer).
+export function flatMembers(c) {
+  return c.m || (c.m = c.members.flat());
+}
 export const keyOf = (c) => `${c.group}:${c.seq}`;
 export const signedFixed = (v, digits) => {
   const s = v.toFixed(digits);
@@ -66,7 +97,10 @@ export class JobTimeline extends Timeline {
   get memberOf() {
     if (!this.members) {
       this.members = new Map();
-      for (const c of this.job.collectives) for (const m of c.members) if (m[1] >= 0) this.members.set(`${m[0]}:${m[1]}`, c);
+      for (const c of this.job.collectives) {
+        const m = flatMembers(c);
+        for (let k = 0; k < m.length; k += 7) if (m[k + 1] >= 0) this.members.set(`${m[k]}:${m[k + 1]}`, c);
+      }
     }
     return this.members;
   }
@@ -79,9 +113,10 @@ export class JobTimeline extends Timeline {
       this.skewMarks = this.job.collectives.map((c) => {
         let first = Infinity;
         let last = -Infinity;
-        for (const m of c.members) {
-          first = Math.min(first, m[4]);
-          last = Math.max(last, m[4]);
+        const m = flatMembers(c);
+        for (let k = 4; k < m.length; k += 7) {
+          first = Math.min(first, m[k]);
+          last = Math.max(last, m[k]);
         }
         return {first, last, name: `${c.name} ${c.group}#${c.seq}`, color: skewColor(c.skew_ns, max)};
       });
@@ -248,7 +283,7 @@ export class JobTimeline extends Timeline {
     this.skewNames = new Map();
     this.job.collectives.forEach((c, k) => {
       const {first, last, name, color} = this.skews[k];
-      if (!c.members.length || last < this.t0 || first > this.t1) return;
+      if (!flatMembers(c).length || last < this.t0 || first > this.t1) return;
       this.skewNames.set(name, color);
       items.push(first, last - first, this.groupRow.get(c.group) || 0, strings.push(name) - 1, k, 1, 0, last - first, kind);
     });

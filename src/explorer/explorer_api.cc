@@ -290,10 +290,12 @@ std::shared_ptr<const CriticalPathView> ExplorerApi::CriticalPathOf(LoadedTrace&
   return view;
 }
 
-void ExplorerApi::SetJob(std::string json, std::shared_ptr<const JobAxis> axis) {
+void ExplorerApi::SetJob(std::string json, std::string compact_json,
+                         std::shared_ptr<const JobAxis> axis) {
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     job_json_ = std::move(json);
+    job_json_compact_ = std::move(compact_json);
     job_axis_ = std::move(axis);
   }
   job_cv_.notify_all();
@@ -549,6 +551,7 @@ void ExplorerApi::Summary(const HttpRequest& req, HttpResponse& res) {
 // polling /api/status and asking once more (a round trip less for its first view); after
 // kJobWaitMs it answers 503 as without.
 void ExplorerApi::Job(const HttpRequest& req, HttpResponse& res) {
+  const bool compact = IntParam(req, "compact", 0, 0, 1) == 1;
   std::string json, why_not;
   bool expected = false;
   {
@@ -557,7 +560,7 @@ void ExplorerApi::Job(const HttpRequest& req, HttpResponse& res) {
       job_cv_.wait_for(lock, std::chrono::milliseconds(kJobWaitMs),
                        [this] { return !job_json_.empty() || !job_expected_ || stopping_; });
     }
-    json = job_json_;
+    json = compact && !job_json_compact_.empty() ? job_json_compact_ : job_json_;
     expected = job_expected_;
     why_not = not_job_;
   }

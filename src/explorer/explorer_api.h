@@ -7,9 +7,10 @@
 //                                       indexing, ready, failed), bytes read of total, MB/s, the
 //                                       error of a failed one (file, byte offset); "job": none,
 //                                       loading (expected, not yet made) or ready
-//   GET /api/job?wait                   the job view (explorer/job_view.h); 404 when the traces
+//   GET /api/job?wait&compact           the job view (explorer/job_view.h); 404 when the traces
 //                                       are not one job (saying why), 503 while it is made
-//                                       (wait=1: answers once it is made, within 10 s)
+//                                       (wait=1: answers once it is made, within 10 s;
+//                                       compact=1: members as one array per collective)
 //   GET /api/job/viewport?t0&t1&width&lanes&compact&flat   every rank's lanes on the job's axis
 //                                       in one answer (explorer/job_axis.h; job lane ids;
 //                                       compact=1: items as [ts,dur,row,name,id,count]; flat=1:
@@ -138,7 +139,7 @@ class ExplorerApi {
   // `expected` makes /api/job answer 503 (still loading) instead of 404, and /api/status say
   // "job": "loading". `why_not` (traces that turned out not to be one job): the reason, in
   // /api/job's 404 and /api/info's "not_job". Thread-safe.
-  void SetJob(std::string json, std::shared_ptr<const JobAxis> axis);
+  void SetJob(std::string json, std::string compact_json, std::shared_ptr<const JobAxis> axis);
   void ExpectJob(bool expected, std::string why_not = {});
   // Answers every /api/job?wait=1 still waiting for the job (the server is stopping).
   void StopWaiting();
@@ -192,6 +193,7 @@ class ExplorerApi {
   mutable std::mutex job_mu_;       // guards the job_ members and stopping_
   std::condition_variable job_cv_;  // SetJob, ExpectJob and StopWaiting: /api/job?wait=1 wakes
   std::string job_json_;
+  std::string job_json_compact_;  // /api/job?compact=1
   std::shared_ptr<const JobAxis> job_axis_;
   bool job_expected_ = false;
   std::string not_job_;

@@ -114,6 +114,7 @@ struct Explorer::Impl {
   std::string token;
   int port = 0;
   std::string job_json;  // /api/job (explorer/job_view.h); empty when the traces are not a job
+  std::string job_json_compact;                       // /api/job?compact=1
   std::shared_ptr<const explorer::JobAxis> job_axis;  // /api/job/viewport's, with job_json
   bool job_expected = false;
   std::string not_job;     // why the traces are not one job, once known
@@ -347,13 +348,15 @@ void Explorer::SetJob(const JobReport& report) {
     }
   }
   auto axis = std::make_shared<const explorer::JobAxis>(explorer::MakeJobAxis(report, ranks));
-  JsonWriter w;
+  JsonWriter w, compact;
   explorer::WriteJobView(report, *axis, &w);
+  explorer::WriteJobView(report, *axis, &compact, /*compact=*/true);
   {
     std::lock_guard<std::mutex> lock(impl_->job_mu);
     impl_->job_json = w.Take();
+    impl_->job_json_compact = compact.Take();
     impl_->job_axis = axis;
-    if (impl_->api) impl_->api->SetJob(impl_->job_json, axis);
+    if (impl_->api) impl_->api->SetJob(impl_->job_json, impl_->job_json_compact, axis);
   }
   // Left out while the ranks loaded (CompleteTrace): built now on a thread of the lowest
   // priority (its ParallelFor threads inherit it), so that the job's first view, /api/job and its
@@ -395,7 +398,7 @@ Status Explorer::Start() {
     std::lock_guard<std::mutex> lock(im.job_mu);
     im.api = std::make_unique<explorer::ExplorerApi>(
         im.traces, explorer::ExplorerApiOptions{.compare = im.options.compare});
-    if (!im.job_json.empty()) im.api->SetJob(im.job_json, im.job_axis);
+    if (!im.job_json.empty()) im.api->SetJob(im.job_json, im.job_json_compact, im.job_axis);
     im.api->ExpectJob(im.job_expected, im.not_job);
   }
   im.api->Register(im.server.get());

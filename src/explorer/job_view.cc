@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace opscope::explorer {
 namespace {
@@ -55,9 +56,10 @@ void WriteRank(const JobAxis& axis, size_t r, JsonWriter* w) {
   w->EndObject();
 }
 
-// Every collective instance with each member's kernel: slice, lane, row and aligned times.
+// Every collective instance with each member's kernel: slice, lane, row and aligned times;
+// `compact`: the members as one array relative to the first arrival (WriteJobView).
 void WriteCollectives(const JobReport& report, const std::map<int, RankView>& views,
-                      int64_t origin_ns, JsonWriter* w) {
+                      int64_t origin_ns, bool compact, JsonWriter* w) {
   using Key = std::pair<std::string, int64_t>;
   std::map<Key, std::map<int, const CollectiveRecord*>> records;
   for (const auto& [rank, v] : views) {
@@ -80,9 +82,11 @@ void WriteCollectives(const JobReport& report, const std::map<int, RankView>& vi
       w->Double(in.busbw_gbps);
     }
     w->Field("last_rank", in.last_rank);
-    w->Key("members");
-    w->BeginArray();
     const auto& of_rank = records[{in.group, in.seq}];
+    struct Member {
+      int64_t rank, slice, lane, row, start, end, wait;
+    };
+    std::vector<Member> members;
     for (size_t i = 0; i < in.ranks.size(); ++i) {
       const auto rec = of_rank.find(in.ranks[i]);
       const auto view = views.find(in.ranks[i]);
@@ -90,18 +94,36 @@ void WriteCollectives(const JobReport& report, const std::map<int, RankView>& vi
       const CollectiveRecord& c = *rec->second;
       const TraceIndex& index = *view->second.axis->index;
       const bool served = c.slice < index.trace().slices().size();
-      w->BeginArray();
-      w->Int(in.ranks[i]);
-      w->Int(served ? int64_t{c.slice} : -1);
-      w->Int(served ? int64_t{index.LaneOf(c.slice)} : -1);
-      w->Int(served ? int64_t{index.DepthOf(c.slice)} : -1);
       // The kernel on the axis exactly as /api/job/viewport draws it (c's times are its own).
-      w->Int(view->second.axis->row.ToReference(c.start_ns) - origin_ns);
-      w->Int(view->second.axis->row.ToReference(c.end_ns) - origin_ns);
-      w->Int(in.wait_ns[i]);
+      members.push_back({in.ranks[i], served ? int64_t{c.slice} : -1,
+                         served ? int64_t{index.LaneOf(c.slice)} : -1,
+                         served ? int64_t{index.DepthOf(c.slice)} : -1,
+                         view->second.axis->row.ToReference(c.start_ns) - origin_ns,
+                         view->second.axis->row.ToReference(c.end_ns) - origin_ns, in.wait_ns[i]});
+    }
+    if (compact) {
+      int64_t first = members.empty() ? 0 : members.front().start;
+      for (const Member& m : members) first = std::min(first, m.start);
+      w->Field("first_ns", first);
+      w->Key("m");
+      w->BeginArray();
+      for (const Member& m : members) {
+        for (int64_t v :
+             {m.rank, m.slice, m.lane, m.row, m.start - first, m.end - m.start, m.wait}) {
+          w->Int(v);
+        }
+      }
+      w->EndArray();
+    } else {
+      w->Key("members");
+      w->BeginArray();
+      for (const Member& m : members) {
+        w->BeginArray();
+        for (int64_t v : {m.rank, m.slice, m.lane, m.row, m.start, m.end, m.wait}) w->Int(v);
+        w->EndArray();
+      }
       w->EndArray();
     }
-    w->EndArray();
     w->EndObject();
   }
   w->EndArray();
@@ -191,7 +213,7 @@ void WriteStrings(std::string_view key, const std::vector<std::string>& values, 
 
 }  // namespace
 
-void WriteJobView(const JobReport& report, const JobAxis& axis, JsonWriter* w) {
+void WriteJobView(const JobReport& report, const JobAxis& axis, JsonWriter* w, bool compact) {
   std::map<int, RankView> views;  // the axis's ranks with their summaries
   for (const JobAxis::Rank& k : axis.ranks) {
     for (const RankSummary& s : report.summaries) {
@@ -218,7 +240,7 @@ void WriteJobView(const JobReport& report, const JobAxis& axis, JsonWriter* w) {
   w->BeginArray();
   for (size_t r = 0; r < axis.ranks.size(); ++r) WriteRank(axis, r, w);
   w->EndArray();
-  WriteCollectives(report, views, origin_ns, w);
+  WriteCollectives(report, views, origin_ns, compact, w);
   WriteCollectiveSummary(report, w);
   w->Key("stragglers");
   w->BeginArray();

@@ -8,7 +8,9 @@
 #include <httplib.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -98,6 +100,42 @@ TEST_F(ExplorerJob, CollectivesOnOneAlignedAxisPointAtTheirKernels) {
 
   simdjson::dom::array collectives = job["collectives"].get_array().value();
   ASSERT_EQ(collectives.size(), set_.collectives().size());
+  // compact=1 (what the page asks for): the same document but each collective's members, which
+  // are "first_ns" and "m" (7 numbers a member, start relative to the first arrival, end to the
+  // start) and give back the full answer's members exactly.
+  {
+    simdjson::dom::parser compact_parser;
+    simdjson::dom::element compact;
+    ASSERT_EQ(compact_parser.parse(Get("/api/job?compact=1")).get(compact), simdjson::SUCCESS);
+    EXPECT_EQ(simdjson::to_string(compact["ranks"]), simdjson::to_string(job["ranks"]));
+    EXPECT_EQ(simdjson::to_string(compact["steps"]), simdjson::to_string(job["steps"]));
+    simdjson::dom::array compact_collectives = compact["collectives"].get_array().value();
+    ASSERT_EQ(compact_collectives.size(), collectives.size());
+    for (size_t i = 0; i < collectives.size(); ++i) {
+      simdjson::dom::element full = collectives.at(i);
+      simdjson::dom::element c = compact_collectives.at(i);
+      EXPECT_EQ(c["seq"].get_int64().value(), full["seq"].get_int64().value());
+      EXPECT_TRUE(c["members"].error() == simdjson::NO_SUCH_FIELD);
+      simdjson::dom::array members = full["members"].get_array().value();
+      simdjson::dom::array m = c["m"].get_array().value();
+      ASSERT_EQ(m.size(), members.size() * 7);
+      const int64_t first = c["first_ns"].get_int64().value();
+      int64_t earliest = INT64_MAX;
+      for (size_t k = 0; k < members.size(); ++k) {
+        simdjson::dom::array want = members.at(k).get_array().value();
+        const int64_t start = first + m.at(7 * k + 4).get_int64().value();
+        earliest = std::min(earliest, start);
+        for (size_t f : {0, 1, 2, 3, 6}) {
+          EXPECT_EQ(m.at(7 * k + f).get_int64().value(), want.at(f).get_int64().value());
+        }
+        EXPECT_EQ(start, want.at(4).get_int64().value());
+        EXPECT_EQ(start + m.at(7 * k + 5).get_int64().value(), want.at(5).get_int64().value());
+      }
+      if (members.size() > 0) {
+        EXPECT_EQ(earliest, first);
+      }
+    }
+  }
   int checked_members = 0;
   int late_instances = 0;
   for (simdjson::dom::element c : collectives) {
