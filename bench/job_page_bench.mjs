@@ -40,6 +40,12 @@
 // 92 ms, select 31 / 39 against 27 / 34 ms. The server made the job at 0.30-1.73 s in one build's
 // rounds: a first view moves more between rounds than between the builds, and so do
 // interactions (64 to 176 ms in either build); every median of the first view stayed under 2 s.
+// With the flat viewports and the compact /api/job too (load 0.5 -> 2.8), against the same
+// baseline: first view 1.28 / 1.74 against 1.44 / 1.75 s, job made 0.32 / 0.51 against 0.51 /
+// 0.72 s, 1280 against 1444 KB, zoom 63 / 80 against 62 / 85 ms, pan 40 / 57 against 57 / 74 ms,
+// select 25 / 49 against 17 / 22 ms (in the page alone, eight selections each: 17-66 against
+// 20-115 ms). Right after a CI run (load 1.7 -> 3.9): first view 1.63 / 2.01 against 1.70 / 2.09 s,
+// zoom 50 / 62 against 77 / 119 ms.
 import {createRequire} from 'node:module';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
