@@ -44,8 +44,8 @@
 // baseline: first view 1.28 / 1.74 against 1.44 / 1.75 s, job made 0.32 / 0.51 against 0.51 /
 // 0.72 s, 1280 against 1444 KB, zoom 63 / 80 against 62 / 85 ms, pan 40 / 57 against 57 / 74 ms,
 // select 25 / 49 against 17 / 22 ms (in the page alone, eight selections each: 17-66 against
-// 20-115 ms). Right after a CI run (load 1.7 -> 3.9): first view 1.63 / 2.01 against 1.70 / 2.09 s,
-// zoom 50 / 62 against 77 / 119 ms.
+// 20-115 ms). The flat viewports alone, right after a CI run (load 1.7 -> 3.9): first view 1.63 /
+// 2.01 against 1.70 / 2.09 s, zoom 50 / 62 against 77 / 119 ms.
 import {createRequire} from 'node:module';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
