@@ -153,6 +153,7 @@ INTERNAL_USES = [
     # The generated Kineto trace the import and Perfetto benchmarks time.
     ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
                                  "bench/generated_trace.cc"]),
+    ("bench/tiled_trace.h", ["bench/import_bench.cc", "bench/tiled_trace.cc"]),
     # The Explorer's index and summaries (tests, benchmark).
     ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                     "bench/analysis_bench.cc"]),
