@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 namespace opscope::import {
@@ -32,6 +34,15 @@ Status ReadUpTo(ByteSource* source, size_t limit, std::string* out) {
   return Status::Ok();
 }
 
+// A gzip stream's last member ends with ISIZE: its uncompressed size mod 2^32, little-endian.
+uint64_t GzipTrailerSize(std::string_view last4) {
+  if (last4.size() != 4) return 0;
+  uint64_t v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(last4[static_cast<size_t>(i)]);
+  return v;
+}
+
 }  // namespace
 
 ImportInput::~ImportInput() {
@@ -50,6 +61,18 @@ Status ImportInput::OpenFile(const std::string& path, std::unique_ptr<ImportInpu
   if (::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
     in->regular_ = true;
     in->stored_bytes_ = static_cast<uint64_t>(info.st_size);
+    in->content_bytes_at_least_ = in->stored_bytes_;
+    if (in->gzip_ && info.st_size >= 4) {
+      char last4[4];
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        if (::pread(fd, last4, 4, info.st_size - 4) == 4) {
+          in->content_bytes_at_least_ =
+              std::max(in->content_bytes_at_least_, GzipTrailerSize(std::string_view(last4, 4)));
+        }
+        ::close(fd);
+      }
+    }
   }
   // An error inside the head is reported where a reader reaches it (a gzip error names its byte);
   // with nothing read at all it is the open's error.
@@ -73,6 +96,11 @@ std::unique_ptr<ImportInput> ImportInput::OpenMemory(std::string_view data) {
   in->stored_bytes_ = data.size();
   in->source_ = OpenMemorySource(data);
   in->gzip_ = IsGzipSource(in->source_.get());
+  in->content_bytes_at_least_ = data.size();
+  if (in->gzip_ && data.size() >= 4) {
+    in->content_bytes_at_least_ =
+        std::max<uint64_t>(data.size(), GzipTrailerSize(data.substr(data.size() - 4)));
+  }
   in->head_status_ = ReadUpTo(in->source_.get(), kHeadBytes, &in->head_);
   return in;
 }

@@ -51,6 +51,11 @@ class ImportInput {
   std::string_view head() const { return head_; }
   // The input's size as stored (compressed bytes for gzip), 0 when unknown (a pipe).
   uint64_t stored_bytes() const { return stored_bytes_; }
+  // A lower bound on the content's (inflated) size: the stored size, or for gzip the larger of it
+  // and the last member's ISIZE trailer (its uncompressed size mod 2^32: never more than the
+  // content of a well-formed stream; a cut one's last bytes are not a trailer); 0 when unknown.
+  // For choices that only make an import faster on large inputs (when to start threads).
+  uint64_t content_bytes_at_least() const { return content_bytes_at_least_; }
 
   // The whole (inflated) content as a stream from its first byte. Call once, and not together with
   // ReadAll.
@@ -68,6 +73,7 @@ class ImportInput {
   bool gzip_ = false;
   bool regular_ = false;
   uint64_t stored_bytes_ = 0;
+  uint64_t content_bytes_at_least_ = 0;
   std::string head_;
   Status head_status_;                  // an error met while reading the head, after head_'s bytes
   std::string_view memory_;             // OpenMemory's bytes, uninflated

@@ -12,17 +12,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "import/byte_source.h"
+#include "import/import_input.h"
 #include "import/kineto/json_stream.h"
 #include "import/kineto/number_text.h"
 #include "import/kineto/parallel_parse.h"
 #include "import/kineto/slice_stage.h"
 #include "opscope/analysis.h"
 #include "opscope/key_averages.h"
+#include "tests/common/temp_dir.h"
 
 namespace opscope {
 namespace {
@@ -174,6 +177,30 @@ TEST(ImportTest, GzipAndPlainGiveTheSameTrace) {
     EXPECT_EQ(plain.slices()[i].ts_ns, gz.slices()[i].ts_ns);
     EXPECT_EQ(plain.Str(plain.slices()[i].name), gz.Str(gz.slices()[i].name));
   }
+}
+
+// The lower bound on an input's content that decides early whether the default import starts
+// threads: the stored size, or for gzip the larger of it and the last member's ISIZE trailer, both
+// from a file and from memory.
+TEST(ImportTest, ContentSizeAtLeastReadsTheGzipTrailer) {
+  const std::string json = std::string(kModern) + std::string(100000, ' ');
+  const std::string gz = Gzip(json);
+  ASSERT_LT(gz.size(), json.size());
+  testing::ScopedTempDir dir("opscope_import_content_size");
+  const std::string plain_path = dir.File("t.json"), gz_path = dir.File("t.json.gz");
+  std::ofstream(plain_path, std::ios::binary) << json;
+  std::ofstream(gz_path, std::ios::binary) << gz;
+  std::unique_ptr<import::ImportInput> in;
+  ASSERT_TRUE(import::ImportInput::OpenFile(plain_path, &in).ok());
+  EXPECT_EQ(in->content_bytes_at_least(), json.size());
+  ASSERT_TRUE(import::ImportInput::OpenFile(gz_path, &in).ok());
+  EXPECT_TRUE(in->gzip());
+  EXPECT_EQ(in->stored_bytes(), gz.size());
+  EXPECT_EQ(in->content_bytes_at_least(), json.size());
+  EXPECT_EQ(import::ImportInput::OpenMemory(gz)->content_bytes_at_least(), json.size());
+  // Two members: the trailer is the last one's, a lower bound of the whole.
+  const std::string two = Gzip(json) + Gzip("  ");
+  EXPECT_EQ(import::ImportInput::OpenMemory(two)->content_bytes_at_least(), two.size());
 }
 
 // 2021 format: legacy categories, lowercase "external id", absolute integer-us timestamps,
@@ -496,7 +523,7 @@ TEST(ImportErrorTest, MissingFileIsAClearError) {
 }
 
 TEST(ImportErrorTest, FileErrorsNameTheFileAndTheByte) {
-  const std::string path = testing::TempDir() + "/opscope_import_bad.json";
+  const std::string path = ::testing::TempDir() + "/opscope_import_bad.json";
   const std::string text = R"({"traceEvents": [{"ph": "X"} x])";
   {
     std::FILE* f = std::fopen(path.c_str(), "wb");
