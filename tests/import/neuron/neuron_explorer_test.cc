@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -83,6 +84,37 @@ TEST(NeuronExplorerTest, OpensLanesPerEngineAndDmaQueue) {
     first_exec = std::min(first_exec, s.ts_ns);
   }
   EXPECT_EQ(first_matmul, first_exec);
+  fs::remove_all(dir);
+}
+
+// A table split in parts whose second part is corrupt where only the slices pass reads it (its
+// first row group's start_ts pages, the file's first bytes after the magic; the lanes pass reads
+// engine, further on): the error names the part and the column, and the slices of the part before
+// it are kept, finalized.
+TEST(NeuronExplorerTest, ACorruptPartKeepsTheRowsBeforeIt) {
+  std::string why;
+  const std::string dir = WriteProfile("two_executions", &why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  {
+    std::fstream f(dir + "/Instruction_1.parquet", std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.is_open());
+    const std::string garbage(16, '\xff');
+    f.seekp(4);
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  Trace trace;
+  const Status st = ImportTrace(dir, &trace);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("Instruction_1.parquet"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("start_ts"), std::string::npos) << st.message();
+  EXPECT_TRUE(trace.finalized());
+  // Instruction_0 holds the first two rows: a MATMUL and a TENSOR_TENSOR; Instruction_1 the
+  // ACTIVATE and the second MATMUL.
+  std::map<std::string, int> ops;
+  for (const Slice& s : trace.slices()) ++ops[std::string(trace.Str(s.name))];
+  EXPECT_EQ(ops["MATMUL"], 1);
+  EXPECT_EQ(ops["TENSOR_TENSOR"], 1);
+  EXPECT_EQ(ops["ACTIVATE"], 0);
   fs::remove_all(dir);
 }
 
