@@ -12,8 +12,10 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "analysis/device_activity.h"
+#include "base/huge_array.h"
 
 namespace opscope {
 namespace {
@@ -61,6 +63,7 @@ int64_t ArgBytes(const Trace& trace, uint32_t args) {
 struct DeviceAcc {
   std::vector<Interval> executions, extent, dma;
   int64_t dma_bytes = 0;
+  int64_t dma_busy_ns = 0;  // the union of `dma`, once computed
 };
 using OpcodeKeyOfDevice = std::tuple<std::string, std::string, std::string>;
 
@@ -114,7 +117,7 @@ void AddCheck(NeuronDeviceReport* r, const std::string& device, std::string figu
 // Summary rows: per-engine counts and active times, DMA bytes and active time.
 void CheckSummaries(
     const ProfileInfo& info, NeuronDeviceReport* r, const std::map<std::string, DeviceAcc>& devices,
-    const std::map<std::pair<std::string, std::string>, std::vector<Interval>>& family_busy) {
+    std::map<std::pair<std::string, std::string>, std::vector<Interval>>* family_busy) {
   simdjson::dom::array rows;
   if (!info.ok || info.root["summaries"].get(rows) != simdjson::SUCCESS) return;
   for (simdjson::dom::element row : rows) {
@@ -133,8 +136,12 @@ void CheckSummaries(
       }
       double active_s = 0;
       if (row[prefix + "active_time"].get(active_s) == simdjson::SUCCESS) {
-        auto it = family_busy.find({device, family});
-        const int64_t busy = it == family_busy.end() ? 0 : UnionLength(it->second);
+        auto it = family_busy->find({device, family});
+        int64_t busy = 0;
+        if (it != family_busy->end()) {
+          MergeIntervals(&it->second);  // in place: the lists are not read otherwise
+          busy = Length(it->second);
+        }
         AddCheck(r, device, "Summary." + prefix + "active_time (ns)", false, active_s * 1e9,
                  static_cast<double>(busy));
       }
@@ -147,7 +154,7 @@ void CheckSummaries(
     }
     double dma_s = 0;
     if (row["dma_active_time"].get(dma_s) == simdjson::SUCCESS) {
-      const int64_t busy = dma == devices.end() ? 0 : UnionLength(dma->second.dma);
+      const int64_t busy = dma == devices.end() ? 0 : dma->second.dma_busy_ns;
       AddCheck(r, device, "Summary.dma_active_time (ns)", false, dma_s * 1e9,
                static_cast<double>(busy));
     }
@@ -257,9 +264,42 @@ std::vector<LaneInfo> ClassifyLanes(const Trace& trace,
   return lanes;
 }
 
+// Sizes every interval list CollectSlices fills, so each is allocated once (on huge pages when
+// large) instead of growing by doubling: every doubling copied the list into fresh memory, which
+// was 38,000 of the 50,000 page faults of a report on 3.3 million instructions.
+void ReserveIntervals(const Trace& trace, const std::vector<LaneInfo>& lanes) {
+  std::vector<size_t> executions(lanes.size(), 0), instructions(lanes.size(), 0);
+  for (const Slice& s : trace.slices()) {
+    if (s.track == kNone || lanes[s.track].kind == LaneInfo::kSkip) continue;
+    if (lanes[s.track].kind == LaneInfo::kExecutions) {
+      executions[s.track] += s.kind == ActivityKind::kKernel ? 1 : 0;
+    } else {
+      instructions[s.track] += s.kind == ActivityKind::kInstruction ? 1 : 0;
+    }
+  }
+  std::unordered_map<std::vector<Interval>*, size_t> sizes;
+  for (size_t t = 0; t < lanes.size(); ++t) {
+    const LaneInfo& l = lanes[t];
+    if (l.kind == LaneInfo::kSkip) continue;
+    if (l.kind == LaneInfo::kExecutions) {
+      sizes[&l.device->executions] += executions[t];
+      continue;
+    }
+    sizes[&l.device->extent] += instructions[t];
+    if (l.kind == LaneInfo::kDma) {
+      sizes[&l.device->dma] += instructions[t];
+    } else {
+      sizes[&l.engine->busy] += instructions[t];
+      sizes[l.family] += instructions[t];
+    }
+  }
+  for (const auto& [list, n] : sizes) internal::ReserveHuge(list, list->size() + n);
+}
+
 void CollectSlices(const Trace& trace, const std::map<std::string, std::string>& engine_lanes,
                    NeuronDeviceReport* r, Collected* c) {
   std::vector<LaneInfo> lanes = ClassifyLanes(trace, engine_lanes, c);
+  ReserveIntervals(trace, lanes);
   std::vector<bool> dma_used(lanes.size(), false);
   for (const Slice& s : trace.slices()) {
     if (s.track == kNone || lanes[s.track].kind == LaneInfo::kSkip) continue;
@@ -310,13 +350,14 @@ NeuronDeviceReport ComputeNeuronDevice(const Trace& trace) {
     if (d.extent.empty()) continue;
     r.present = true;
     MergeIntervals(&d.executions);
-    std::vector<Interval> extent = d.extent;
-    MergeIntervals(&extent);
+    MergeIntervals(&d.extent);  // in place: the lists are not read otherwise
     int64_t span = Length(d.executions);
-    if (span == 0) span = extent.back().end - extent.front().begin;
+    if (span == 0) span = d.extent.back().end - d.extent.front().begin;
     span_of[device] = span;
     r.span_ns += span;
-    r.dma.busy_ns += UnionLength(d.dma);
+    MergeIntervals(&d.dma);
+    d.dma_busy_ns = Length(d.dma);
+    r.dma.busy_ns += d.dma_busy_ns;
   }
   r.dma.queues = c.dma_lanes;
   for (auto& [key, e] : c.engines) {
@@ -354,7 +395,7 @@ NeuronDeviceReport ComputeNeuronDevice(const Trace& trace) {
     }
   }
   if (r.present) {
-    CheckSummaries(info, &r, devices, c.family_busy);
+    CheckSummaries(info, &r, devices, &c.family_busy);
     CheckOpcodeSummaries(info, &r, c.opcodes_of_device);
   }
   return r;
