@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -211,9 +212,13 @@ TEST_F(JobGroundTruth, SummaryOfOnlyTheCollectivesArgsIsTheWholeTracesSummary) {
 
   // What the filter leaves out is not stored: no cpu op but record_param_comms keeps its args.
   ImportOptions options;
+  std::mutex asked_mu;  // keep_args_of is called from every import thread at once
   std::vector<std::string> asked;
   options.keep_args_of = [&](ActivityKind kind, std::string_view name) {
-    if (kind == ActivityKind::kCpuOp) asked.emplace_back(name);
+    if (kind == ActivityKind::kCpuOp) {
+      std::lock_guard<std::mutex> lock(asked_mu);
+      asked.emplace_back(name);
+    }
     return kind == ActivityKind::kCpuOp && name == "record_param_comms";
   };
   Trace some;
