@@ -77,8 +77,11 @@ ReportParts ComputeParts(const Trace& trace, const ReportOptions& options, bool 
       [&] { r.device_timelines = ComputeDeviceTimelines(trace, threads); },
       [&] { r.kernels = ComputeKernelSummary(trace, threads); },
   };
-  if (ops) tasks.push_back([&] { r.ops = ComputeOpSummary(trace, true, threads); });
-  if (!ops) tasks.push_back([&] { parts.neuron = ComputeNeuronDevice(trace); });
+  if (ops) {
+    tasks.push_back([&] { r.ops = ComputeOpSummary(trace, true, threads); });
+  } else {
+    tasks.push_back([&] { parts.neuron = ComputeNeuronDevice(trace); });
+  }
   internal::ParallelFor(side_by_side, tasks.size(), [&](size_t i) { tasks[i](); });
   return parts;
 }

@@ -35,9 +35,9 @@ constexpr uint64_t kParallelAfterBytes = uint64_t{32} << 20;
 // An input known to hold at least kLargeInputBytes (ImportInput::content_bytes_at_least: the
 // stored size, or a gzip trailer's) is large enough for threads to pay: the count is decided once
 // kDecideAfterBytes are read (two load samples) instead of kParallelAfterBytes, so threads work on
-// the whole trace rather than on what follows its first 32 MiB. 2-core VM, idle, best of 9:
-// 53 MB real-content trace `report` 0.136 -> 0.110 s; the 15 MB fixture (plain) 0.058 -> 0.051 s,
-// the same gzip 0.060 -> 0.051 s.
+// the whole trace rather than on what follows its first 32 MiB. 2-core VM, idle: `report` of a
+// 53 MB real-content trace 0.133-0.152 -> 0.115-0.127 s (means of 5, three rounds); two threads
+// against one on the 15 MB fixture 0.051 against 0.058 s plain, 0.051 against 0.061 s gzip.
 constexpr uint64_t kLargeInputBytes = uint64_t{8} << 20;
 constexpr uint64_t kDecideAfterBytes = uint64_t{2} << 20;
 

@@ -75,7 +75,7 @@ void* Resize(void* p, size_t old_capacity, size_t used, size_t bytes, size_t* ca
       std::free(p);
     }
   }
-  AdviseHuge(q, size);  // a block grown in place or moved keeps the advice; this makes sure
+  AdviseHuge(q, size);  // a block grown in place: its new part (the mapping keeps the advice)
   *capacity = size;
   return q;
 }
