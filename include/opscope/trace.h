@@ -225,6 +225,12 @@ class Trace {
   // The same, taking `slices`' storage when the trace holds none yet (no copy: a large trace's
   // slices are written once); `slices` is left empty.
   void AddSlices(std::vector<Slice>&& slices);
+  // Appends `n` default slices and returns the first of them, for an importer that writes slices
+  // in place (from several threads at distinct indices, if it likes). The pointer is valid until
+  // the slices next change size; TruncateSlices gives back what was not written.
+  Slice* AppendSlices(size_t n);
+  // Keeps the first `n` slices (n <= slices().size()).
+  void TruncateSlices(size_t n);
   // Capacity hint for AddSlice. Over-reserving is cheap: pages never written are never resident.
   void ReserveSlices(size_t n) { slices_.reserve(n); }
   // Labels, sort indices and names of processes and tracks added above (before Finalize).

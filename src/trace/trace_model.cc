@@ -145,6 +145,18 @@ void Trace::AddSlices(std::span<const Slice> slices) {
   finalized_ = false;
 }
 
+Slice* Trace::AppendSlices(size_t n) {
+  const size_t at = slices_.size();
+  slices_.resize(at + n);
+  finalized_ = false;
+  return slices_.data() + at;
+}
+
+void Trace::TruncateSlices(size_t n) {
+  if (n < slices_.size()) slices_.resize(n);
+  finalized_ = false;
+}
+
 void Trace::AddSlices(std::vector<Slice>&& slices) {
   if (slices_.empty()) {
     slices_.swap(slices);

@@ -119,6 +119,27 @@ TEST(TraceTest, AddSlicesByMoveTakesTheStorageOnlyWhenEmpty) {
   EXPECT_EQ(t.trace.Str(s[2].name), "b");
 }
 
+// AppendSlices hands an importer room to write slices in place after those the trace holds;
+// TruncateSlices drops what it did not write. Finalize then orders them as if added one by one.
+TEST(TraceTest, SlicesWrittenInPlaceAndTruncated) {
+  SmallTrace t;
+  t.Add(t.host_track, "before", ActivityKind::kCpuOp, 30, 5);
+  Slice* room = t.trace.AppendSlices(3);
+  ASSERT_EQ(t.trace.slices().size(), 4u);
+  EXPECT_EQ(room, t.trace.slices().data() + 1);
+  room[0] = t.Make(t.device_track, "k2", ActivityKind::kKernel, 20, 5);
+  room[1] = t.Make(t.device_track, "k1", ActivityKind::kKernel, 10, 5);
+  t.trace.TruncateSlices(3);  // the third was never written
+  t.trace.TruncateSlices(7);  // past the end: nothing
+  t.trace.Finalize();
+  const auto& s = t.trace.slices();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(t.trace.Str(s[0].name), "before");
+  EXPECT_EQ(t.trace.Str(s[1].name), "k1");
+  EXPECT_EQ(t.trace.Str(s[2].name), "k2");
+  EXPECT_EQ(t.trace.TrackSlices(t.device_track), std::make_pair(1u, 3u));
+}
+
 // Per-track order is (ts, longer first, insertion order) whatever the input order: sorted, nearly
 // sorted (a few events out of place, as real traces are), random.
 TEST(TraceTest, FinalizeOrderMatchesAStableSortForAnyInputOrder) {

@@ -433,7 +433,7 @@ Status ExplorerProfile::ReadBigTables(const ProfileDir& dir) {
   std::vector<std::vector<GroupLanes>*> tables = {&instructions.groups, &dma.groups};
   const TrackLayout layout = LayOut(tables, builder_->trace()->tracks().size());
   SliceArena arena;
-  if (!arena.Allocate(layout.total)) {
+  if (!arena.Allocate(layout.total, builder_->trace())) {
     return Status::InvalidInput("the device's " + std::to_string(layout.total) +
                                     " instructions and DMA transfers: out of memory",
                                 0)
@@ -445,7 +445,7 @@ Status ExplorerProfile::ReadBigTables(const ProfileDir& dir) {
     reader.WriteDma(&dma, arena.data());
   }
   std::vector<uint32_t> first;
-  arena.HandOver(layout, tables, {instructions.merged, dma.merged}, builder_->trace(), &first);
+  arena.HandOver(layout, tables, {instructions.merged, dma.merged}, &first);
   for (const StagedFlowRow& r : staged_flow_rows) {
     const uint32_t slice = first[r.track] + static_cast<uint32_t>(r.at - layout.begin[r.track]);
     if (r.first_wins) {

@@ -1,24 +1,25 @@
-// Where the slices of a device profile's big tables (Instruction, DmaPacket) go before the trace
-// takes them: one arena laid out as the trace will hold them, grouped by track, each track in the
-// order its rows come in the tables (Instruction's, then the DMA table's).
+// Where the slices of a device profile's big tables (Instruction, DmaPacket) are written: the
+// trace's own slice storage, grown once by the tables' rows and laid out by track, each track in
+// the order its rows come in the tables (Instruction's, then the DMA table's).
 //
 // The tables' rows interleave the engines and queues (a row group holds every engine's
 // instructions of its time range), so slices added to the trace as read would leave Finalize a
 // sort by track of tens of millions of 64-byte slices. A first pass over the lane columns counts
 // each row group's rows per lane (GroupLanes); LayOut then gives every lane of every row group its
-// place in the arena, so the decode threads write each slice once, at its final place, in any
-// order, and the trace receives them already grouped: Finalize's check finds nothing to move.
+// place in the arena, so the decode threads write each slice once, at its final place in the
+// trace, in any order: Finalize's check finds nothing to move, and nothing is copied.
 //
 //   std::vector<GroupLanes> instructions, dma;        // pass 1: tracks and counts per row group
 //   TrackLayout layout = LayOut({&instructions, &dma});
 //   SliceArena arena;
-//   arena.Allocate(layout.rows);
+//   arena.Allocate(layout.total, trace);
 //   arena.data()[instructions[g].start[lane] + k] = slice;   // pass 2, on the decode threads
-//   arena.HandOver(layout, {&instructions, &dma}, {merged_instr, merged_dma}, trace, &first);
+//   arena.HandOver(layout, {&instructions, &dma}, {merged_instr, merged_dma}, &first);
 //
-// Memory: the arena is mapped on huge pages and given back to the system front to back while it
-// is handed over, so the hand-over holds little more than the slices once. Thread safety: the
-// arena's slices may be written from several threads at distinct indices; the rest is one thread.
+// Memory: the slices are reserved on huge pages and touched first by the decode threads, once
+// each (a separate arena copied into the trace cost a second round of fresh pages and a copy of
+// every slice). Thread safety: the arena's slices may be written from several threads at distinct
+// indices; the rest is one thread, and nothing else may add slices to the trace in between.
 #ifndef OPSCOPE_IMPORT_NEURON_TRACK_STAGE_H_
 #define OPSCOPE_IMPORT_NEURON_TRACK_STAGE_H_
 
@@ -67,25 +68,22 @@ class SliceArena {
   SliceArena& operator=(const SliceArena&) = delete;
   ~SliceArena();
 
-  // Maps room for `n` slices (nothing written yet); false when the system refuses the memory.
-  bool Allocate(size_t n);
+  // Appends room for `n` slices to `trace` (default slices, to be overwritten); false when the
+  // system refuses the memory.
+  bool Allocate(size_t n, Trace* trace);
   Slice* data() { return data_; }
 
-  // Adds the slices of the first `merged[i]` row groups of each table to `trace` (AddSlices),
-  // tracks in index order: all of them when every row group was written, else what the tables
-  // held before the first that was not. (*first)[t]: the trace index of track t's first slice
-  // (kNone for tracks with none). Frees the arena.
+  // Keeps the slices of the first `merged[i]` row groups of each table, tracks in index order:
+  // all of them when every row group was written, else what the tables held before the first that
+  // was not (moved down over the rest, which the trace drops). (*first)[t]: the trace index of
+  // track t's first slice (kNone for tracks with none).
   void HandOver(const TrackLayout& layout, const std::vector<std::vector<GroupLanes>*>& tables,
-                const std::vector<size_t>& merged, Trace* trace, std::vector<uint32_t>* first);
+                const std::vector<size_t>& merged, std::vector<uint32_t>* first);
 
  private:
-  // AddSlices of [begin, begin + n), then gives back the whole pages before its end.
-  void Append(uint64_t begin, uint64_t n, Trace* trace);
-  void Release();
-
+  Trace* trace_ = nullptr;
   Slice* data_ = nullptr;
-  size_t bytes_ = 0;
-  size_t released_ = 0;  // bytes from the start already given back
+  size_t base_ = 0;  // the trace index of data_[0]
 };
 
 }  // namespace opscope::import::neuron
