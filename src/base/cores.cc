@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -52,18 +53,20 @@ int DefaultThreadsNow(int requested) {
   if (requested > 0) return CapThreads(requested);
   const int cores = AffinityCores();
   if (cores < kMinDefaultThreads) return 1;
-  // A few samples a quarter of a millisecond apart: one instant may catch a busy process between
-  // two of its time slices, or an idle one waking up.
-  double sum = 0;
-  int n = 0;
-  for (int i = 0; i < 4; ++i) {
+  // Samples a quarter of a millisecond apart, and their median: one instant may catch a busy
+  // process between two of its time slices, or an idle one waking up, and a burst of a
+  // millisecond (a request and its answer, a page polling the Explorer while it loads) would move
+  // a mean of a few samples by a whole core.
+  std::array<double, 12> samples{};
+  size_t n = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::microseconds(250));
-    if (const double r = RunnableNow(); r >= 0) {
-      sum += r;
-      ++n;
-    }
+    if (const double r = RunnableNow(); r >= 0) samples[n++] = r;
   }
-  return ResolveDefaultThreads(requested, cores, n > 0 ? sum / n : 1.0);
+  if (n == 0) return ResolveDefaultThreads(requested, cores, 1.0);
+  std::sort(samples.begin(), samples.begin() + n);
+  const double median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return ResolveDefaultThreads(requested, cores, median);
 }
 
 }  // namespace opscope::internal

@@ -283,7 +283,11 @@ Status ReadPerfetto(ImportInput* in, Trace* out, ImportStats* stats, const Impor
     st = walker.Walk(bytes, 0, "");
   }
   const auto walked = Clock::now();
-  const int threads = options.threads > 0 ? options.threads : internal::DefaultThreadsNow(0);
+  // Below a few MiB the finish takes a few milliseconds on one thread: less than deciding on more.
+  constexpr size_t kThreadsFromBytes = size_t{4} << 20;
+  const int threads = options.threads > 0                ? options.threads
+                      : bytes.size() < kThreadsFromBytes ? 1
+                                                         : internal::DefaultThreadsNow(0);
   decoder.Finish(threads);
   // The walk reads and decodes packets (ImportStats::parse_seconds); the finish matches slices,
   // chains flows and finalizes the model (finish_seconds).
