@@ -127,7 +127,8 @@ Status ImportInput::ReadAll(std::string_view* bytes, uint64_t max_bytes) {
       *bytes = {};
       return Status::Ok();
     }
-    void* map = ::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    void* map = ::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ,
+                       MAP_PRIVATE | MAP_POPULATE, fd, 0);
     ::close(fd);
     if (map == MAP_FAILED) {
       return Status::IoError("cannot map " + path_ + ": " + std::strerror(errno), path_);

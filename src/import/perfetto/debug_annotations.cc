@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <protozero/varint.hpp>
 
 #include "base/json_escape.h"
 #include "base/json_scan.h"
@@ -107,7 +108,68 @@ bool ArgsBuilder::Key(protozero::data_view annotation, std::string* out, ArgRole
   return true;
 }
 
+// The annotation as writers most often emit it: an interned name, then one int, uint, bool or
+// interned string value, and nothing else. Appends it as Add would and returns true; returns false,
+// having appended nothing, for any other shape (Add's general path then reads it, and says what is
+// wrong with it when something is).
+bool ArgsBuilder::AddSimple(protozero::data_view annotation) {
+  const char* p = annotation.data();
+  const char* const end = p + annotation.size();
+  constexpr auto kNameIidKey = static_cast<char>(pa::kNameIid << 3);  // varint wire type
+  if (annotation.size() < 4 || *p != kNameIidKey || sequence_ == nullptr) return false;
+  ++p;
+  const uint64_t iid = protozero::decode_varint(&p, end);
+  if (p == end) return false;
+  const uint64_t key = protozero::decode_varint(&p, end);
+  if ((key & 7) != 0 || p == end) return false;  // a varint value, and nothing after it
+  const uint64_t value = protozero::decode_varint(&p, end);
+  if (p != end) return false;
+  const AnnotationName* name = sequence_->annotation_names.Find(iid);
+  if (name == nullptr) return false;
+  const ArgRole role = name->role;
+  if (role == ArgRole::kKind || role == ArgRole::kExternalIdOverride ||
+      role == ArgRole::kInputShapesOverride) {
+    return false;  // opscope's reserved fields: rare
+  }
+  char digits[24];
+  std::string_view value_text;
+  switch (key >> 3) {
+    case pa::kIntValue:
+      value_text = std::string_view(
+          digits,
+          std::to_chars(digits, digits + sizeof(digits), static_cast<int64_t>(value)).ptr - digits);
+      break;
+    case pa::kUintValue:
+      value_text = std::string_view(
+          digits, std::to_chars(digits, digits + sizeof(digits), value).ptr - digits);
+      break;
+    case pa::kBoolValue:
+      value_text = value != 0 ? std::string_view("true") : std::string_view("false");
+      break;
+    case pa::kStringValueIid: {
+      const std::string* s = nullptr;
+      if (value >= opscope::perfetto::kJsonStringIidBase) {
+        s = sequence_->annotation_json.Find(value - opscope::perfetto::kJsonStringIidBase);
+      }
+      if (s == nullptr) s = sequence_->annotation_strings.Find(value);
+      if (s == nullptr) return false;
+      value_text = *s;
+      break;
+    }
+    default:
+      return false;
+  }
+  if (members_ > 0) text_.append(", ", 2);
+  text_ += name->key;
+  const size_t value_start = text_.size();
+  text_ += value_text;
+  if (role != ArgRole::kArg) NoteRole(role, value_start);
+  ++members_;
+  return true;
+}
+
 bool ArgsBuilder::Add(protozero::data_view annotation, std::string* why) {
+  if (AddSimple(annotation)) return true;
   const size_t rollback = text_.size();
   if (members_ > 0) text_.append(", ", 2);
   ArgRole role = ArgRole::kArg;

@@ -43,6 +43,7 @@ class ArgsBuilder {
   }
 
  private:
+  bool AddSimple(protozero::data_view annotation);
   bool Key(protozero::data_view annotation, std::string* out, ArgRole* role,
            std::string* why) const;
   bool Member(protozero::data_view annotation, int depth, std::string* out, ArgRole* role,

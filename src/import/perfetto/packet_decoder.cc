@@ -36,27 +36,86 @@ void ForEachInterned(data_view entry, Fn fn) {
   fn(iid, text);
 }
 
-// The fields of a packet that matter here.
+// The fields of a packet that matter here. The message fields are views whose bit in `present`
+// says they were read: a packet is decoded per event, so nothing here is zeroed that need not be.
 struct PacketFields {
-  std::optional<uint64_t> timestamp;
-  std::optional<uint32_t> clock_id;
+  enum Field : uint32_t {
+    kInterned = 1u << 0,
+    kDefaults = 1u << 1,
+    kTrackEvent = 1u << 2,
+    kTrackDescriptor = 1u << 3,
+    kClockSnapshot = 1u << 4,
+    kThreadDescriptor = 1u << 5,
+    kChromeEvents = 1u << 6,
+    kRangeOfInterest = 1u << 7,
+    kStreamingProfile = 1u << 8,
+    kTimestamp = 1u << 9,
+    kClockId = 1u << 10,
+  };
+  uint32_t present = 0;
   uint32_t sequence_id = 0;
   uint32_t flags = 0;
+  uint32_t clock_id;   // with kClockId
+  uint64_t timestamp;  // with kTimestamp
   bool cleared = false;
   bool previous_dropped = false;
-  std::optional<data_view> interned, defaults, track_event, track_descriptor, clock_snapshot,
-      thread_descriptor, chrome_events, range_of_interest, streaming_profile;
+  data_view interned, defaults, track_event, track_descriptor, clock_snapshot, thread_descriptor,
+      chrome_events, range_of_interest, streaming_profile;
+  bool has(Field f) const { return (present & f) != 0; }
+  void Set(Field f, data_view* field, data_view v) {
+    present |= f;
+    *field = v;
+  }
 };
 
+// The fields of a packet of track events (timestamp, sequence id and flags, the event, interned
+// data), read by RawFields. False, with `p` partly filled, at the first other field.
+bool ReadEventPacketFields(data_view packet, PacketFields* p) {
+  using F = PacketFields;
+  constexpr auto kVarint = pbf_wire_type::varint;
+  constexpr auto kBytes = pbf_wire_type::length_delimited;
+  RawFields r(packet);
+  while (!r.done()) {
+    switch (r.Key()) {
+      case FieldKey(pp::kTimestamp, kVarint):
+        p->timestamp = r.Varint();
+        p->present |= F::kTimestamp;
+        break;
+      case FieldKey(pp::kTrustedPacketSequenceId, kVarint):
+        p->sequence_id = static_cast<uint32_t>(r.Varint());
+        break;
+      case FieldKey(pp::kSequenceFlags, kVarint):
+        p->flags = static_cast<uint32_t>(r.Varint());
+        break;
+      case FieldKey(pp::kTrackEvent, kBytes):
+        if (!r.Bytes(&p->track_event)) return false;
+        p->present |= F::kTrackEvent;
+        break;
+      case FieldKey(pp::kInternedData, kBytes):
+        if (!r.Bytes(&p->interned)) return false;
+        p->present |= F::kInterned;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 std::optional<PacketDecoder::Compressed> ReadPacketFields(data_view packet, PacketFields* p) {
+  using F = PacketFields;
+  if (ReadEventPacketFields(packet, p)) return std::nullopt;
+  *p = PacketFields();  // another field: the general reader takes the packet from its start
   pbf_reader r(packet);
   while (r.next()) {
     const uint32_t tag = r.tag();
     if (IsVarint(r)) {
       if (tag == pp::kTimestamp) {
         p->timestamp = r.get_uint64();
+        p->present |= F::kTimestamp;
       } else if (tag == pp::kTimestampClockId) {
         p->clock_id = r.get_uint32();
+        p->present |= F::kClockId;
       } else if (tag == pp::kTrustedPacketSequenceId) {
         p->sequence_id = r.get_uint32();
       } else if (tag == pp::kSequenceFlags) {
@@ -80,31 +139,31 @@ std::optional<PacketDecoder::Compressed> ReadPacketFields(data_view packet, Pack
       case pp::kZstdCompressedPackets:
         return PacketDecoder::Compressed{r.get_view(), true};
       case pp::kInternedData:
-        p->interned = r.get_view();
+        p->Set(F::kInterned, &p->interned, r.get_view());
         break;
       case pp::kTracePacketDefaults:
-        p->defaults = r.get_view();
+        p->Set(F::kDefaults, &p->defaults, r.get_view());
         break;
       case pp::kTrackEvent:
-        p->track_event = r.get_view();
+        p->Set(F::kTrackEvent, &p->track_event, r.get_view());
         break;
       case pp::kTrackDescriptor:
-        p->track_descriptor = r.get_view();
+        p->Set(F::kTrackDescriptor, &p->track_descriptor, r.get_view());
         break;
       case pp::kClockSnapshot:
-        p->clock_snapshot = r.get_view();
+        p->Set(F::kClockSnapshot, &p->clock_snapshot, r.get_view());
         break;
       case pp::kThreadDescriptor:
-        p->thread_descriptor = r.get_view();
+        p->Set(F::kThreadDescriptor, &p->thread_descriptor, r.get_view());
         break;
       case pp::kChromeEvents:
-        p->chrome_events = r.get_view();
+        p->Set(F::kChromeEvents, &p->chrome_events, r.get_view());
         break;
       case pp::kTrackEventRangeOfInterest:
-        p->range_of_interest = r.get_view();
+        p->Set(F::kRangeOfInterest, &p->range_of_interest, r.get_view());
         break;
       case pp::kStreamingProfilePacket:
-        p->streaming_profile = r.get_view();
+        p->Set(F::kStreamingProfile, &p->streaming_profile, r.get_view());
         break;
       default:
         r.skip();
@@ -127,6 +186,7 @@ StringId PacketDecoder::Text(std::string_view bytes) {
 }
 
 std::string PacketDecoder::Decode(data_view packet, std::optional<Compressed>* compressed) {
+  using F = PacketFields;
   PacketFields p;
   *compressed = ReadPacketFields(packet, &p);
   if (compressed->has_value()) return "";
@@ -140,23 +200,31 @@ std::string PacketDecoder::Decode(data_view packet, std::optional<Compressed>* c
   if ((p.flags & pp::kSeqNeedsIncrementalState) != 0 && !seq.valid) {
     return "it needs its sequence's incremental state, which was lost or never sent";
   }
-  if (p.clock_snapshot) OnClockSnapshot(*p.clock_snapshot, p.sequence_id);
-  if (p.interned) OnInternedData(*p.interned, &seq);
-  if (p.defaults) OnDefaults(*p.defaults, &seq);
-  if (p.thread_descriptor) OnThreadDescriptor(*p.thread_descriptor, &seq);
-  if (p.chrome_events) OnChromeEvents(*p.chrome_events);
-  if (p.streaming_profile) OnStreamingProfile(*p.streaming_profile, &seq);
   std::string why;
-  if (p.track_descriptor) why = OnTrackDescriptor(*p.track_descriptor);
-  const uint32_t clock = p.clock_id.value_or(
-      seq.default_clock_id != 0 ? seq.default_clock_id : opscope::perfetto::clock::kBoottime);
-  std::optional<int64_t> ts;
-  if (p.timestamp) {
-    int64_t v = 0;
-    if (clocks_.ToPrimary(p.sequence_id, clock, *p.timestamp, &v)) ts = v;
+  // Anything but a timestamp and an event is rare: one test for all of it.
+  constexpr uint32_t kState = F::kClockSnapshot | F::kInterned | F::kDefaults |
+                              F::kThreadDescriptor | F::kChromeEvents | F::kStreamingProfile |
+                              F::kTrackDescriptor;
+  if ((p.present & kState) != 0) {
+    if (p.has(F::kClockSnapshot)) OnClockSnapshot(p.clock_snapshot, p.sequence_id);
+    if (p.has(F::kInterned)) OnInternedData(p.interned, &seq);
+    if (p.has(F::kDefaults)) OnDefaults(p.defaults, &seq);
+    if (p.has(F::kThreadDescriptor)) OnThreadDescriptor(p.thread_descriptor, &seq);
+    if (p.has(F::kChromeEvents)) OnChromeEvents(p.chrome_events);
+    if (p.has(F::kStreamingProfile)) OnStreamingProfile(p.streaming_profile, &seq);
+    if (p.has(F::kTrackDescriptor)) why = OnTrackDescriptor(p.track_descriptor);
   }
-  if (p.range_of_interest) {
-    pbf_reader r(*p.range_of_interest);
+  const uint32_t clock = p.has(F::kClockId)
+                             ? p.clock_id
+                             : (seq.default_clock_id != 0 ? seq.default_clock_id
+                                                          : opscope::perfetto::clock::kBoottime);
+  std::optional<int64_t> ts;
+  if (p.has(F::kTimestamp)) {
+    int64_t v = 0;
+    if (clocks_.ToPrimary(p.sequence_id, clock, p.timestamp, &v)) ts = v;
+  }
+  if (p.has(F::kRangeOfInterest)) {
+    pbf_reader r(p.range_of_interest);
     int64_t start_ns = 0, start = 0;
     while (r.next()) {
       if (r.tag() == 1 && IsVarint(r) && !__builtin_mul_overflow(r.get_int64(), 1000, &start_ns) &&
@@ -167,9 +235,9 @@ std::string PacketDecoder::Decode(data_view packet, std::optional<Compressed>* c
       }
     }
   }
-  if (p.track_event) {
+  if (p.has(F::kTrackEvent)) {
     events_seen_ = true;
-    why = events_.Read(*p.track_event, p.sequence_id, &seq, ts);
+    why = events_.Read(p.track_event, p.sequence_id, &seq, ts);
   }
   return why;
 }

@@ -4,9 +4,12 @@
 #ifndef OPSCOPE_IMPORT_PERFETTO_PROTO_READ_H_
 #define OPSCOPE_IMPORT_PERFETTO_PROTO_READ_H_
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <protozero/pbf_reader.hpp>
+#include <protozero/varint.hpp>
 #include <string_view>
 #include <vector>
 
@@ -86,6 +89,43 @@ inline void ReadDoubles(protozero::pbf_reader& r, std::vector<double>* out) {
     r.skip();
   }
 }
+
+// The hot path's reading: a message's fields straight off its bytes with protozero's varint
+// decoder, for the few field keys (field number and wire type) a decoder knows to expect. A
+// caller meeting any other key gives up and reads the message again with pbf_reader, which takes
+// every field; so these read nothing pbf_reader would read differently. Varints past the end
+// throw protozero::end_of_buffer_exception, as pbf_reader's do.
+constexpr uint64_t FieldKey(uint32_t field, protozero::pbf_wire_type wire) {
+  return (uint64_t{field} << 3) | static_cast<uint64_t>(wire);
+}
+class RawFields {
+ public:
+  explicit RawFields(protozero::data_view message)
+      : p_(message.data()), end_(message.data() + message.size()) {}
+  bool done() const { return p_ == end_; }
+  uint64_t Key() { return protozero::decode_varint(&p_, end_); }
+  uint64_t Varint() { return protozero::decode_varint(&p_, end_); }
+  // A length-delimited value; false when its length runs past the message.
+  bool Bytes(protozero::data_view* out) {
+    const uint64_t n = protozero::decode_varint(&p_, end_);
+    if (n > static_cast<uint64_t>(end_ - p_)) return false;
+    *out = protozero::data_view(p_, static_cast<size_t>(n));
+    p_ += n;
+    return true;
+  }
+  // A fixed64 value; false when fewer than 8 bytes are left.
+  bool Fixed64(uint64_t* out) {
+    if (end_ - p_ < 8) return false;
+    std::memcpy(out, p_, 8);
+    if constexpr (std::endian::native == std::endian::big) *out = __builtin_bswap64(*out);
+    p_ += 8;
+    return true;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
 
 }  // namespace opscope::import::perfetto
 

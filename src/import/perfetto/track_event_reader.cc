@@ -177,6 +177,56 @@ bool ReadRepeatedField(pbf_reader& r, uint32_t tag, TrackEventReader::Fields* f)
   }
 }
 
+// The fields nearly every event carries (its type, track, name and category iids, debug
+// annotations, flows and correlation id), read by RawFields. False, with `f` partly filled, at
+// the first other field.
+bool ReadCommonFields(protozero::data_view event, TrackEventReader::Fields* f) {
+  constexpr auto kVarint = pbf_wire_type::varint;
+  constexpr auto kBytes = pbf_wire_type::length_delimited;
+  constexpr auto kFixed64 = pbf_wire_type::fixed64;
+  RawFields r(event);
+  while (!r.done()) {
+    switch (r.Key()) {
+      case FieldKey(pe::kType, kVarint):
+        f->type = static_cast<uint32_t>(r.Varint());
+        break;
+      case FieldKey(pe::kTrackUuid, kVarint):
+        f->track_uuid = r.Varint();
+        break;
+      case FieldKey(pe::kNameIid, kVarint):
+        f->name_iid = r.Varint();
+        break;
+      case FieldKey(pe::kCategoryIids, kVarint):
+        f->category_iids.push_back(r.Varint());
+        break;
+      case FieldKey(pe::kCorrelationId, kVarint):
+        f->correlation_id = r.Varint();
+        break;
+      case FieldKey(pe::kDebugAnnotations, kBytes): {
+        protozero::data_view v;
+        if (!r.Bytes(&v)) return false;
+        f->annotations.push_back(v);
+        break;
+      }
+      case FieldKey(pe::kFlowIds, kFixed64): {
+        uint64_t v = 0;
+        if (!r.Fixed64(&v)) return false;
+        f->flow_ids.push_back(v);
+        break;
+      }
+      case FieldKey(pe::kTerminatingFlowIds, kFixed64): {
+        uint64_t v = 0;
+        if (!r.Fixed64(&v)) return false;
+        f->terminating_flow_ids.push_back(v);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void TrackEventReader::Fields::Clear() {
@@ -238,6 +288,8 @@ StringId TrackEventReader::Name(std::string_view bytes) {
 
 void TrackEventReader::ReadFields(protozero::data_view event, Fields* f) {
   f->Clear();
+  if (ReadCommonFields(event, f)) return;
+  f->Clear();  // another field: the general reader takes the event from its start
   pbf_reader r(event);
   while (r.next()) {
     const uint32_t tag = r.tag();  // before any get_*: protozero's debug builds reset it there

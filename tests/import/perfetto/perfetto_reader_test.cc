@@ -238,6 +238,92 @@ TEST(PerfettoReader, ExtraCounterValuesOnlyGoToCounterTracks) {
   EXPECT_TRUE(warned);
 }
 
+// The reader takes the fields most events carry straight off the bytes and reads any other event
+// or packet again whole: events that leave that path half way (after a field it took) read as
+// they would whole, and annotations of other shapes than an interned name and one value too.
+TEST(PerfettoReader, EventsLeavingTheCommonFieldsReadWhole) {
+  namespace pi = perfetto::interned;
+  namespace pa = perfetto::annotation;
+  auto entry = [](pbf_writer& interned, uint32_t table, uint64_t iid, const std::string& text) {
+    pbf_writer e(interned, table);
+    e.add_uint64(pi::kIid, iid);
+    e.add_string(pi::kName, text);
+  };
+  TraceBuilder b;
+  b.Thread(1, 10, 11, "main");
+  b.Packet([&](pbf_writer& p) {  // common fields only, interned data among them
+    p.add_uint64(pp::kTimestamp, 100);
+    p.add_uint32(pp::kTrustedPacketSequenceId, 1);
+    p.add_uint32(pp::kSequenceFlags, pp::kSeqIncrementalStateCleared);
+    {
+      pbf_writer interned(p, pp::kInternedData);
+      entry(interned, pi::kEventNames, 1, "interned");
+      entry(interned, pi::kDebugAnnotationNames, 1, "External id");
+      entry(interned, pi::kDebugAnnotationNames, 2, "flag");
+    }
+    pbf_writer e(p, pp::kTrackEvent);
+    e.add_uint32(pe::kType, pe::kTypeSliceBegin);
+    e.add_uint64(pe::kTrackUuid, 1);
+    e.add_uint64(pe::kNameIid, 1);
+    {
+      pbf_writer a(e, pe::kDebugAnnotations);
+      a.add_uint64(pa::kNameIid, 1);
+      a.add_int64(pa::kIntValue, 42);
+    }
+    {
+      pbf_writer a(e, pe::kDebugAnnotations);
+      a.add_uint64(pa::kNameIid, 2);
+      a.add_bool(pa::kBoolValue, true);
+    }
+    e.add_uint64(pe::kCorrelationId, 7);
+  });
+  b.Packet([](pbf_writer& p) {  // a packet field past the event: the packet read again
+    p.add_uint64(pp::kTimestamp, 200);
+    p.add_uint32(pp::kTrustedPacketSequenceId, 1);
+    {
+      pbf_writer e(p, pp::kTrackEvent);
+      e.add_uint32(pe::kType, pe::kTypeSliceEnd);
+      e.add_uint64(pe::kTrackUuid, 1);
+    }
+    p.add_uint32(pp::kTimestampClockId, perfetto::clock::kBoottime);
+  });
+  b.Packet([](pbf_writer& p) {  // an inline name after the type and track: the event read again
+    p.add_uint64(pp::kTimestamp, 300);
+    p.add_uint32(pp::kTrustedPacketSequenceId, 1);
+    pbf_writer e(p, pp::kTrackEvent);
+    e.add_uint32(pe::kType, pe::kTypeSliceBegin);
+    e.add_uint64(pe::kTrackUuid, 1);
+    e.add_string(pe::kName, "inline");
+    {
+      pbf_writer a(e, pe::kDebugAnnotations);  // a double: not an interned name and a varint
+      a.add_uint64(pa::kNameIid, 2);
+      a.add_double(pa::kDoubleValue, 0.5);
+    }
+    {
+      pbf_writer a(e, pe::kDebugAnnotations);  // an inline name
+      a.add_string(pa::kName, "n");
+      a.add_uint64(pa::kUintValue, 3);
+    }
+  });
+  b.Event(1, 400, pe::kTypeSliceEnd);
+  Trace trace;
+  ImportStats stats;
+  ASSERT_TRUE(Import(b.bytes(), &trace, &stats).ok());
+  EXPECT_EQ(stats.skipped, 0u);
+  ASSERT_EQ(trace.slices().size(), 2u);
+  const Slice& first = trace.slices()[0];
+  EXPECT_EQ(trace.Str(first.name), "interned");
+  EXPECT_EQ(first.dur_ns, 100);
+  EXPECT_EQ(first.external_id, 42);
+  EXPECT_EQ(first.correlation, 7);
+  EXPECT_EQ(trace.ArgsJson(first.args), R"({"External id": 42, "flag": true})");
+  const Slice& second = trace.slices()[1];
+  EXPECT_EQ(trace.Str(second.name), "inline");
+  EXPECT_EQ(second.ts_ns - first.ts_ns, 200);
+  EXPECT_EQ(second.dur_ns, 100);
+  EXPECT_EQ(trace.ArgsJson(second.args), R"({"flag": 0.5, "n": 3})");
+}
+
 // docs/formats.md: Kineto's categories give their kinds; otherwise device-like tracks hold
 // kernels and other tracks user annotations; device-like by name or by a device category.
 TEST(PerfettoReader, KindsAndDeviceTracksFollowTheStatedRules) {
