@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "bench/fixtures.h"
+#include "bench/usage.h"
 #include "explorer/trace_index.h"
 #include "opscope/analysis.h"
 #include "opscope/import.h"
@@ -72,6 +74,10 @@ std::string IndexAnswers(const opscope::explorer::TraceIndex& index) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage =
+      "usage: analysis_bench [TRACE] [--threads N>=2] [--runs R]\n"
+      "       (no TRACE: the largest shared fixture trace)";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
   const char* path = nullptr;
   int threads = 2, runs = 3;
   for (int i = 1; i < argc; ++i) {
@@ -79,12 +85,24 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
+    } else if (argv[i][0] == '-' || path != nullptr) {
+      return opscope::bench::Usage(kUsage, argv[i]);
     } else {
       path = argv[i];
     }
   }
-  if (path == nullptr || threads < 2) {
-    std::fprintf(stderr, "usage: analysis_bench TRACE [--threads N>=2] [--runs R]\n");
+  const std::string fixture = opscope::bench::LargestFixtureTrace(OPSCOPE_FIXTURES_DIR).string();
+  if (path == nullptr && !fixture.empty()) {
+    path = fixture.c_str();
+    std::printf("analysis_bench: the largest fixture trace, %s\n", path);
+  }
+  if (path == nullptr) {
+    std::printf("analysis_bench: skipped: no TRACE given and no fixture traces under %s/traces\n",
+                OPSCOPE_FIXTURES_DIR);
+    return 0;
+  }
+  if (threads < 2) {
+    std::fprintf(stderr, "%s\n", kUsage);
     return 2;
   }
   opscope::Trace trace;

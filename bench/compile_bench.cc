@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/usage.h"
 #include "opscope/compile.h"
 #include "opscope/device.h"
 #include "opscope/tensor.h"
@@ -58,6 +59,9 @@ double TimeUs(const std::function<void()>& f, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage = "usage: compile_bench [--shape ROWS,HIDDEN] [--reps N]";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
+  if (argc % 2 == 0) return opscope::bench::Usage(kUsage, argv[argc - 1]);
   int64_t rows = 1024, hidden = 4096;
   int reps = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -70,8 +74,7 @@ int main(int argc, char** argv) {
     } else if (a == "--reps") {
       reps = std::max(3, std::atoi(argv[i + 1]));
     } else {
-      std::fprintf(stderr, "usage: compile_bench [--shape ROWS,HIDDEN] [--reps N]\n");
-      return 2;
+      return opscope::bench::Usage(kUsage, argv[i]);
     }
   }
   opscope::RegisterCpuBackend();

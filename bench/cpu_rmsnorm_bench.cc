@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/usage.h"
 #include "opscope/device.h"
 #include "opscope/tensor.h"
 
@@ -119,6 +120,10 @@ void MeasureDispatch(int iters) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (opscope::bench::WantsHelp(argc, argv)) {
+    return opscope::bench::Usage(
+        "usage: cpu_rmsnorm_bench [--rows N>0] [--hidden N>0] [--iters N>0]");
+  }
   const int64_t rows = ArgOr(argc, argv, "--rows", 0);
   const int64_t hidden = ArgOr(argc, argv, "--hidden", 4096);
   const int iters = static_cast<int>(ArgOr(argc, argv, "--iters", 20));

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/fixtures.h"
 #include "bench/generated_trace.h"
 #include "bench/page_cache.h"
 #include "bench/tiled_trace.h"
@@ -557,24 +558,6 @@ void ReportAgainstJsonLoad(const std::string& path, uint64_t bytes, int runs,
 // is repeated in time (tiled_trace.h) to at least this.
 constexpr uint64_t kTiledTargetBytes = 53'700'000;
 
-// The largest trace under the shared fixtures (OPSCOPE_FIXTURES_DIR, from the CMake cache
-// variable OPSCOPE_SHARED_DIR); empty when there is none.
-fs::path LargestFixture() {
-  fs::path best;
-  uintmax_t best_size = 0;
-  const fs::path root = fs::path(OPSCOPE_FIXTURES_DIR) / "traces";
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) return best;
-  for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
-    if (e.is_regular_file() && e.file_size() > best_size &&
-        e.path().string().find(".json") != std::string::npos) {
-      best = e.path();
-      best_size = e.file_size();
-    }
-  }
-  return best;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -617,7 +600,7 @@ int main(int argc, char** argv) {
       "threads (--threads) from wall time\n\n");
 
   // The largest real fixture, as stored (gzip) and decompressed.
-  const fs::path fixture = LargestFixture();
+  const fs::path fixture = opscope::bench::LargestFixtureTrace(OPSCOPE_FIXTURES_DIR);
   if (!fixture.empty()) {
     const std::string plain = fmt::format("/tmp/opscope_import_bench_fixture_{}.json", getpid());
     const std::string cmd = "gzip -dc '" + fixture.string() + "' > '" + plain + "'";

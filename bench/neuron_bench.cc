@@ -27,6 +27,7 @@
 
 #include "bench/first_answer.h"
 #include "bench/page_cache.h"
+#include "bench/usage.h"
 #include "import/parquet/parquet_file.h"
 #include "opscope/import.h"
 #include "opscope/trace.h"
@@ -153,14 +154,28 @@ int main(int argc, char** argv) {
   int runs = 2;
   int import_only = 0;
   std::string profile, baseline;
+  constexpr const char* kUsage =
+      "usage: neuron_bench [--instructions N] [--dma N] [--profile DIR] [--baseline OPSCOPE] "
+      "[--runs N]\n       neuron_bench --profile DIR --import-only THREADS";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
+  if (argc % 2 == 0) return opscope::bench::Usage(kUsage, argv[argc - 1]);
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--instructions") instructions = std::atol(argv[i + 1]);
-    if (flag == "--dma") dma = std::atol(argv[i + 1]);
-    if (flag == "--profile") profile = argv[i + 1];
-    if (flag == "--baseline") baseline = argv[i + 1];
-    if (flag == "--runs") runs = std::atoi(argv[i + 1]);
-    if (flag == "--import-only") import_only = std::atoi(argv[i + 1]);
+    if (flag == "--instructions") {
+      instructions = std::atol(argv[i + 1]);
+    } else if (flag == "--dma") {
+      dma = std::atol(argv[i + 1]);
+    } else if (flag == "--profile") {
+      profile = argv[i + 1];
+    } else if (flag == "--baseline") {
+      baseline = argv[i + 1];
+    } else if (flag == "--runs") {
+      runs = std::atoi(argv[i + 1]);
+    } else if (flag == "--import-only") {
+      import_only = std::atoi(argv[i + 1]);
+    } else {
+      return opscope::bench::Usage(kUsage, argv[i]);
+    }
   }
   if (import_only > 0) {
     const auto start = Clock::now();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/usage.h"
 #include "device/neuron/aten_programs.h"
 #include "device/neuron/device.h"
 #include "device/neuron/instruction_graph.h"
@@ -107,7 +108,11 @@ void DevicePath(const Workload& w, bool profiled) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    constexpr const char* kUsage = "usage: neuron_sim_bench (no arguments)";
+    return opscope::bench::Usage(kUsage, opscope::bench::WantsHelp(argc, argv) ? nullptr : argv[1]);
+  }
   const opscope::neuron::Params params = opscope::neuron::Preset("trn1");
   std::printf("neuron_sim_bench: how fast the simulated NeuronCore (trn1) models work\n");
   std::printf(

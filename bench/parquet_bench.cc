@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/page_cache.h"
+#include "bench/usage.h"
 #include "import/parquet/parquet_file.h"
 
 namespace {
@@ -149,8 +150,14 @@ void Measure(const std::string& label, const std::string& path, const std::strin
 
 int main(int argc, char** argv) {
   long rows = 8000000;
+  constexpr const char* kUsage = "usage: parquet_bench [--rows N]";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc) rows = std::atol(argv[++i]);
+    if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
+      rows = std::atol(argv[++i]);
+    } else {
+      return opscope::bench::Usage(kUsage, argv[i]);
+    }
   }
   const std::string script_dir = std::string(OPSCOPE_SOURCE_DIR) + "/bench/parquet";
   if (!Shell("node --version > /dev/null 2>&1")) {

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/usage.h"
 #include "opscope/analysis.h"
 #include "opscope/import.h"
 #include "opscope/perf_analysis.h"
@@ -225,10 +226,16 @@ int main(int argc, char** argv) {
   uint64_t mb = 1024;
   if (const char* env = std::getenv("OPSCOPE_PERF_BENCH_MB")) mb = std::strtoull(env, nullptr, 10);
   bool keep = false;
+  constexpr const char* kUsage = "usage: perf_analysis_bench [--mb MB] [--keep]";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
+    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) {
       mb = std::strtoull(argv[++i], nullptr, 10);
-    if (std::strcmp(argv[i], "--keep") == 0) keep = true;
+    } else if (std::strcmp(argv[i], "--keep") == 0) {
+      keep = true;
+    } else {
+      return opscope::bench::Usage(kUsage, argv[i]);
+    }
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   const std::string path = fmt::format("/tmp/opscope_perf_bench_{}.json", getpid());

@@ -31,6 +31,7 @@
 
 #include "bench/generated_trace.h"
 #include "bench/page_cache.h"
+#include "bench/usage.h"
 #include "opscope/export.h"
 #include "opscope/import.h"
 
@@ -173,6 +174,9 @@ int main(int argc, char** argv) {
   int runs = 3;
   bool keep = false;
   std::string import_only;
+  constexpr const char* kUsage =
+      "usage: perfetto_bench [--mb MB] [--runs N] [--keep] [--import FILE]";
+  if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) {
       mb = std::strtoull(argv[++i], nullptr, 10);
@@ -183,8 +187,7 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--import") == 0 && i + 1 < argc) {
       import_only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: perfetto_bench [--mb MB] [--runs N] [--keep] [--import FILE]\n");
-      return 2;
+      return opscope::bench::Usage(kUsage, argv[i]);
     }
   }
   if (!import_only.empty()) return ImportOnly(import_only, runs);

@@ -154,6 +154,9 @@ INTERNAL_USES = [
     ("bench/generated_trace.h", ["bench/import_bench.cc", "bench/perfetto_bench.cc",
                                  "bench/generated_trace.cc"]),
     ("bench/tiled_trace.h", ["bench/import_bench.cc", "bench/tiled_trace.cc"]),
+    # Every benchmark's --help and argument errors; the shared fixtures the real-content rows time.
+    ("bench/usage.h", ["bench/*"]),
+    ("bench/fixtures.h", ["bench/import_bench.cc", "bench/analysis_bench.cc"]),
     # The Explorer's index and summaries (tests, benchmark).
     ("src/explorer/trace_index.h", ["tests/explorer/*", "bench/explorer_bench.cc",
                                     "bench/analysis_bench.cc"]),
