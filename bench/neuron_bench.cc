@@ -152,11 +152,12 @@ void Print(const char* label, const ChildRun& run, int threads, double file_mb) 
 int main(int argc, char** argv) {
   long instructions = 10000000, dma = 1000000;
   int runs = 2;
-  int import_only = 0;
+  int import_only = 0, decode_only = 0;
   std::string profile, baseline;
   constexpr const char* kUsage =
       "usage: neuron_bench [--instructions N] [--dma N] [--profile DIR] [--baseline OPSCOPE] "
-      "[--runs N]\n       neuron_bench --profile DIR --import-only THREADS";
+      "[--runs N]\n       neuron_bench --profile DIR --import-only THREADS\n"
+      "       neuron_bench --profile DIR --decode-only THREADS";
   if (opscope::bench::WantsHelp(argc, argv)) return opscope::bench::Usage(kUsage);
   if (argc % 2 == 0) return opscope::bench::Usage(kUsage, argv[argc - 1]);
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -173,13 +174,16 @@ int main(int argc, char** argv) {
       runs = std::atoi(argv[i + 1]);
     } else if (flag == "--import-only") {
       import_only = std::atoi(argv[i + 1]);
+    } else if (flag == "--decode-only") {
+      decode_only = std::atoi(argv[i + 1]);
     } else {
       return opscope::bench::Usage(kUsage, argv[i]);
     }
   }
-  if (import_only > 0) {
+  if (import_only > 0 || decode_only > 0) {  // one run in this process, for a profiler
     const auto start = Clock::now();
-    const double rows = ImportRows(profile, import_only);
+    const double rows =
+        import_only > 0 ? ImportRows(profile, import_only) : DecodeRows(profile, decode_only);
     std::printf("%.0f rows in %.2f s\n", rows, Since(start));
     return rows < 0 ? 1 : 0;
   }

@@ -116,7 +116,7 @@ INTERNAL_USES = [
     # The analyses' interval arithmetic and launcher rule, shared with the job analysis.
     ("src/analysis/device_activity.h", ["src/job/*"]),
     # The importer's stages, tested one by one.
-    ("src/import/*.h", ["tests/import/import_test.cc"]),
+    ("src/import/*.h", ["tests/import/import_test.cc", "tests/import/neuron_builder_test.cc"]),
     # The Perfetto reader fuzzed directly (past format detection), and the writer's bytes for its
     # round-trip invariant.
     ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),

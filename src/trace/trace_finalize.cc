@@ -1,6 +1,7 @@
 // Trace::Finalize, in named steps: slices grouped by track and sorted, nested, flow endpoints
 // bound to slices, device activity linked to its runtime call and op.
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <numeric>
 #include <span>
@@ -376,6 +377,8 @@ struct Finger {
 };
 
 // The link of one device activity slice (see Trace::LinkDeviceActivity for the rule).
+constexpr size_t KindIndex(ActivityKind kind) { return static_cast<uint8_t>(kind); }
+
 class LinkFinder {
  public:
   LinkFinder(const std::vector<Slice>& slices, const LinkKeys& keys)
@@ -575,6 +578,13 @@ void Trace::LinkDeviceActivity(int threads) {
   storage_->link_bits.assign((static_cast<size_t>(n) + 63) / 64, 0);
   storage_->link_rank.clear();
   const LinkKeys keys = CollectLinkKeys(slices_);
+  // Which kinds get a link: device activity other than device annotations, looked up per slice
+  // from a table rather than a call each.
+  std::array<uint8_t, 256> linkable{};
+  for (size_t k = 0; k < linkable.size(); ++k) {
+    const auto kind = static_cast<ActivityKind>(k);
+    linkable[k] = IsDeviceActivity(kind) && kind != ActivityKind::kDeviceAnnotation ? 1 : 0;
+  }
   // Each slice's link depends on the slice and the keys alone: ranges of slices are linked
   // independently, then joined in slice order.
   struct Part {
@@ -592,13 +602,24 @@ void Trace::LinkDeviceActivity(int threads) {
     LinkFinder finder(slices_, keys);
     Part& o = out[p];
     size_t activities = 0;  // links at most: reserved once instead of grown by doubling
-    for (uint32_t i = from; i < to; ++i) activities += IsDeviceActivity(slices_[i].kind) ? 1 : 0;
+    for (uint32_t i = from; i < to; ++i) activities += linkable[KindIndex(slices_[i].kind)];
     internal::ReserveHuge(&o.links, activities);
     internal::ReserveHuge(&o.linked, activities);
+    // Find reads a slice's correlation and External id alone, and runs of activities share both
+    // (a Neuron execution's millions of instructions): the last answer is kept for the next.
+    int64_t last_correlation = 0, last_external_id = 0;
+    DeviceLink last;
+    bool have_last = false;
     for (uint32_t i = from; i < to; ++i) {
       const Slice& s = slices_[i];
-      if (!IsDeviceActivity(s.kind) || s.kind == ActivityKind::kDeviceAnnotation) continue;
-      const DeviceLink link = finder.Find(s);
+      if (!linkable[KindIndex(s.kind)]) continue;
+      if (!have_last || s.correlation != last_correlation || s.external_id != last_external_id) {
+        last = finder.Find(s);
+        last_correlation = s.correlation;
+        last_external_id = s.external_id;
+        have_last = true;
+      }
+      const DeviceLink link = last;
       if (link.op == kNone && link.runtime == kNone) continue;
       o.links.push_back(link);
       o.linked.push_back(i);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/saturating.h"
@@ -47,6 +49,7 @@ struct Chunk {
   std::vector<std::pair<int64_t, uint64_t>> flow_ids;  // (table key id, arena index)
   std::vector<int64_t> flow_id_values;
   int64_t first = INT64_MAX, last = INT64_MIN;
+  size_t execution_hint = 0;  // NeuronTraceBuilder::FindExecution's, kept across row groups
 
   void Clear() {
     lanes.clear();
@@ -60,6 +63,14 @@ struct Chunk {
     flow_id_values.clear();
     first = INT64_MAX;
     last = INT64_MIN;
+  }
+  // Appends {"bytes": N} to `args_text` (to_chars: fmt's back_inserter formatting was a tenth of
+  // a DMA-heavy import).
+  void AppendBytesArg(int64_t bytes) {
+    constexpr std::string_view kHead = "{\"bytes\": ";
+    char digits[24];
+    const char* end = std::to_chars(digits, digits + sizeof(digits), bytes).ptr;
+    args_text.append(kHead).append(digits, static_cast<size_t>(end - digits)).push_back('}');
   }
   // Packs `args_text`'s objects (one flat JSON object per slice, back to back) into the arg
   // store's blocks, here on the decode thread.
@@ -235,7 +246,7 @@ uint64_t BigTableReader::Place(Chunk& c, GroupLanes& g, int64_t row, int64_t beg
   s->kind = ActivityKind::kInstruction;
   const uint32_t lane = g.Lane(static_cast<size_t>(row));
   s->track = g.tracks[lane];
-  const Execution* e = builder_->FindExecution(dir_.device, s->ts_ns);
+  const Execution* e = builder_->FindExecution(dir_.device, s->ts_ns, &c.execution_hint);
   s->external_id = e != nullptr ? e->external_id : 0;
   c.first = std::min(c.first, s->ts_ns);
   c.last = std::max(c.last, s->ts_ns + s->dur_ns);
@@ -364,7 +375,7 @@ void BigTableReader::WriteDma(BigTable* t, Slice* arena) {
       s.name = name < g.names.size() ? g.names[name] : unnamed;
       s.args = args_base + static_cast<uint32_t>(rg.first_row + r);
       arena[at] = s;
-      fmt::format_to(std::back_inserter(c.args_text), "{{\"bytes\": {}}}", rg.field(2).Int(r));
+      c.AppendBytesArg(rg.field(2).Int(r));
       if (want_dma_ids) {
         c.flow_ids.emplace_back(rg.field(7).Int(r, -1), at);
         c.flow_id_values.push_back(rg.field(8).Int(r, -1));

@@ -83,6 +83,9 @@ class NeuronTraceBuilder {
   void AddExecution(uint32_t device, const Execution& e);
   void SortExecutions();
   const Execution* FindExecution(uint32_t device, int64_t ts) const;
+  // The same from `*hint` (the caller's last answer's place; updated): times in time order, or
+  // runs of them inside one execution, cost a comparison or two each instead of a search.
+  const Execution* FindExecution(uint32_t device, int64_t ts, size_t* hint) const;
   bool HasExecutions(uint32_t device) const { return !devices_[device].executions.empty(); }
   // A device whose profile gives no executions: one spanning all of its activity, added by
   // Finish as a kernel slice "nc_exec_running" with args {"synthesized": true}; its ids now.

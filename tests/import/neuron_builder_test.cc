@@ -1,0 +1,54 @@
+// NeuronTraceBuilder's execution lookup: the hinted search answers as the plain one does, whatever
+// order the times come in.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "import/neuron/neuron_trace_builder.h"
+#include "opscope/trace.h"
+
+namespace opscope::import::neuron {
+namespace {
+
+TEST(NeuronTraceBuilder, HintedExecutionLookupAnswersAsTheSearch) {
+  Trace trace;
+  NeuronTraceBuilder builder(&trace);
+  const uint32_t device = builder.Device("i-0", 0);
+  // Gaps between executions, one execution inside another's span, two starting together.
+  for (const Execution& e : std::vector<Execution>{{100, 200, 1, 0},
+                                                   {300, 400, 2, 0},
+                                                   {350, 500, 3, 0},
+                                                   {600, 600, 4, 0},
+                                                   {600, 700, 5, 0},
+                                                   {900, 1000, 6, 0}}) {
+    builder.AddExecution(device, e);
+  }
+  builder.SortExecutions();
+  std::vector<int64_t> times;
+  for (int64_t t = 0; t <= 1100; t += 10) times.push_back(t);  // in time order
+  std::mt19937 rng(7);
+  for (int i = 0; i < 500; ++i)
+    times.push_back(std::uniform_int_distribution<int64_t>(0, 1100)(rng));
+  size_t hint = 0;
+  for (int64_t t : times) {
+    EXPECT_EQ(builder.FindExecution(device, t, &hint), builder.FindExecution(device, t))
+        << "at " << t;
+  }
+  size_t stale = 1000;  // a hint past the end is searched, not read
+  EXPECT_EQ(builder.FindExecution(device, 150, &stale), builder.FindExecution(device, 150));
+}
+
+TEST(NeuronTraceBuilder, HintedLookupOnADeviceWithoutExecutions) {
+  Trace trace;
+  NeuronTraceBuilder builder(&trace);
+  const uint32_t device = builder.Device("i-0", 0);
+  size_t hint = 0;
+  EXPECT_EQ(builder.FindExecution(device, 5, &hint), nullptr);
+  const Execution& only = builder.SynthesizedExecution(device);
+  EXPECT_EQ(builder.FindExecution(device, 5, &hint), &only);
+}
+
+}  // namespace
+}  // namespace opscope::import::neuron
