@@ -123,12 +123,6 @@ Status ListProfileTables(const std::string& dir, std::map<std::string, TablePart
   return Status::Ok();
 }
 
-int64_t FieldColumn::Int(int64_t row, int64_t fallback) const {
-  if (IsNull(row)) return fallback;
-  const int64_t v = Value(row);
-  return data_->type() == PhysicalType::kInt64 ? data_->int64s()[v] : data_->int32s()[v];
-}
-
 double FieldColumn::Float(int64_t row, double fallback) const {
   if (IsNull(row)) return fallback;
   const int64_t v = Value(row);
@@ -302,6 +296,10 @@ Status ReadIntoSlot(const std::string& table, const parquet::ParquetFile& file, 
 
 Status FieldColumn::Bind(const parquet::Schema& schema, const ColumnData* c, bool list) {
   data_ = c;
+  int64s_ = nullptr;
+  int32s_ = nullptr;
+  if (c != nullptr && c->type() == PhysicalType::kInt64) int64s_ = c->int64s().data();
+  if (c != nullptr && c->type() == PhysicalType::kInt32) int32s_ = c->int32s().data();
   value_of_row_.clear();
   list_offsets_.clear();
   list_values_.clear();

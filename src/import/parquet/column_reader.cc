@@ -39,9 +39,11 @@ std::string BitPackedLevels(const uint8_t* data, size_t size, int width, int64_t
 
 // Decodes `n` levels from the front of [*pos, end) and moves *pos past them. v1 pages prefix
 // RLE levels with their byte length; v2 pages give it in the header (`v2_bytes`, or -1 for v1).
+// *at_max: how many of them are `max_level` (for definition levels, the page's non-null values),
+// counted in the pass that checks them.
 std::string DecodeLevels(int32_t encoding, int64_t v2_bytes, const uint8_t** pos,
                          const uint8_t* end, int64_t n, int16_t max_level, const char* what,
-                         PodBuffer<int16_t>* out) {
+                         PodBuffer<int16_t>* out, int64_t* at_max) {
   int16_t* dst = out->Extend(static_cast<size_t>(n));
   const int width = LevelBitWidth(max_level);
   const auto avail = static_cast<size_t>(end - *pos);
@@ -74,7 +76,12 @@ std::string DecodeLevels(int32_t encoding, int64_t v2_bytes, const uint8_t** pos
     used += len;
   }
   int16_t top = 0;
-  for (int64_t i = 0; i < n; ++i) top = std::max(top, dst[i]);
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    top = std::max(top, dst[i]);
+    at += dst[i] == max_level;
+  }
+  *at_max = at;
   if (top > max_level) {
     return std::string(what) + " level " + std::to_string(top) + " above the column's maximum " +
            std::to_string(max_level);
@@ -104,9 +111,10 @@ class ChunkReader {
   std::string Dictionary(const PageHeader& h, const uint8_t* body);
   std::string DataPageV1(const PageHeader& h, const uint8_t* body);
   std::string DataPageV2(const PageHeader& h, const uint8_t* body);
-  // `data` holds `size` bytes as stored; `raw_size` bytes once decompressed (when `compressed`).
+  // `data` holds `size` bytes as stored; `raw_size` bytes once decompressed (when `compressed`);
+  // `count` non-null values.
   std::string Values(int32_t encoding, const uint8_t* data, size_t size, size_t raw_size,
-                     bool compressed, int64_t levels_before, int64_t n);
+                     bool compressed, int64_t count);
   // Values() for a dictionary-indexed column: indices, or new dictionary entries.
   std::string IndexedValues(Encoding encoding, const uint8_t* data, size_t size, size_t raw_size,
                             bool compressed, int64_t count);
@@ -243,13 +251,7 @@ std::string ChunkReader::CheckBudget(int64_t n) {
 // The values after a page's levels: as many as its entries at the maximum definition level.
 // PLAIN fixed-width values are decompressed straight into the column (no second copy).
 std::string ChunkReader::Values(int32_t encoding, const uint8_t* data, size_t size, size_t raw_size,
-                                bool compressed, int64_t levels_before, int64_t n) {
-  int64_t count = n;
-  if (column_.max_def > 0) {
-    const int16_t* def = out_->def_levels().data() + levels_before;
-    count = 0;
-    for (int64_t i = 0; i < n; ++i) count += def[i] == column_.max_def;
-  }
+                                bool compressed, int64_t count) {
   if (encoding < 0 || encoding > static_cast<int32_t>(Encoding::kAlp) ||
       ToString(static_cast<Encoding>(encoding)).empty()) {
     return "unsupported encoding " + EncodingName(encoding);
@@ -314,30 +316,31 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
   const size_t raw_size = compressed ? static_cast<size_t>(h.uncompressed_page_size) : stored;
   if (column_.max_def == 0 && column_.max_rep == 0) {  // values alone: decoded as stored
     out_->add_levels(n);
-    return Values(RawEnum(dh.encoding), body, stored, raw_size, compressed, out_->num_levels() - n,
-                  n);
+    return Values(RawEnum(dh.encoding), body, stored, raw_size, compressed, n);
   }
   const uint8_t* raw = nullptr;
   if (std::string why = Uncompress(body, stored, raw_size, &raw); !why.empty()) return why;
   const uint8_t* pos = raw;
   const uint8_t* end = raw + raw_size;
-  const int64_t before = out_->num_levels();
+  int64_t count = n, at_max = 0;
   if (column_.max_rep > 0) {
-    if (std::string why = DecodeLevels(RawEnum(dh.repetition_level_encoding), -1, &pos, end, n,
-                                       column_.max_rep, "repetition", out_->mutable_rep_levels());
+    if (std::string why =
+            DecodeLevels(RawEnum(dh.repetition_level_encoding), -1, &pos, end, n, column_.max_rep,
+                         "repetition", out_->mutable_rep_levels(), &at_max);
         !why.empty()) {
       return why;
     }
   }
   if (column_.max_def > 0) {
-    if (std::string why = DecodeLevels(RawEnum(dh.definition_level_encoding), -1, &pos, end, n,
-                                       column_.max_def, "definition", out_->mutable_def_levels());
+    if (std::string why =
+            DecodeLevels(RawEnum(dh.definition_level_encoding), -1, &pos, end, n, column_.max_def,
+                         "definition", out_->mutable_def_levels(), &count);
         !why.empty()) {
       return why;
     }
   }
   out_->add_levels(n);
-  return Values(RawEnum(dh.encoding), pos, static_cast<size_t>(end - pos), 0, false, before, n);
+  return Values(RawEnum(dh.encoding), pos, static_cast<size_t>(end - pos), 0, false, count);
 }
 
 std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
@@ -353,11 +356,11 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
     return "data page v2 levels of " + std::to_string(rep_bytes) + " + " +
            std::to_string(def_bytes) + " bytes do not fit the page";
   }
-  const int64_t before = out_->num_levels();
   const uint8_t* pos = body;
+  int64_t count = n, at_max = 0;
   if (column_.max_rep > 0) {
     if (std::string why = DecodeLevels(0, rep_bytes, &pos, pos + rep_bytes, n, column_.max_rep,
-                                       "repetition", out_->mutable_rep_levels());
+                                       "repetition", out_->mutable_rep_levels(), &at_max);
         !why.empty()) {
       return why;
     }
@@ -365,7 +368,7 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
   pos = body + rep_bytes;
   if (column_.max_def > 0) {
     if (std::string why = DecodeLevels(0, def_bytes, &pos, pos + def_bytes, n, column_.max_def,
-                                       "definition", out_->mutable_def_levels());
+                                       "definition", out_->mutable_def_levels(), &count);
         !why.empty()) {
       return why;
     }
@@ -377,7 +380,7 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
   // An empty stored section holds no values whatever the codec (no stream to decompress).
   const bool compressed = dh.is_compressed && stored > 0 &&
                           RawEnum(meta_.codec) != ::parquet::CompressionCodec::UNCOMPRESSED;
-  return Values(RawEnum(dh.encoding), values, stored, raw_size, compressed, before, n);
+  return Values(RawEnum(dh.encoding), values, stored, raw_size, compressed, count);
 }
 
 }  // namespace
