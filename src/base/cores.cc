@@ -64,9 +64,14 @@ int DefaultThreadsNow(int requested) {
     if (const double r = RunnableNow(); r >= 0) samples[n++] = r;
   }
   if (n == 0) return ResolveDefaultThreads(requested, cores, 1.0);
-  std::sort(samples.begin(), samples.begin() + n);
-  const double median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-  return ResolveDefaultThreads(requested, cores, median);
+  return ResolveDefaultThreads(requested, cores, MedianRunnable({samples.data(), n}));
+}
+
+double MedianRunnable(std::span<double> samples) {
+  const size_t n = samples.size();
+  if (n == 0) return -1;
+  std::sort(samples.begin(), samples.end());
+  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
 }  // namespace opscope::internal

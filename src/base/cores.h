@@ -4,6 +4,8 @@
 #ifndef OPSCOPE_BASE_CORES_H_
 #define OPSCOPE_BASE_CORES_H_
 
+#include <span>
+
 namespace opscope::internal {
 
 // A default thread count (ImportOptions::threads and the analyses' `threads`) resolved. `requested`
@@ -31,6 +33,8 @@ int AffinityCores();
 // Threads running or ready to run on the machine at this instant (the RUNNABLE of /proc/loadavg's
 // RUNNABLE/TOTAL), or -1 where that is not known.
 double RunnableNow();
+// The median of `samples` (reordered), or -1 for none.
+double MedianRunnable(std::span<double> samples);
 // ResolveDefaultThreads with AffinityCores and the median of 12 RunnableNow samples taken 0.25 ms
 // apart (about 3 ms in all; the imports' and the analyses' default). The median, not the mean: at
 // the start of `opscope explore` the page's (or a benchmark's) polling and its answers made the

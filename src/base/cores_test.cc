@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "base/parallel_for.h"
 
@@ -36,6 +37,21 @@ TEST(CoresTest, DefaultTakesFreeCoresExplicitIsHonoured) {
   EXPECT_GE(internal::RunnableNow(), 1.0);  // this thread is running
   EXPECT_GE(internal::DefaultThreadsNow(0), 1);
   EXPECT_EQ(internal::DefaultThreadsNow(3), 3);
+}
+
+// The load the default reads: the median of its samples, so a burst at the start (the samples
+// an `opscope explore` start read on an idle 2-core machine while its page polled) is not taken
+// for load: both cores are used.
+TEST(CoresTest, DefaultReadsTheMedianOfItsSamples) {
+  std::vector<double> burst = {4, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(internal::MedianRunnable(burst), 1.0);
+  EXPECT_EQ(internal::ResolveDefaultThreads(0, 2, internal::MedianRunnable(burst)), 2);
+  std::vector<double> busy = {2, 3, 2, 2, 1, 2, 2};  // another thread running throughout
+  EXPECT_EQ(internal::MedianRunnable(busy), 2.0);
+  EXPECT_EQ(internal::ResolveDefaultThreads(0, 2, internal::MedianRunnable(busy)), 1);
+  std::vector<double> even = {1, 3};
+  EXPECT_EQ(internal::MedianRunnable(even), 2.0);
+  EXPECT_EQ(internal::MedianRunnable({}), -1.0);
 }
 
 // No count runs more than kMaxThreads threads: an explicit count, the cores of a huge machine, or

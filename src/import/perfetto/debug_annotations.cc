@@ -133,13 +133,17 @@ bool ArgsBuilder::AddSimple(protozero::data_view annotation) {
   }
   char digits[24];
   std::string_view value_text;
+  // An integer value's role reads the integer itself rather than parsing back its text.
+  std::optional<int64_t> integer;
   switch (key >> 3) {
     case pa::kIntValue:
+      integer = static_cast<int64_t>(value);
       value_text = std::string_view(
           digits,
           std::to_chars(digits, digits + sizeof(digits), static_cast<int64_t>(value)).ptr - digits);
       break;
     case pa::kUintValue:
+      if (value <= static_cast<uint64_t>(INT64_MAX)) integer = static_cast<int64_t>(value);
       value_text = std::string_view(
           digits, std::to_chars(digits, digits + sizeof(digits), value).ptr - digits);
       break;
@@ -147,11 +151,7 @@ bool ArgsBuilder::AddSimple(protozero::data_view annotation) {
       value_text = value != 0 ? std::string_view("true") : std::string_view("false");
       break;
     case pa::kStringValueIid: {
-      const std::string* s = nullptr;
-      if (value >= opscope::perfetto::kJsonStringIidBase) {
-        s = sequence_->annotation_json.Find(value - opscope::perfetto::kJsonStringIidBase);
-      }
-      if (s == nullptr) s = sequence_->annotation_strings.Find(value);
+      const std::string* s = FindString(value);
       if (s == nullptr) return false;
       value_text = *s;
       break;
@@ -163,7 +163,13 @@ bool ArgsBuilder::AddSimple(protozero::data_view annotation) {
   text_ += name->key;
   const size_t value_start = text_.size();
   text_ += value_text;
-  if (role != ArgRole::kArg) NoteRole(role, value_start);
+  if (role == ArgRole::kExternalId && integer) {
+    external_id = *integer;
+  } else if (role == ArgRole::kCorrelation && integer) {
+    correlation = *integer;
+  } else if (role != ArgRole::kArg) {
+    NoteRole(role, value_start);
+  }
   ++members_;
   return true;
 }
@@ -374,12 +380,17 @@ bool ArgsBuilder::Scalar(pbf_reader& r, uint32_t tag, int depth, std::string* ou
 
 // Appends an interned string value: opscope's JSON values first (iids from kJsonStringIidBase),
 // then the sequence's strings.
-bool ArgsBuilder::InternedString(uint64_t iid, std::string* out, std::string* why) const {
+const std::string* ArgsBuilder::FindString(uint64_t iid) const {
+  if (sequence_ == nullptr) return nullptr;
   const std::string* s = nullptr;
-  if (sequence_ != nullptr && iid >= opscope::perfetto::kJsonStringIidBase) {
+  if (iid >= opscope::perfetto::kJsonStringIidBase) {
     s = sequence_->annotation_json.Find(iid - opscope::perfetto::kJsonStringIidBase);
   }
-  if (sequence_ != nullptr && s == nullptr) s = sequence_->annotation_strings.Find(iid);
+  return s != nullptr ? s : sequence_->annotation_strings.Find(iid);
+}
+
+bool ArgsBuilder::InternedString(uint64_t iid, std::string* out, std::string* why) const {
+  const std::string* s = FindString(iid);
   if (s == nullptr) {
     *why = "debug annotation string iid " + std::to_string(iid) + " was not interned";
     return false;

@@ -52,6 +52,9 @@ class ArgsBuilder {
   bool Value(protozero::pbf_reader r, int depth, std::string* out, std::string* why);
   bool Scalar(protozero::pbf_reader& r, uint32_t tag, int depth, std::string* out,
               std::string* why);
+  // The value text of interned string `iid` (as JSON): opscope's JSON-valued strings (iids from
+  // kJsonStringIidBase), else the sequence's debug annotation strings; null when neither has it.
+  const std::string* FindString(uint64_t iid) const;
   bool InternedString(uint64_t iid, std::string* out, std::string* why) const;
   bool Nested(protozero::data_view nested, int depth, std::string* out, std::string* why);
   void NoteRole(ArgRole role, size_t value_start);
