@@ -219,23 +219,17 @@ const Execution* NeuronTraceBuilder::FindExecution(uint32_t device, int64_t ts) 
   return ts <= it->end ? &*it : nullptr;
 }
 
-const Execution* NeuronTraceBuilder::FindExecution(uint32_t device, int64_t ts,
-                                                   size_t* hint) const {
+const Execution* NeuronTraceBuilder::SearchExecution(uint32_t device, int64_t ts,
+                                                     size_t* hint) const {
   const DeviceState& d = devices_[device];
   const std::vector<Execution>& e = d.executions;
-  size_t h = *hint;
-  // The answer is the last execution starting at or before ts: `h` when it starts at or before
-  // ts and the next one after; else searched.
-  if (d.synthesized || h >= e.size() || e[h].start > ts ||
-      (h + 1 < e.size() && e[h + 1].start <= ts)) {
-    if (e.empty()) return nullptr;
-    if (d.synthesized) return &e.front();
-    const auto it = std::upper_bound(e.begin(), e.end(), ts,
-                                     [](int64_t t, const Execution& x) { return t < x.start; });
-    if (it == e.begin()) return nullptr;
-    h = static_cast<size_t>(it - e.begin()) - 1;
-    *hint = h;
-  }
+  if (e.empty()) return nullptr;
+  if (d.synthesized) return &e.front();
+  const auto it = std::upper_bound(e.begin(), e.end(), ts,
+                                   [](int64_t t, const Execution& x) { return t < x.start; });
+  if (it == e.begin()) return nullptr;
+  const size_t h = static_cast<size_t>(it - e.begin()) - 1;
+  *hint = h;
   return ts <= e[h].end ? &e[h] : nullptr;
 }
 

@@ -85,7 +85,19 @@ class NeuronTraceBuilder {
   const Execution* FindExecution(uint32_t device, int64_t ts) const;
   // The same from `*hint` (the caller's last answer's place; updated): times in time order, or
   // runs of them inside one execution, cost a comparison or two each instead of a search.
-  const Execution* FindExecution(uint32_t device, int64_t ts, size_t* hint) const;
+  // Inline: the big tables ask once a row.
+  const Execution* FindExecution(uint32_t device, int64_t ts, size_t* hint) const {
+    const DeviceState& d = devices_[device];
+    const std::vector<Execution>& e = d.executions;
+    const size_t h = *hint;
+    // The answer is the last execution starting at or before ts: `h` when it starts at or
+    // before ts and the next one after.
+    if (d.synthesized || h >= e.size() || e[h].start > ts ||
+        (h + 1 < e.size() && e[h + 1].start <= ts)) {
+      return SearchExecution(device, ts, hint);
+    }
+    return ts <= e[h].end ? &e[h] : nullptr;
+  }
   bool HasExecutions(uint32_t device) const { return !devices_[device].executions.empty(); }
   // A device whose profile gives no executions: one spanning all of its activity, added by
   // Finish as a kernel slice "nc_exec_running" with args {"synthesized": true}; its ids now.
@@ -119,6 +131,8 @@ class NeuronTraceBuilder {
     bool synthesized = false;
     bool covered = false;
   };
+  // FindExecution with a hint that does not hold: searched, and the hint moved.
+  const Execution* SearchExecution(uint32_t device, int64_t ts, size_t* hint) const;
   int InstanceIndex(std::string_view instance);
   uint32_t DeviceLane(uint32_t device, const std::string& name, int64_t sort_index);
 
