@@ -230,12 +230,19 @@ bool ReadCommonFields(protozero::data_view event, TrackEventReader::Fields* f) {
 }  // namespace
 
 void TrackEventReader::Fields::Clear() {
-  // Members one by one, so the vectors keep their capacity from event to event.
+  // Members one by one, so the vectors keep their capacity from event to event. First those
+  // ReadCommonFields sets; the others only after the general reader.
   type = 0;
   track_uuid.reset();
   name_iid.reset();
-  name.reset();
   category_iids.clear();
+  correlation_id.reset();
+  annotations.clear();
+  flow_ids.clear();
+  terminating_flow_ids.clear();
+  if (!rare) return;
+  rare = false;
+  name.reset();
   categories.clear();
   counter_value.reset();
   double_counter_value.reset();
@@ -244,10 +251,6 @@ void TrackEventReader::Fields::Clear() {
   extra_double_uuids.clear();
   extra_values.clear();
   extra_double_values.clear();
-  flow_ids.clear();
-  terminating_flow_ids.clear();
-  correlation_id.reset();
-  annotations.clear();
   ts_delta_us.reset();
   ts_absolute_us.reset();
   thread_time_delta_us.reset();
@@ -290,6 +293,7 @@ void TrackEventReader::ReadFields(protozero::data_view event, Fields* f) {
   f->Clear();
   if (ReadCommonFields(event, f)) return;
   f->Clear();  // another field: the general reader takes the event from its start
+  f->rare = true;
   pbf_reader r(event);
   while (r.next()) {
     const uint32_t tag = r.tag();  // before any get_*: protozero's debug builds reset it there

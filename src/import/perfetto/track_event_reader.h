@@ -71,6 +71,9 @@ class TrackEventReader {
     uint32_t flow_direction = 0;
     uint32_t instant_scope = 0;
     std::optional<int32_t> pid_override, tid_override;
+    // Set when the general reader ran (it may set any member): Clear then resets them all, else
+    // only those ReadCommonFields sets (most events' only fields).
+    bool rare = false;
     void Clear();
   };
 
