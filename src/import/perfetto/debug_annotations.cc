@@ -89,7 +89,7 @@ bool ArgsBuilder::Key(protozero::data_view annotation, std::string* out, ArgRole
         *why = "debug annotation name iid " + std::to_string(iid) + " was not interned";
         return false;
       }
-      *out += interned->key;
+      *out += interned->key();
       *role = interned->role;
       return true;
     }
@@ -159,8 +159,7 @@ bool ArgsBuilder::AddSimple(protozero::data_view annotation) {
     default:
       return false;
   }
-  if (members_ > 0) text_.append(", ", 2);
-  text_ += name->key;
+  text_ += members_ > 0 ? std::string_view(name->member) : name->key();
   const size_t value_start = text_.size();
   text_ += value_text;
   if (role == ArgRole::kExternalId && integer) {
@@ -210,7 +209,7 @@ bool ArgsBuilder::Member(protozero::data_view annotation, int depth, std::string
       *why = "debug annotation name iid " + std::to_string(iid) + " was not interned";
       return false;
     }
-    out->append(interned->key);
+    out->append(interned->key());
     *role = interned->role;
     *value_start = out->size();
     return Value(first, depth, out, why);

@@ -264,8 +264,9 @@ void PacketDecoder::OnInternedData(data_view data, SequenceState* seq) {
       case pi::kDebugAnnotationNames:
         ForEachInterned(entry, [&](uint64_t iid, std::string_view s) {
           AnnotationName name;
-          internal::AppendJsonString(name.key, s);
-          name.key += ": ";
+          name.member = ", ";
+          internal::AppendJsonString(name.member, s);
+          name.member += ": ";
           name.role = RoleOfArgName(s);
           seq->annotation_names.Set(iid, std::move(name));
         });

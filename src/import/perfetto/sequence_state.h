@@ -66,8 +66,11 @@ ArgRole RoleOfArgName(std::string_view name);
 
 // An interned debug annotation name: its JSON key text ("\"name\": ") and role.
 struct AnnotationName {
-  std::string key;  // quoted, escaped, with ": " after it
+  // ", " then the name quoted and escaped, then ": ": a member after the first takes it whole, in
+  // one append; key() is the name alone.
+  std::string member;
   ArgRole role = ArgRole::kArg;
+  std::string_view key() const { return std::string_view(member).substr(2); }
 };
 
 struct SequenceState {
