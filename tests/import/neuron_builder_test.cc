@@ -16,7 +16,7 @@ TEST(NeuronTraceBuilder, HintedExecutionLookupAnswersAsTheSearch) {
   Trace trace;
   NeuronTraceBuilder builder(&trace);
   const uint32_t device = builder.Device("i-0", 0);
-  // Gaps between executions, one execution inside another's span, two starting together.
+  // Gaps between executions, two that overlap, two that start together.
   for (const Execution& e : std::vector<Execution>{{100, 200, 1, 0},
                                                    {300, 400, 2, 0},
                                                    {350, 500, 3, 0},
