@@ -376,9 +376,11 @@ struct Finger {
   }
 };
 
-// The link of one device activity slice (see Trace::LinkDeviceActivity for the rule).
 constexpr size_t KindIndex(ActivityKind kind) { return static_cast<uint8_t>(kind); }
 
+// The link of one device activity slice (see Trace::LinkDeviceActivity for the rule). Find reads
+// a slice's correlation and External id alone, and runs of activities share both (a Neuron
+// execution's millions of instructions): the last answer is kept for the next.
 class LinkFinder {
  public:
   LinkFinder(const std::vector<Slice>& slices, const LinkKeys& keys)
@@ -389,6 +391,17 @@ class LinkFinder {
         annotations_{keys.annotations} {}
 
   DeviceLink Find(const Slice& s) {
+    if (!have_last_ || s.correlation != last_correlation_ || s.external_id != last_external_id_) {
+      last_ = Search(s);
+      last_correlation_ = s.correlation;
+      last_external_id_ = s.external_id;
+      have_last_ = true;
+    }
+    return last_;
+  }
+
+ private:
+  DeviceLink Search(const Slice& s) {
     DeviceLink link;
     if (s.correlation != 0) {
       const size_t j = runtimes_.Find(s.correlation);
@@ -415,7 +428,6 @@ class LinkFinder {
     return link;
   }
 
- private:
   // A cpu_op with External id `key` enclosing the runtime call `rt`, or kNone.
   uint32_t OpEnclosing(int64_t key, const Slice& rt) {
     for (size_t j = ops_.Find(key); j < keys_.ops.size() && keys_.ops[j].first == key; ++j) {
@@ -430,6 +442,9 @@ class LinkFinder {
   const std::vector<Slice>& slices_;
   const LinkKeys& keys_;
   Finger runtimes_, ops_, annotations_;
+  bool have_last_ = false;
+  int64_t last_correlation_ = 0, last_external_id_ = 0;
+  DeviceLink last_;
 };
 
 }  // namespace
@@ -605,21 +620,10 @@ void Trace::LinkDeviceActivity(int threads) {
     for (uint32_t i = from; i < to; ++i) activities += linkable[KindIndex(slices_[i].kind)];
     internal::ReserveHuge(&o.links, activities);
     internal::ReserveHuge(&o.linked, activities);
-    // Find reads a slice's correlation and External id alone, and runs of activities share both
-    // (a Neuron execution's millions of instructions): the last answer is kept for the next.
-    int64_t last_correlation = 0, last_external_id = 0;
-    DeviceLink last;
-    bool have_last = false;
     for (uint32_t i = from; i < to; ++i) {
       const Slice& s = slices_[i];
       if (!linkable[KindIndex(s.kind)]) continue;
-      if (!have_last || s.correlation != last_correlation || s.external_id != last_external_id) {
-        last = finder.Find(s);
-        last_correlation = s.correlation;
-        last_external_id = s.external_id;
-        have_last = true;
-      }
-      const DeviceLink link = last;
+      const DeviceLink link = finder.Find(s);
       if (link.op == kNone && link.runtime == kNone) continue;
       o.links.push_back(link);
       o.linked.push_back(i);

@@ -26,6 +26,20 @@ TEST(NeuronTraceBuilder, HintedExecutionLookupAnswersAsTheSearch) {
     builder.AddExecution(device, e);
   }
   builder.SortExecutions();
+  // The answer is the last execution starting at or before the time, when it still runs then.
+  const auto id_at = [&](int64_t t) {
+    const Execution* e = builder.FindExecution(device, t);
+    return e != nullptr ? e->external_id : 0;
+  };
+  EXPECT_EQ(id_at(50), 0);
+  EXPECT_EQ(id_at(150), 1);
+  EXPECT_EQ(id_at(250), 0);
+  EXPECT_EQ(id_at(320), 2);
+  EXPECT_EQ(id_at(380), 3);
+  EXPECT_EQ(id_at(450), 3);
+  EXPECT_EQ(id_at(600), 5);
+  EXPECT_EQ(id_at(800), 0);
+  EXPECT_EQ(id_at(1000), 6);
   std::vector<int64_t> times;
   for (int64_t t = 0; t <= 1100; t += 10) times.push_back(t);  // in time order
   std::mt19937 rng(7);

@@ -209,14 +209,8 @@ void NeuronTraceBuilder::SortExecutions() {
 }
 
 const Execution* NeuronTraceBuilder::FindExecution(uint32_t device, int64_t ts) const {
-  const DeviceState& d = devices_[device];
-  if (d.executions.empty()) return nullptr;
-  if (d.synthesized) return &d.executions.front();
-  auto it = std::upper_bound(d.executions.begin(), d.executions.end(), ts,
-                             [](int64_t t, const Execution& e) { return t < e.start; });
-  if (it == d.executions.begin()) return nullptr;
-  --it;
-  return ts <= it->end ? &*it : nullptr;
+  size_t hint = 0;
+  return SearchExecution(device, ts, &hint);
 }
 
 const Execution* NeuronTraceBuilder::SearchExecution(uint32_t device, int64_t ts,

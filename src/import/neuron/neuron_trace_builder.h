@@ -131,7 +131,8 @@ class NeuronTraceBuilder {
     bool synthesized = false;
     bool covered = false;
   };
-  // FindExecution with a hint that does not hold: searched, and the hint moved.
+  // The search FindExecution does without a hint, or with one that does not hold (the hint moved
+  // to the answer's place).
   const Execution* SearchExecution(uint32_t device, int64_t ts, size_t* hint) const;
   int InstanceIndex(std::string_view instance);
   uint32_t DeviceLane(uint32_t device, const std::string& name, int64_t sort_index);

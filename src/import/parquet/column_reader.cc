@@ -39,8 +39,8 @@ std::string BitPackedLevels(const uint8_t* data, size_t size, int width, int64_t
 
 // Decodes `n` levels from the front of [*pos, end) and moves *pos past them. v1 pages prefix
 // RLE levels with their byte length; v2 pages give it in the header (`v2_bytes`, or -1 for v1).
-// *at_max: how many of them are `max_level` (for definition levels, the page's non-null values),
-// counted in the pass that checks them.
+// *at_max (when not null): how many of them are `max_level` (for definition levels, the page's
+// non-null values), counted in the pass that checks them.
 std::string DecodeLevels(int32_t encoding, int64_t v2_bytes, const uint8_t** pos,
                          const uint8_t* end, int64_t n, int16_t max_level, const char* what,
                          PodBuffer<int16_t>* out, int64_t* at_max) {
@@ -81,7 +81,7 @@ std::string DecodeLevels(int32_t encoding, int64_t v2_bytes, const uint8_t** pos
     top = std::max(top, dst[i]);
     at += dst[i] == max_level;
   }
-  *at_max = at;
+  if (at_max != nullptr) *at_max = at;
   if (top > max_level) {
     return std::string(what) + " level " + std::to_string(top) + " above the column's maximum " +
            std::to_string(max_level);
@@ -322,11 +322,11 @@ std::string ChunkReader::DataPageV1(const PageHeader& h, const uint8_t* body) {
   if (std::string why = Uncompress(body, stored, raw_size, &raw); !why.empty()) return why;
   const uint8_t* pos = raw;
   const uint8_t* end = raw + raw_size;
-  int64_t count = n, at_max = 0;
+  int64_t count = n;
   if (column_.max_rep > 0) {
     if (std::string why =
             DecodeLevels(RawEnum(dh.repetition_level_encoding), -1, &pos, end, n, column_.max_rep,
-                         "repetition", out_->mutable_rep_levels(), &at_max);
+                         "repetition", out_->mutable_rep_levels(), nullptr);
         !why.empty()) {
       return why;
     }
@@ -357,10 +357,10 @@ std::string ChunkReader::DataPageV2(const PageHeader& h, const uint8_t* body) {
            std::to_string(def_bytes) + " bytes do not fit the page";
   }
   const uint8_t* pos = body;
-  int64_t count = n, at_max = 0;
+  int64_t count = n;
   if (column_.max_rep > 0) {
     if (std::string why = DecodeLevels(0, rep_bytes, &pos, pos + rep_bytes, n, column_.max_rep,
-                                       "repetition", out_->mutable_rep_levels(), &at_max);
+                                       "repetition", out_->mutable_rep_levels(), nullptr);
         !why.empty()) {
       return why;
     }
