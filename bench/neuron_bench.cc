@@ -11,7 +11,8 @@
 // --profile reuses a directory written before (it is not removed). Each import runs in a child
 // process (fork), so its peak RSS is its own. Baselines measured in the same run: reading the
 // files (the page cache's speed), decoding the columns the reader asks for with the Parquet reader
-// alone (the floor of the import), and with --baseline another opscope binary's first view,
+// alone and obtaining the fresh memory of the trace's slices alone (each a floor under the
+// import), and with --baseline another opscope binary's first view,
 // interleaved with this one's.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/huge_array.h"
 #include "bench/first_answer.h"
 #include "bench/page_cache.h"
 #include "bench/usage.h"
@@ -135,6 +137,19 @@ double DecodeRows(const std::string& dir, int threads) {
   return rows;
 }
 
+// The fresh memory the import's slices take, alone: `rows` slices reserved, advised and faulted
+// as the import does (src/import/neuron/track_stage.cc) and value-initialized, with nothing
+// decoded. On a machine where fresh memory is slow (a VM whose host backs guest memory anew) this
+// is a floor under the import that no reader of this trace model removes.
+double FreshSlices(size_t rows, int threads) {
+  std::vector<opscope::Slice> slices;
+  slices.reserve(rows);
+  opscope::internal::AdviseHugePages(slices.data(), rows * sizeof(opscope::Slice));
+  opscope::internal::PrefaultParallel(slices.data(), rows * sizeof(opscope::Slice), threads);
+  slices.resize(rows);
+  return slices[rows / 2].ts_ns == 0 ? static_cast<double>(rows) : -1;
+}
+
 void Print(const char* label, const ChildRun& run, int threads, double file_mb) {
   if (run.seconds < 0) {
     std::printf("  %-34s failed\n", label);
@@ -233,8 +248,14 @@ int main(int argc, char** argv) {
   for (const int threads : {1, 2}) {
     const ChildRun decode = InChild(profile, runs, [&] { return DecodeRows(profile, threads); });
     const ChildRun import = InChild(profile, runs, [&] { return ImportRows(profile, threads); });
+    const ChildRun memory =
+        import.rows > 0
+            ? InChild(profile, runs,
+                      [&] { return FreshSlices(static_cast<size_t>(import.rows), threads); })
+            : ChildRun{};
     std::printf("--threads %d\n", threads);
     Print("baseline: Parquet decode alone", decode, threads, file_mb);
+    Print("baseline: the slices' memory alone", memory, threads, file_mb);
     Print("opscope import", import, threads, file_mb);
     if (import.seconds > 0) {
       const double per_core = import.rows / import.seconds / threads;

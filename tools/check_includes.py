@@ -91,6 +91,8 @@ INTERNAL_USES = [
     ("src/base/*.h", ["src/*", "tests/*"]),
     # The writer the Explorer's index answers into, timed with the index.
     ("src/base/json_writer.h", ["bench/explorer_bench.cc", "bench/analysis_bench.cc"]),
+    # The slices' fresh memory obtained as the Neuron import does, the benchmark's baseline.
+    ("src/base/huge_array.h", ["bench/neuron_bench.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
     # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for

@@ -7,6 +7,11 @@
 #include <memory_resource>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace opscope::internal {
 namespace {
 
@@ -81,6 +86,46 @@ TEST(HugeArray, PmrVectorOnTheResourceKeepsItsContentsAsItGrows) {
   moved.clear();
   moved.shrink_to_fit();
   EXPECT_EQ(moved.capacity(), 0u);
+}
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+// Pages of `bytes` at `p` that are resident.
+size_t Resident(void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((bytes + page - 1) / page);
+  if (mincore(p, bytes, in.data()) != 0) return 0;
+  size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n;
+}
+
+TEST(HugeArray, PrefaultParallelBacksFreshMemoryOnSeveralThreads) {
+  const size_t bytes = size_t{9} << 20;  // four 2 MiB parts and a partial one
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  if (madvise(p, 4096, MADV_POPULATE_WRITE) != 0) {
+    munmap(p, bytes);
+    GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE";
+  }
+  char* const c = static_cast<char*>(p);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  ASSERT_EQ(Resident(c + page, bytes - page), 0u);  // the first page: the probe above
+  PrefaultParallel(c + 100, bytes - 100, 1);        // one thread: left to the first write
+  EXPECT_EQ(Resident(c + page, bytes - page), 0u);
+  PrefaultParallel(c + 100, bytes - 100, 2);  // an unaligned start, every page of it after
+  EXPECT_EQ(Resident(c, bytes), bytes / page);
+  munmap(p, bytes);
+}
+#endif
+
+TEST(HugeArray, PrefaultParallelKeepsContents) {
+  std::vector<uint32_t> v(size_t{5} << 20);  // 20 MiB
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint32_t>(i * 2654435761u);
+  PrefaultParallel(v.data() + 3, (v.size() - 3) * sizeof(uint32_t), 4);
+  PrefaultParallel(v.data(), 100, 2);  // below the size it acts on
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(v[i], static_cast<uint32_t>(i * 2654435761u)) << i;
+  }
 }
 
 }  // namespace

@@ -444,7 +444,7 @@ Status ExplorerProfile::ReadBigTables(const ProfileDir& dir) {
   std::vector<std::vector<GroupLanes>*> tables = {&instructions.groups, &dma.groups};
   const TrackLayout layout = LayOut(tables, builder_->trace()->tracks().size());
   SliceArena arena;
-  if (!arena.Allocate(layout.total, builder_->trace())) {
+  if (!arena.Allocate(layout.total, builder_->trace(), threads())) {
     return Status::InvalidInput("the device's " + std::to_string(layout.total) +
                                     " instructions and DMA transfers: out of memory",
                                 0)

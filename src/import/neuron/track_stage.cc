@@ -51,13 +51,17 @@ SliceArena::~SliceArena() {
   if (trace_ != nullptr) trace_->TruncateSlices(base_);  // never handed over
 }
 
-bool SliceArena::Allocate(size_t n, Trace* trace) {
+bool SliceArena::Allocate(size_t n, Trace* trace, int threads) {
   base_ = trace->slices().size();
   const size_t slices = base_ + n;
   try {
     if (slices > trace->slices().capacity()) {
       trace->ReserveSlices(slices);
       internal::AdviseHugePages(trace->slices().data(), slices * sizeof(Slice));
+      // AppendSlices value-initializes the new slices on this thread: the pages it would fault
+      // one after another are faulted here on every thread first.
+      internal::PrefaultParallel(const_cast<Slice*>(trace->slices().data()) + base_,
+                                 n * sizeof(Slice), threads);
     }
     data_ = trace->AppendSlices(n);
   } catch (const std::bad_alloc&) {

@@ -16,10 +16,12 @@
 //   arena.data()[instructions[g].start[lane] + k] = slice;   // pass 2, on the decode threads
 //   arena.HandOver(layout, {&instructions, &dma}, {merged_instr, merged_dma}, &first);
 //
-// Memory: the slices are reserved on huge pages and touched first by the decode threads, once
-// each (a separate arena copied into the trace cost a second round of fresh pages and a copy of
-// every slice). Thread safety: the arena's slices may be written from several threads at distinct
-// indices; the rest is one thread, and nothing else may add slices to the trace in between.
+// Memory: the slices are reserved on huge pages, their pages faulted on all the import's threads
+// (internal::PrefaultParallel), then default-initialized (the trace's vector value-initializes)
+// and written once by the decode threads (a separate arena copied into the trace cost a second
+// round of fresh pages and a copy of every slice). Thread safety: the arena's slices may be written
+// from several threads at distinct indices; the rest is one thread, and nothing else may add slices
+// to the trace in between.
 #ifndef OPSCOPE_IMPORT_NEURON_TRACK_STAGE_H_
 #define OPSCOPE_IMPORT_NEURON_TRACK_STAGE_H_
 
@@ -68,9 +70,9 @@ class SliceArena {
   SliceArena& operator=(const SliceArena&) = delete;
   ~SliceArena();
 
-  // Appends room for `n` slices to `trace` (default slices, to be overwritten); false when the
-  // system refuses the memory.
-  bool Allocate(size_t n, Trace* trace);
+  // Appends room for `n` slices to `trace` (default slices, to be overwritten), their memory
+  // first touched on `threads` threads; false when the system refuses the memory.
+  bool Allocate(size_t n, Trace* trace, int threads = 1);
   Slice* data() { return data_; }
 
   // Keeps the slices of the first `merged[i]` row groups of each table, tracks in index order:
