@@ -7,12 +7,15 @@
 //   perfetto_bench --runs 5        best of 5 runs per measurement (default 3)
 //   perfetto_bench --keep          keep the generated files in /tmp
 //   perfetto_bench --import FILE   time only the import of FILE (any format), for a profiler
+//                                  (and beside it the same with args not kept)
 //
 // Times are the process's CPU time (one import thread), the best of the runs; inputs are read into
 // the page cache before each run. Targets: import >= 500 MB/s of protobuf per core; the .pftrace
 // at most a quarter of the JSON's size.
 //
-// Beside them, the model's own share: the same slices, args and flows added to an empty Trace and
+// Beside them, what the args cost: the same import with ImportOptions::keep_args off (the
+// annotations read for the fields they fill, no args text made or stored). And the model's own
+// share: the same slices, args and flows added to an empty Trace and
 // finalized, with no file read at all (ModelFloor). No reader of this trace can be faster than
 // that, so it bounds the import's MB/s per core.
 #include <fmt/format.h>
@@ -69,9 +72,12 @@ Timing Best(int runs, const std::string& warm, const std::function<void()>& fn) 
 
 opscope::ImportStats last_stats;  // of the last Import
 
-bool Import(const std::string& path, opscope::Trace* trace) {
+// `keep_args` false: the same import with ImportOptions::keep_args off (annotations still read for
+// the fields they fill, no args text made or stored), a baseline that prices the args.
+bool Import(const std::string& path, opscope::Trace* trace, bool keep_args = true) {
   opscope::ImportOptions options;
   options.threads = 1;
+  options.keep_args = keep_args;
   opscope::ImportStats& stats = last_stats;
   const opscope::Status st = opscope::ImportTrace(path, trace, &stats, options);
   if (!st.ok()) std::fprintf(stderr, "perfetto_bench: %s\n", st.message().c_str());
@@ -162,8 +168,14 @@ int ImportOnly(const std::string& path, int runs) {
     if (!Import(path, &trace)) std::exit(1);
   });
   Row(path.c_str(), fs::file_size(path), t, last_stats.events);
-  std::printf("  last run: %.3f s reading and decoding, %.3f s finishing the model\n",
-              last_stats.parse_seconds, last_stats.finish_seconds);
+  const double parse_s = last_stats.parse_seconds, finish_s = last_stats.finish_seconds;
+  const Timing no_args = Best(runs, path, [&] {
+    trace = opscope::Trace();
+    if (!Import(path, &trace, false)) std::exit(1);
+  });
+  Row("  baseline: the same, args not kept", fs::file_size(path), no_args, last_stats.events);
+  std::printf("  last run with args: %.3f s reading and decoding, %.3f s finishing the model\n",
+              parse_s, finish_s);
   return 0;
 }
 
@@ -228,12 +240,18 @@ int main(int argc, char** argv) {
                  back.slices().size(), slices);
     return 1;
   }
+  opscope::Trace without_args;
+  const Timing no_args = Best(runs, pftrace, [&] {
+    without_args = opscope::Trace();
+    if (!Import(pftrace, &without_args, false)) std::exit(1);
+  });
   const Timing floor = ModelFloor(back, runs);
 
   std::printf("\n%zu slices, best of %d runs, one import thread:\n", slices, runs);
   Row("import Kineto JSON", json_bytes, json_import, json_events);
   Row("export .pftrace (WritePerfettoTrace)", pf_bytes, export_time);
   Row("import .pftrace", pf_bytes, pf_import, pf_events);
+  Row("baseline: .pftrace import, args not kept", pf_bytes, no_args, pf_events);
   Row("model alone (no file read; .pftrace bytes)", pf_bytes, floor);
   Targets(json_bytes, pf_bytes, json_import, pf_import, floor);
   if (!keep) {
