@@ -1,6 +1,8 @@
 // Packing args objects into arg store blocks (see packed_args.h).
 #include "trace/packed_args.h"
 
+#include "base/huge_array.h"
+
 namespace opscope {
 
 bool BlockCompressor::Compress(std::string_view raw, std::string* out) {
@@ -19,30 +21,33 @@ bool BlockCompressor::Compress(std::string_view raw, std::string* out) {
 }
 
 void ArgPacker::Pack(std::span<const std::string_view> objects, bool compress, PackedArgs* out) {
-  out->Clear();
-  out->offsets.reserve(objects.size());
-  open_.clear();
-  uint32_t count = 0;
-  for (std::string_view text : objects) {
-    if (open_.size() + text.size() > PackedArgs::kBlockBytes && !open_.empty()) {
-      Seal(count, compress, out);
-      count = 0;
-    }
-    out->offsets.push_back(static_cast<uint32_t>(open_.size()));
-    open_.append(text);
-    out->raw_bytes += text.size();
-    ++count;
-  }
-  if (count > 0) Seal(count, compress, out);
+  Begin(objects.size(), compress, out);
+  for (std::string_view text : objects) Add(text);
+  Finish();
 }
 
-void ArgPacker::Seal(uint32_t count, bool compress, PackedArgs* out) {
-  PackedArgs::Block& b = out->blocks.emplace_back();
-  b.count = count;
+void ArgPacker::Begin(size_t expected, bool compress, PackedArgs* out) {
+  out->Clear();
+  internal::ReserveHuge(&out->offsets, expected);
+  open_.clear();
+  out_ = out;
+  compress_ = compress;
+  count_ = 0;
+}
+
+void ArgPacker::Finish() {
+  if (count_ > 0) Seal();
+  out_ = nullptr;
+}
+
+void ArgPacker::Seal() {
+  PackedArgs::Block& b = out_->blocks.emplace_back();
+  b.count = count_;
   b.raw_size = static_cast<uint32_t>(open_.size());
-  b.compressed = compress && compressor_.Compress(open_, &b.text);
+  b.compressed = compress_ && compressor_.Compress(open_, &b.text);
   if (!b.compressed) b.text.assign(open_);
   open_.clear();
+  count_ = 0;
 }
 
 }  // namespace opscope

@@ -69,17 +69,38 @@ class BlockCompressor {
 
 // Packs objects into blocks as the arg store would: a block is sealed when the next object would
 // take it past kBlockBytes. One per thread.
+//
+//   packer.Pack(objects, compress, &packed);   // a span of objects at once, or one by one:
+//   packer.Begin(rows, compress, &packed);
+//   for (...) packer.Add(object_text);          // copied: the text may be a stack buffer
+//   packer.Finish();
 class ArgPacker {
  public:
   // Replaces *out with `objects` packed, each block compressed when `compress` and that makes it
   // smaller.
   void Pack(std::span<const std::string_view> objects, bool compress, PackedArgs* out);
 
+  // Starts replacing *out (kept until Finish) with the objects Add is given; `expected`: how many
+  // there will be, for the offsets' room (a hint).
+  void Begin(size_t expected, bool compress, PackedArgs* out);
+  void Add(std::string_view text) {
+    if (open_.size() + text.size() > PackedArgs::kBlockBytes && !open_.empty()) Seal();
+    out_->offsets.push_back(static_cast<uint32_t>(open_.size()));
+    open_.append(text);
+    out_->raw_bytes += text.size();
+    ++count_;
+  }
+  // Seals the last block; *out is complete.
+  void Finish();
+
  private:
-  void Seal(uint32_t count, bool compress, PackedArgs* out);
+  void Seal();
 
   BlockCompressor compressor_;
   std::string open_;  // the block being filled (capacity kept across blocks)
+  PackedArgs* out_ = nullptr;
+  bool compress_ = false;
+  uint32_t count_ = 0;  // objects in the open block
 };
 
 }  // namespace opscope

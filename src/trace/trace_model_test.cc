@@ -428,7 +428,8 @@ TEST(TraceTest, LargeArgStoresCompressAndReadBackExactly) {
 }
 
 // Args packed on another thread and linked whole get the handles and texts of AddArgs one by
-// one, between objects added one by one, compressed or not, including one larger than a block.
+// one, between objects added one by one, compressed or not, including one larger than a block;
+// packed from a span (Pack) or one by one (Begin/Add/Finish, each text from a reused buffer).
 TEST(TraceTest, PackedArgsLinkWithTheHandlesOfAddArgs) {
   Trace trace;
   std::vector<std::string> texts;
@@ -448,7 +449,19 @@ TEST(TraceTest, PackedArgsLinkWithTheHandlesOfAddArgs) {
     const size_t first = texts.size();
     for (int i = 0; i < 1500; ++i) texts.push_back(text_of(texts.size()));
     for (size_t i = first; i < texts.size(); ++i) views.push_back(texts[i]);
-    packer.Pack(views, /*compress=*/round % 2 == 1, &packed);
+    const bool compress = round % 2 == 1;
+    if (round < 2) {
+      packer.Pack(views, compress, &packed);
+    } else {
+      packer.Begin(round == 2 ? views.size() : 0, compress, &packed);
+      std::string buffer;
+      for (std::string_view v : views) {
+        buffer.assign(v);
+        packer.Add(buffer);
+        buffer.assign(buffer.size(), '#');  // the packer keeps its own copy
+      }
+      packer.Finish();
+    }
     EXPECT_GT(packed.blocks.size(), 1u);
     const uint32_t h = trace.AddPackedArgs(&packed);
     EXPECT_TRUE(packed.blocks.empty());
