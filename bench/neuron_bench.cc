@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "base/huge_array.h"
 #include "bench/first_answer.h"
 #include "bench/page_cache.h"
 #include "bench/usage.h"
+#include "import/neuron/track_stage.h"
 #include "import/parquet/parquet_file.h"
 #include "opscope/import.h"
 #include "opscope/trace.h"
@@ -137,17 +137,16 @@ double DecodeRows(const std::string& dir, int threads) {
   return rows;
 }
 
-// The fresh memory the import's slices take, alone: `rows` slices reserved, advised and faulted
-// as the import does (src/import/neuron/track_stage.cc) and value-initialized, with nothing
-// decoded. On a machine where fresh memory is slow (a VM whose host backs guest memory anew) this
-// is a floor under the import that no reader of this trace model removes.
+// The fresh memory the import's slices take, alone: `rows` slices of an empty trace allocated by
+// the import's own arena (SliceArena::Allocate: reserved, advised, faulted on `threads` threads,
+// initialized), with nothing decoded. On a machine where fresh memory is slow (a VM whose host
+// backs guest memory anew) this is a floor under the import that no reader of this trace model
+// removes.
 double FreshSlices(size_t rows, int threads) {
-  std::vector<opscope::Slice> slices;
-  slices.reserve(rows);
-  opscope::internal::AdviseHugePages(slices.data(), rows * sizeof(opscope::Slice));
-  opscope::internal::PrefaultParallel(slices.data(), rows * sizeof(opscope::Slice), threads);
-  slices.resize(rows);
-  return slices[rows / 2].ts_ns == 0 ? static_cast<double>(rows) : -1;
+  opscope::Trace trace;
+  opscope::import::neuron::SliceArena arena;
+  if (!arena.Allocate(rows, &trace, threads)) return -1;
+  return arena.data()[rows / 2].ts_ns == 0 ? static_cast<double>(rows) : -1;
 }
 
 void Print(const char* label, const ChildRun& run, int threads, double file_mb) {
@@ -156,7 +155,7 @@ void Print(const char* label, const ChildRun& run, int threads, double file_mb) 
     return;
   }
   std::printf(
-      "  %-32s %6.2f s  %6.1f M rows/s  %5.1f M rows/s per core  (CPU %6.2f s: %5.1f M rows per "
+      "  %-34s %6.2f s  %6.1f M rows/s  %5.1f M rows/s per core  (CPU %6.2f s: %5.1f M rows per "
       "CPU-s)  peak RSS %6.0f MB (%.2fx the files)\n",
       label, run.seconds, run.rows / run.seconds / 1e6, run.rows / run.seconds / threads / 1e6,
       run.cpu_s, run.rows / run.cpu_s / 1e6, run.peak_mb, run.peak_mb / file_mb);

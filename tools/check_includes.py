@@ -91,8 +91,6 @@ INTERNAL_USES = [
     ("src/base/*.h", ["src/*", "tests/*"]),
     # The writer the Explorer's index answers into, timed with the index.
     ("src/base/json_writer.h", ["bench/explorer_bench.cc", "bench/analysis_bench.cc"]),
-    # The slices' fresh memory obtained as the Neuron import does, the benchmark's baseline.
-    ("src/base/huge_array.h", ["bench/neuron_bench.cc"]),
     # Args packed into arg store blocks on the importer's parse threads, linked by the trace.
     ("src/trace/packed_args.h", ["src/import/*"]),
     # The Perfetto trace format's field numbers and opscope's reserved names in it: one table for
@@ -124,6 +122,8 @@ INTERNAL_USES = [
     ("src/import/import_input.h", ["fuzz/perfetto_fuzz.cc"]),
     # The legacy Neuron JSON reader, fuzzed on bytes past format detection.
     ("src/import/neuron/legacy_json.h", ["fuzz/neuron_json_fuzz.cc"]),
+    # The Neuron import's slice arena, timed alone as the benchmark's fresh-memory baseline.
+    ("src/import/neuron/track_stage.h", ["bench/neuron_bench.cc"]),
     ("src/import/perfetto/perfetto_reader.h", ["fuzz/perfetto_fuzz.cc"]),
     ("src/profiler/perfetto_writer.h", ["fuzz/perfetto_fuzz.cc"]),
     # The merge of a torch trace with a Neuron profile, fuzzed on two traces read from memory.

@@ -10,7 +10,7 @@
 
 namespace opscope::internal {
 
-void PrefaultParallel(void* data, size_t bytes, int threads) {
+void PrefaultParallel(const void* data, size_t bytes, int threads) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
   if (threads < 2 || bytes < kHugeArrayMinBytes) return;
   // MADV_POPULATE_WRITE (Linux 5.14) faults the pages in writable without writing them; a

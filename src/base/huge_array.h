@@ -58,7 +58,7 @@ inline void AdviseHugePages(const void* data, size_t bytes) {
 // by two threads 0.3-0.6 s, and 0.04 s to memset once backed. For storage a caller then writes
 // whole on one thread (a vector's resize). Nothing below kHugeArrayMinBytes, with threads < 2
 // (a serial first write costs the same) or where the kernel cannot populate (left to fault).
-void PrefaultParallel(void* data, size_t bytes, int threads);
+void PrefaultParallel(const void* data, size_t bytes, int threads);
 
 // Makes room for `n` elements in *v (a no-op when it has it). A large new storage is advised
 // before the old elements are copied in, so the copy faults per 2 MiB too.

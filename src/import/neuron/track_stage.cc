@@ -60,8 +60,7 @@ bool SliceArena::Allocate(size_t n, Trace* trace, int threads) {
       internal::AdviseHugePages(trace->slices().data(), slices * sizeof(Slice));
       // AppendSlices value-initializes the new slices on this thread: the pages it would fault
       // one after another are faulted here on every thread first.
-      internal::PrefaultParallel(const_cast<Slice*>(trace->slices().data()) + base_,
-                                 n * sizeof(Slice), threads);
+      internal::PrefaultParallel(trace->slices().data() + base_, n * sizeof(Slice), threads);
     }
     data_ = trace->AppendSlices(n);
   } catch (const std::bad_alloc&) {

@@ -17,8 +17,8 @@
 //   arena.HandOver(layout, {&instructions, &dma}, {merged_instr, merged_dma}, &first);
 //
 // Memory: the slices are reserved on huge pages, their pages faulted on all the import's threads
-// (internal::PrefaultParallel), then default-initialized (the trace's vector value-initializes)
-// and written once by the decode threads (a separate arena copied into the trace cost a second
+// (internal::PrefaultParallel), then value-initialized by the trace's vector (AppendSlices) and
+// written once by the decode threads (a separate arena copied into the trace cost a second
 // round of fresh pages and a copy of every slice). Thread safety: the arena's slices may be written
 // from several threads at distinct indices; the rest is one thread, and nothing else may add slices
 // to the trace in between.
